@@ -1,0 +1,34 @@
+"""The `yarn-drf` command line: one sub-command per module that owns the feature.
+
+Each module named in COMMANDS exposes `register(subparsers)`, which adds its sub-command(s)
+and sets `func` on the parser to a callable taking the parsed args and returning an exit code.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = [
+    "scheduler.commands",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="yarn-drf",
+        description="Weighted Dominant Resource Fairness scheduling for Hadoop YARN.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module_name in COMMANDS:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
