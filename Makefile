@@ -1,0 +1,32 @@
+# yarn-drf — build, test and demo entry points.
+# Parts of the project add their own targets in the *.mk fragments included below; each appends the
+# targets `make test` needs to TEST_PREREQS and its pytest paths to TEST_PATHS.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+TEST_PREREQS :=
+PYTEST_ARGS ?=
+
+.PHONY: venv test demo bench clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[test]'
+	touch $@
+
+-include java_shim/shim.mk
+-include docker/docker.mk
+-include scheduler/sim.mk
+
+test: venv $(TEST_PREREQS)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
