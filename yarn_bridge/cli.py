@@ -11,6 +11,7 @@ import sys
 
 COMMANDS = [
     "scheduler.commands",
+    "scheduler.sim.cli",
 ]
 
 

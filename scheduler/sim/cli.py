@@ -1,0 +1,143 @@
+"""`yarn-drf simulate` and `yarn-drf workload {swim,synthetic}`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from scheduler.sim.policies import POLICIES, PolicyError
+from scheduler.sim.formats import SimInputError
+
+
+def register(subparsers: Any) -> None:
+    sim = subparsers.add_parser(
+        "simulate", help="replay a workload on a simulated cluster with the real scheduler core",
+        description="Replays a workload (JSON lines) on a simulated cluster (YAML) with the "
+                    "production scheduler core on a simulated clock, and reports per-queue shares, "
+                    "completion times and utilization.")
+    sim.add_argument("--queues", required=True, metavar="Q.yaml", help="queue configuration")
+    sim.add_argument("--cluster", required=True, metavar="C.yaml", help="cluster file")
+    sim.add_argument("--workload", required=True, metavar="W.jsonl", help="workload, one app a line")
+    sim.add_argument("--policy", default="drf", metavar="P",
+                     help=f"one of {', '.join(POLICIES)} (default drf)")
+    sim.add_argument("--slots-per-node", type=int, metavar="N",
+                     help="slots per node for --policy slots")
+    sim.add_argument("--until", type=float, metavar="SECONDS",
+                     help="stop the clock here and report the state then (default: run to the end)")
+    sim.add_argument("--heartbeat-ms", type=float, default=1000.0, metavar="MS",
+                     help="node heartbeat interval in simulated ms (default 1000)")
+    sim.add_argument("--json", metavar="OUT.json", help="write the full result as JSON ('-' for stdout)")
+    sim.add_argument("--plot", metavar="OUT.png", help="plot shares per queue and utilization over time")
+    sim.add_argument("--seed", type=int, default=0, help="seed for the nodes' heartbeat phases")
+    sim.add_argument("--quiet", action="store_true", help="no summary table and no progress bar")
+    sim.set_defaults(func=run_simulate)
+
+    wl = subparsers.add_parser("workload", help="make simulator workloads (SWIM traces, synthetic)")
+    wsub = wl.add_subparsers(dest="workload_command", metavar="KIND", required=True)
+    swim = wsub.add_parser("swim", help="convert a SWIM Facebook trace (.tsv) to a workload",
+                           description="Converts a SWIM trace; see SIMULATOR.md for the rules.")
+    swim.add_argument("file", metavar="FILE.tsv")
+    swim.add_argument("--out", required=True, metavar="W.jsonl")
+    swim.add_argument("--queues", default="root.q0,root.q1,root.q2,root.q3", metavar="Q1,Q2,...",
+                      help="queues to spread users over (default root.q0..root.q3)")
+    swim.add_argument("--users", type=int, default=16, help="number of synthetic users (default 16)")
+    swim.add_argument("--limit", type=int, help="convert only the first N jobs")
+    swim.add_argument("--am", action=argparse.BooleanOptionalAction, default=True,
+                      help="give each job an ApplicationMaster container (default yes)")
+    swim.set_defaults(func=run_swim)
+
+    syn = wsub.add_parser("synthetic", help="generate mixed CPU-, memory- and GPU-memory-heavy apps",
+                          description="Generates a seeded synthetic workload; see SIMULATOR.md.")
+    syn.add_argument("--out", required=True, metavar="W.jsonl")
+    syn.add_argument("--apps", type=int, default=100)
+    syn.add_argument("--queues", default="root.a,root.b", metavar="Q1,Q2,...")
+    syn.add_argument("--mix", default="cpu=1,memory=1,gpu=1", metavar="cpu=W,memory=W,gpu=W",
+                     help="relative frequency of each app kind (default equal)")
+    syn.add_argument("--arrival-s", type=float, default=10.0, help="mean gap between submits (s)")
+    syn.add_argument("--seed", type=int, default=0)
+    syn.set_defaults(func=run_synthetic)
+
+
+def _fail(errors: list[str]) -> int:
+    for line in errors:
+        print(f"error: {line}", file=sys.stderr)
+    return 2
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    from scheduler.sim.runner import SimulationRequest, simulate
+
+    try:
+        request = SimulationRequest.from_files(
+            args.queues, args.cluster, args.workload, policy=args.policy,
+            slots_per_node=args.slots_per_node, heartbeat_s=args.heartbeat_ms / 1000.0,
+            until=args.until, seed=args.seed)
+        result, sim = simulate(request, progress=not args.quiet, timeline=bool(args.plot))
+    except (SimInputError, PolicyError) as exc:
+        return _fail(getattr(exc, "errors", None) or [str(exc)])
+    except Exception as exc:  # ConfigError from the core's loader, with its own field paths
+        errors = getattr(exc, "errors", None)
+        if errors is None:
+            raise
+        source = getattr(exc, "source", args.queues)
+        return _fail([f"{source}: {e}" for e in errors])
+    if args.json == "-":
+        json.dump(result, sys.stdout, indent=1)
+        print()
+    elif args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    if args.plot:
+        from scheduler.sim.plot import plot_timeline
+
+        plot_timeline(sim, args.plot)
+    if not args.quiet and args.json != "-":
+        print(summary_table(result))
+    return 0
+
+
+def summary_table(result: dict[str, Any]) -> str:
+    lines = [f"policy {result['policy']}, end {result['end_time']:.1f} s"
+             + (" (STALLED: asks that can never be served)" if result["stalled"] else "")]
+    lines.append(f"{'queue':<24}{'running':>8}{'dom.share':>10}{'w.share':>9}{'tasks done':>11}"
+                 f"{'apps done':>10}{'mean s':>9}{'p95 s':>9}")
+    for q, s in result["queues"].items():
+        c = s["app_completion_s"] or {}
+        lines.append(f"{q:<24}{s['running']:>8}{s['dominant_share']:>10.3f}{s['weighted_share']:>9.3f}"
+                     f"{s['completed_tasks']:>11}{s['completed_apps']:>10}"
+                     f"{c.get('mean', float('nan')):>9.1f}{c.get('p95', float('nan')):>9.1f}")
+    util = ", ".join(f"{k} {v:.1%}" for k, v in result["utilization"].items())
+    lines.append(f"utilization: {util}")
+    d = result["scheduler"]
+    lines.append(f"scheduler: {d['decisions']} decisions, p50 {d['decision_us']['p50']} us, "
+                 f"p99 {d['decision_us']['p99']} us; {result['sim']['events']} events in "
+                 f"{result['sim']['wall_s']} s")
+    return "\n".join(lines)
+
+
+def run_swim(args: argparse.Namespace) -> int:
+    from scheduler.sim.swim import convert_swim
+
+    queues = [q.strip() for q in args.queues.split(",") if q.strip()]
+    try:
+        n = convert_swim(args.file, args.out, queues=queues, users=args.users, limit=args.limit,
+                         with_am=args.am)
+    except SimInputError as exc:
+        return _fail(exc.errors)
+    print(f"wrote {n} apps to {args.out}")
+    return 0
+
+
+def run_synthetic(args: argparse.Namespace) -> int:
+    from scheduler.sim.synthetic import generate, parse_mix
+
+    queues = [q.strip() for q in args.queues.split(",") if q.strip()]
+    try:
+        mix = parse_mix(args.mix)
+        n = generate(args.out, apps=args.apps, queues=queues, mix=mix, arrival_s=args.arrival_s,
+                     seed=args.seed)
+    except SimInputError as exc:
+        return _fail(exc.errors)
+    print(f"wrote {n} apps to {args.out}")
+    return 0

@@ -1,0 +1,418 @@
+"""The discrete-event simulator: the production SchedulerCore on a simulated clock.
+
+It drives the core exactly as the ResourceManager bridge does: add_node, submit_app,
+update_request with absolute outstanding counts, on_heartbeat(node, now) once per node
+heartbeat, container_finished. Containers start on their node's heartbeat (the assignment id is
+the container id); a finished container is reported on its node's first heartbeat at or after
+its end, as a NodeManager reports it.
+
+Heartbeats: node i beats at offset_i + k * H (offsets drawn from the seed, so nodes are
+staggered). While no app has an outstanding ask, a heartbeat cannot produce an assignment, so
+the engine then only runs the heartbeats of nodes that have finished containers to report
+(`skip_idle`); as soon as anything is outstanding every node beats again. A test checks that
+this changes no result.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import random
+import time
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.core import SchedulerCore
+from scheduler.config import QueueConfig
+from scheduler.sim.formats import AppSpec, ClusterSpec, SimInputError
+from scheduler.sim.policies import PolicySetup
+from scheduler.sim.stats import LatencyHistogram
+
+_EPS = 1e-9
+AM_PRIORITY = 0
+
+
+@dataclass
+class _App:
+    spec: AppSpec
+    queue: str                 # the queue results are reported under
+    stage: int = -1            # -1: waiting for its AM; len(stages): done
+    pending: int = 0           # outstanding asks of the current step
+    priority: int = AM_PRIORITY
+    ask: tuple[int, ...] = ()
+    running: int = 0           # task containers of the current stage still running
+    left: int = 0              # tasks of the current stage not yet finished
+    am_container: str | None = None
+    start: float | None = None
+    finish: float | None = None
+
+
+@dataclass
+class _Container:
+    app: _App
+    node: int
+    vector: tuple[int, ...]
+    is_am: bool
+
+
+@dataclass
+class Timeline:
+    """State sampled every `interval` seconds of simulated time, for plots."""
+
+    interval: float
+    times: list[float] = field(default_factory=list)
+    shares: dict[str, list[float]] = field(default_factory=dict)
+    utilization: dict[str, list[float]] = field(default_factory=dict)
+
+
+class Simulation:
+    """One run of a workload on a cluster under one policy."""
+
+    def __init__(self, setup: PolicySetup, label_config: QueueConfig, cluster: ClusterSpec,
+                 apps: Sequence[AppSpec], *, heartbeat_s: float = 1.0, until: float | None = None,
+                 seed: int = 0, skip_idle: bool = True, sample_s: float | None = None,
+                 progress: Callable[[float], None] | None = None) -> None:
+        if heartbeat_s <= 0:
+            raise SimInputError([f"heartbeat interval must be > 0 s, got {heartbeat_s}"])
+        self.setup = setup
+        self.types = tuple(setup.resource_types)
+        self.real_types = tuple(t for t in self.types if t not in setup.node_extra)
+        self.heartbeat = heartbeat_s
+        self.until = until
+        self.skip_idle = skip_idle
+        self.progress = progress
+        self.now = 0.0
+        self.core = SchedulerCore(setup.config, resource_types=list(self.types),
+                                  policy=setup.core_policy, clock=lambda: self.now)
+        # Apps are placed (and ACL-checked) by the configuration as written, so every policy
+        # reports the same app under the same queue, even fifo whose core has a single queue.
+        self.placer = (None if setup.submit_queue is None else
+                       SchedulerCore(label_config, resource_types=list(self.types), policy="drf",
+                                     clock=lambda: self.now))
+        self.label_config = label_config
+        self.cluster = cluster
+        self.apps = list(apps)
+        rng = random.Random(seed)
+        self.node_names = [n.name for n in cluster.nodes]
+        offsets = [rng.uniform(0.0, heartbeat_s) for _ in cluster.nodes]
+        self.order = sorted(range(len(cluster.nodes)), key=lambda i: (offsets[i], i))
+        self.order_pos = {node: pos for pos, node in enumerate(self.order)}
+        self.sorted_offsets = [offsets[i] for i in self.order]
+        self.offsets = offsets
+        self.capacity = tuple(sum(n.resources.get(t, 0) for n in cluster.nodes) for t in self.real_types)
+        self._check_fit()
+
+        self.states: dict[str, _App] = {}
+        self.containers: dict[str, _Container] = {}
+        self.node_finish: list[list[tuple[float, str]]] = [[] for _ in cluster.nodes]
+        self.report_heap: list[tuple[float, int]] = []   # (report time, node), idle mode only
+        self.running_tasks = 0
+        self.last_beat = [-1.0] * len(cluster.nodes)
+        self.pending_total = 0
+        self.rejected: list[dict[str, Any]] = []
+        self.queue_alloc: dict[str, list[int]] = {}
+        self.queue_running: dict[str, int] = {}
+        self.queue_tasks_done: dict[str, int] = {}
+        self.alloc = [0] * len(self.real_types)
+        self.area = [0.0] * len(self.real_types)
+        self.area_t = 0.0
+        self.latency = LatencyHistogram()
+        self.counters = {"events": 0, "heartbeats": 0, "heartbeats_skipped": 0, "decisions": 0,
+                         "assignments": 0, "containers_finished": 0, "excess_assignments": 0,
+                         "submits": 0}
+        self.timeline = Timeline(sample_s) if sample_s else None
+        self.stalled = False
+        for queue in label_config.queues().values():
+            if queue.is_leaf:
+                self._queue(queue.path)
+
+    # ------------------------------------------------------------------ setup
+
+    def _check_fit(self) -> None:
+        """An ask no node can ever hold would wait forever: refuse it up front."""
+        nodes = [tuple(n.resources.get(t, 0) for t in self.real_types) for n in self.cluster.nodes]
+        errors = []
+        for app in self.apps:
+            asks = [("am", app.am)] if app.am else []
+            asks += [(f"stages[{i}].resources", s.resources) for i, s in enumerate(app.stages)]
+            for what, res in asks:
+                vec = tuple(res.get(t, 0) for t in self.real_types)
+                if not any(all(a <= c for a, c in zip(vec, node)) for node in nodes):
+                    errors.append(f"app {app.id} (workload line {app.line}): {what} {res} "
+                                  "does not fit on any node of the cluster")
+        if errors:
+            raise SimInputError(errors)
+
+    def _queue(self, name: str) -> None:
+        if name not in self.queue_alloc:
+            self.queue_alloc[name] = [0] * len(self.real_types)
+            self.queue_running[name] = 0
+            self.queue_tasks_done[name] = 0
+
+    def _vector(self, res: dict[str, int]) -> tuple[int, ...]:
+        return tuple(res.get(t, 0) for t in self.real_types)
+
+    def _core_ask(self, res: dict[str, int]) -> dict[str, int]:
+        if not self.setup.container_extra:
+            return res
+        return {**res, **self.setup.container_extra}
+
+    # ------------------------------------------------------------------ the clock
+
+    def _advance(self, t: float) -> None:
+        """Moves the clock to t, integrating utilization and taking timeline samples."""
+        if self.timeline is not None:
+            tl = self.timeline
+            next_sample = len(tl.times) * tl.interval
+            while next_sample <= t and (self.until is None or next_sample <= self.until):
+                self._sample(next_sample)
+                next_sample = len(tl.times) * tl.interval
+        dt = t - self.area_t
+        if dt > 0:
+            area, alloc = self.area, self.alloc
+            for j in range(len(alloc)):
+                area[j] += alloc[j] * dt
+            self.area_t = t
+        self.now = t
+
+    def _sample(self, t: float) -> None:
+        tl = self.timeline
+        tl.times.append(t)
+        for q, alloc in self.queue_alloc.items():
+            tl.shares.setdefault(q, [0.0] * (len(tl.times) - 1)).append(self._share(alloc))
+        for q, series in tl.shares.items():
+            if len(series) < len(tl.times):
+                series.append(self._share(self.queue_alloc[q]))
+        for j, name in enumerate(self.real_types):
+            cap = self.capacity[j]
+            tl.utilization.setdefault(name, []).append(self.alloc[j] / cap if cap else 0.0)
+
+    def _share(self, alloc: Sequence[int]) -> float:
+        return max((a / c for a, c in zip(alloc, self.capacity) if c), default=0.0)
+
+    def _report_time(self, node: int, t: float) -> float:
+        """The node's first heartbeat at or after t."""
+        off, h = self.offsets[node], self.heartbeat
+        k = math.ceil((t - off) / h - _EPS)
+        return max(k, 0) * h + off
+
+    def _cursor_at(self, t: float) -> tuple[int, int]:
+        """The (cycle, position) of the first heartbeat of any node at or after t."""
+        k = math.floor(t / self.heartbeat)
+        pos = bisect_left(self.sorted_offsets, t - k * self.heartbeat - _EPS)
+        if pos == len(self.order):
+            k, pos = k + 1, 0
+        return k, pos
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self) -> None:
+        started = time.perf_counter()
+        for i, node in enumerate(self.cluster.nodes):
+            cap = dict(node.resources)
+            cap.update(self.setup.node_extra)
+            self.core.add_node(node.name, {t: cap.get(t, 0) for t in self.types}, rack=node.rack)
+        apps, n_apps = self.apps, len(self.apps)
+        next_app = 0
+        k, pos = 0, 0                      # heartbeat cursor, used while asks are outstanding
+        cursor_valid = False
+        self.report_heap = []
+        h, order, offsets = self.heartbeat, self.order, self.offsets
+        until = math.inf if self.until is None else self.until
+        idle_since_progress = 0.0
+        inf = math.inf
+        while True:
+            t_submit = apps[next_app].submit if next_app < n_apps else inf
+            busy = self.pending_total > 0 or not self.skip_idle
+            if busy:
+                if not cursor_valid:
+                    k, pos = self._cursor_at(self.now)
+                    cursor_valid = True
+                t_beat = k * h + self.sorted_offsets[pos]
+            else:
+                if cursor_valid:
+                    self._build_report_heap()
+                    cursor_valid = False
+                heap = self.report_heap
+                while heap and (heap[0][0] < self.now - _EPS or self.last_beat[heap[0][1]] == heap[0][0]):
+                    heapq.heappop(heap)
+                t_beat = heap[0][0] if heap else inf
+            t = t_submit if t_submit <= t_beat else t_beat
+            if t == inf or t > until:
+                break
+            if self.progress is not None:
+                self.progress(t)
+            self._advance(t)
+            self.counters["events"] += 1
+            if t_submit <= t_beat:
+                self._submit(apps[next_app])
+                next_app += 1
+                continue
+            if busy:
+                node = order[pos]
+                pos += 1
+                if pos == len(order):
+                    k, pos = k + 1, 0
+            else:
+                _, node = heapq.heappop(self.report_heap)
+            assigned = self._beat(node, t)
+            # A workload whose asks can never be served (e.g. a queue max below a task size)
+            # would keep the clock running forever: stop once nothing runs, nothing is due,
+            # and a whole reservation timeout of heartbeats assigned nothing.
+            if assigned or self.running_tasks or next_app < n_apps:
+                idle_since_progress = t
+            elif self.pending_total and t - idle_since_progress > self._stall_limit():
+                self.stalled = True
+                break
+            if not busy and self.pending_total <= 0 and self.node_finish[node]:
+                heapq.heappush(self.report_heap, (self._report_time(node, self.node_finish[node][0][0]), node))
+            if not busy and self.pending_total > 0:
+                # Asks appeared in an idle-mode heartbeat: every node beats again after this one.
+                kk = round((t - offsets[node]) / h)
+                pos = self.order_pos[node] + 1
+                k = kk
+                if pos == len(order):
+                    k, pos = kk + 1, 0
+                cursor_valid = True
+        end = self.now if self.until is None else self.until
+        self._advance(max(end, self.now))
+        self.wall_s = time.perf_counter() - started
+
+    def _build_report_heap(self) -> None:
+        """Entering idle mode: each node with running tasks beats next when its first one ends."""
+        self.report_heap = [(self._report_time(i, fin[0][0]), i)
+                            for i, fin in enumerate(self.node_finish) if fin]
+        heapq.heapify(self.report_heap)
+
+    def _stall_limit(self) -> float:
+        timeout = self.setup.config.starvation_timeout_s or 0.0
+        return timeout + 3 * self.heartbeat
+
+    # ------------------------------------------------------------------ events
+
+    def _submit(self, spec: AppSpec) -> None:
+        self.counters["submits"] += 1
+        now = self.now
+        if self.placer is not None:
+            placed = self.placer.submit_app(spec.id, spec.user, spec.queue, groups=spec.groups,
+                                            priority=spec.priority, now=now)
+            self.placer.remove_app(spec.id)
+            if not placed.accepted:
+                self.rejected.append({"id": spec.id, "queue": spec.queue, "reason": placed.reason})
+                return
+            label = placed.queue
+            placed = self.core.submit_app(spec.id, spec.user, self.setup.submit_queue,
+                                          groups=spec.groups, priority=spec.priority, now=now)
+        else:
+            placed = self.core.submit_app(spec.id, spec.user, spec.queue, groups=spec.groups,
+                                          priority=spec.priority, now=now)
+            label = placed.queue
+        if not placed.accepted:
+            self.rejected.append({"id": spec.id, "queue": spec.queue, "reason": placed.reason})
+            return
+        self._queue(label)
+        app = _App(spec, label)
+        self.states[spec.id] = app
+        if spec.am is not None:
+            self._ask(app, AM_PRIORITY, spec.am, 1)
+        else:
+            self._start_stage(app, 0)
+
+    def _ask(self, app: _App, priority: int, res: dict[str, int], count: int) -> None:
+        app.priority = priority
+        app.ask = self._vector(res)
+        self.pending_total += count - app.pending
+        app.pending = count
+        self.core.update_request(app.spec.id, priority, self._core_ask(res), count, now=self.now)
+
+    def _start_stage(self, app: _App, index: int) -> None:
+        app.stage = index
+        if index == len(app.spec.stages):
+            self._finish_app(app)
+            return
+        stage = app.spec.stages[index]
+        app.left = stage.tasks
+        self._ask(app, index + 1, stage.resources, stage.tasks)
+
+    def _finish_app(self, app: _App) -> None:
+        app.finish = self.now
+        if app.am_container is not None:
+            # The AM unregisters and exits with its last task; its container is freed now.
+            self._release(app.am_container, "completed")
+            app.am_container = None
+        self.core.remove_app(app.spec.id)
+
+    def _beat(self, node: int, t: float) -> bool:
+        """One heartbeat of `node` at time t: report finished containers, then schedule."""
+        self.counters["heartbeats"] += 1
+        self.last_beat[node] = t
+        finishing = self.node_finish[node]
+        while finishing and finishing[0][0] <= t + _EPS:
+            _, cid = heapq.heappop(finishing)
+            self._task_done(cid)
+        if self.pending_total <= 0:
+            self.counters["heartbeats_skipped"] += 1
+            return False
+        t0 = time.perf_counter_ns()
+        assignments = self.core.on_heartbeat(self.node_names[node], now=t)
+        self.latency.add((time.perf_counter_ns() - t0) / 1000.0)
+        self.counters["decisions"] += 1
+        for a in assignments:
+            self._assigned(a, node)
+        return bool(assignments)
+
+    def _assigned(self, a: Any, node: int) -> None:
+        self.counters["assignments"] += 1
+        app = self.states.get(a.app_id)
+        if app is None or app.pending <= 0 or a.priority != app.priority:
+            # More than was asked: hand it back as an AM would, and count it.
+            self.counters["excess_assignments"] += 1
+            self.core.container_finished(a.assignment_id, "released")
+            return
+        app.pending -= 1
+        self.pending_total -= 1
+        vec = app.ask
+        is_am = app.stage == -1
+        self.containers[a.assignment_id] = _Container(app, node, vec, is_am)
+        qa = self.queue_alloc[app.queue]
+        for j, v in enumerate(vec):
+            qa[j] += v
+            self.alloc[j] += v
+        if is_am:
+            app.am_container = a.assignment_id
+            app.start = self.now
+            self._start_stage(app, 0)
+            return
+        if app.start is None:
+            app.start = self.now
+        self.queue_running[app.queue] += 1
+        app.running += 1
+        end = self.now + app.spec.stages[app.stage].duration
+        heapq.heappush(self.node_finish[node], (end, a.assignment_id))
+        self.running_tasks += 1
+
+    def _release(self, cid: str, state: str) -> _Container | None:
+        c = self.containers.pop(cid, None)
+        if c is None:
+            return None
+        self.core.container_finished(cid, state)
+        self.counters["containers_finished"] += 1
+        qa = self.queue_alloc[c.app.queue]
+        for j, v in enumerate(c.vector):
+            qa[j] -= v
+            self.alloc[j] -= v
+        return c
+
+    def _task_done(self, cid: str) -> None:
+        c = self._release(cid, "completed")
+        if c is None:
+            return
+        app = c.app
+        self.running_tasks -= 1
+        self.queue_running[app.queue] -= 1
+        self.queue_tasks_done[app.queue] += 1
+        app.running -= 1
+        app.left -= 1
+        if app.left == 0:
+            self._start_stage(app, app.stage + 1)
