@@ -1,0 +1,708 @@
+"""SchedulerCore: cluster state, events, and the weighted-DRF decision at each node heartbeat.
+
+Fairness state is computed when a node offers room, never by a periodic thread: every queue's
+key (its weighted dominant share, or how far it is below its `min`) is refreshed the moment its
+usage changes, in its parent's lazy heap. A heartbeat walks down the tree taking, at each level,
+the lowest-keyed child that has something fitting this node and its limits; children that cannot
+fit are set aside for the rest of the heartbeat, so a queue whose requests do not fit never
+blocks the others (DRFH). Cost per assigned container: one pop and one push per tree level.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from itertools import count
+from operator import mul
+
+from scheduler.config import ConfigError, QueueConfig, QueueSpec
+from scheduler.heap import LazyHeap
+from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Queue, Request
+from scheduler.placement import QueueView, Target, place
+from scheduler.policies import get_policy
+from scheduler.resources import (ResourceTypes, UnknownResourceError, Vector, dominant_resource,
+                                 dominant_share, fits, vadd, vmin, vsub)
+
+log = logging.getLogger("yarn_drf.core")
+
+UNLIMITED = 1 << 62
+DEFAULT_RACK = "/default-rack"
+FINISH_STATES = frozenset({"completed", "released", "preempted", "expired", "killed", "lost"})
+_RESERVED = object()  # a heartbeat stopped because it reserved its node
+
+
+class SchedulerCore:
+    """The decision core. Not thread-safe: the caller serialises calls."""
+
+    def __init__(self, config: QueueConfig, resource_types: Sequence[str] | None = None,
+                 policy: str = "drf", clock: Callable[[], float] = time.monotonic) -> None:
+        self.types = ResourceTypes(resource_types or config.resource_types())
+        self.policy = get_policy(policy)
+        self.clock = clock
+        self.nodes: dict[str, Node] = {}
+        self.apps: dict[str, App] = {}
+        self.containers: dict[str, Container] = {}
+        self.capacity: Vector = self.types.zero
+        self.counters: dict[str, int] = dict.fromkeys(
+            ("heartbeats", "assignments", "ignored_events", "refused", "apps_accepted", "apps_rejected",
+             "reservations_made", "reservations_satisfied", "reservations_dropped", "reloads"), 0)
+        self._ids = count(1)
+        self.waiting: list[App] = []  # apps held back by max-running-apps, oldest first
+        self._stale = False  # cluster capacity changed: shares and limits to recompute
+        self.config = config
+        self._install(config)
+
+    # ------------------------------------------------------------------ configuration
+
+    def _install(self, config: QueueConfig) -> None:
+        config.check_resources(self.types.names)
+        divided = config.resources or self.types.names
+        missing = [r for r in divided if r not in self.types.index]
+        if missing:
+            raise ConfigError([f"resources: {r}: not a resource type of the cluster "
+                               f"({', '.join(self.types.names)})" for r in missing], config.source)
+        self.config = config
+        self.divided = frozenset(divided)
+        self.timeout = config.starvation_timeout_s
+        self.queues: dict[str, Queue] = {}
+        self.root = self._build(config.root, None)
+
+    def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False) -> Queue:
+        q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
+        self.queues[q.path] = q
+        if parent is not None:
+            parent.children[spec.name] = q
+        for child in spec.children:
+            self._build(child, q)
+        self._limits(q)
+        return q
+
+    def _limits(self, q: Queue) -> None:
+        """Per-queue multipliers for its share and its effective max, from the current capacity."""
+        spec, names, cap = q.spec, self.types.names, self.capacity
+        q.scale = self.policy.scale(names, self.divided, cap, spec.weight)
+        q.app_scale = self.policy.scale(names, self.divided, cap, 1.0)
+        inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
+        q.min_inv = inv if any(inv) else None
+        if not spec.max and spec.max_fraction is None:
+            q.max = None
+            return
+        limit = []
+        for name, total in zip(names, cap):
+            value = spec.max.get(name, spec.max_fraction)
+            limit.append(UNLIMITED if value is None else int(total * value) if isinstance(value, float) else value)
+        q.max = tuple(limit)
+
+    def reload(self, config: QueueConfig) -> dict:
+        """Installs a validated config; apps keep running, queues that vanish while holding apps drain."""
+        self._check_reload(config)
+        old_queues = self.queues
+        self._install(config)
+        draining = []
+        for app in self.apps.values():
+            old = app.queue
+            new = self.queues.get(old.path) or self._keep_draining(old)
+            if new.draining and old.path not in draining:
+                draining.append(old.path)
+            app.queue = new
+            new.apps[app.id] = app
+        self._recount()
+        self.counters["reloads"] += 1
+        old_paths, new_paths = set(old_queues), set(self.queues)
+        changed = [p for p in old_paths & new_paths
+                   if old_queues[p].spec != self.queues[p].spec and not self.queues[p].draining]
+        summary = {"added": sorted(new_paths - old_paths), "removed": sorted(old_paths - new_paths),
+                   "changed": sorted(changed), "draining": sorted(draining)}
+        log.info("config reloaded from %s: %s", config.source, summary)
+        return summary
+
+    def _check_reload(self, config: QueueConfig) -> None:
+        """Refuses a config that would turn a queue holding apps, or one of its ancestors, into a leaf or parent clash."""
+        specs = config.queues()
+        errors = []
+        for path in sorted({app.queue.path for app in self.apps.values()}):
+            spec = specs.get(path)
+            if spec is not None and not spec.is_leaf:
+                errors.append(f"queues.{path}: holds running apps and cannot become a parent queue")
+            parts = path.split(".")
+            for i in range(1, len(parts) - 1):
+                anc = specs.get(".".join(parts[:i + 1]))
+                if anc is not None and anc.is_leaf:
+                    errors.append(f"queues.{anc.path}: cannot become a leaf while {path} below it holds apps")
+        if errors:
+            raise ConfigError(sorted(set(errors)), config.source)
+        config.check_resources(self.types.names)
+
+    def _keep_draining(self, old: Queue) -> Queue:
+        """Re-creates a leaf the new config dropped but that still holds apps (and any missing parents)."""
+        parent_path = old.path.rsplit(".", 1)[0]
+        parent = self.queues.get(parent_path) or self._keep_draining(old.parent)
+        q = self._build(QueueSpec(path=old.path, weight=old.spec.weight, order=old.spec.order), parent,
+                        dynamic=old.dynamic)
+        q.draining = not old.dynamic
+        return q
+
+    def _recount(self) -> None:
+        """Rebuilds every derived number (usage, runnable counts, shapes, heaps) from apps and containers."""
+        zero = self.types.zero
+        for q in self.queues.values():
+            q.usage, q.running_apps = zero, 0
+            q.shapes.clear()
+            q.heap = LazyHeap()
+        for app in sorted(self.apps.values(), key=lambda a: a.seq):
+            for q in app.queue.ancestors_and_self():
+                q.usage = vadd(q.usage, app.usage)
+            if app.runnable:
+                for q in app.queue.ancestors_and_self():
+                    q.running_apps += 1
+        self._admit_waiting()
+        for app in self.apps.values():
+            if app.runnable:
+                for req in app.pending:
+                    self._add_shape(app, req.capability)
+        for app in self.apps.values():
+            self._requeue(app)
+
+    # ------------------------------------------------------------------ nodes
+
+    def add_node(self, node_id: str, capacity: Mapping[str, int], rack: str = DEFAULT_RACK) -> None:
+        vec = self._vector(capacity, f"add_node {node_id}")
+        if vec is None:
+            return
+        node = self.nodes.get(node_id)
+        if node is not None:
+            node.rack = rack or DEFAULT_RACK
+            self._resize(node, vec)
+            return
+        self.nodes[node_id] = Node(node_id, rack or DEFAULT_RACK, vec)
+        self._set_capacity(vadd(self.capacity, vec))
+
+    def update_node(self, node_id: str, capacity: Mapping[str, int]) -> None:
+        node = self._node(node_id, "update_node")
+        vec = self._vector(capacity, f"update_node {node_id}")
+        if node is not None and vec is not None:
+            self._resize(node, vec)
+
+    def remove_node(self, node_id: str) -> list[str]:
+        node = self._node(node_id, "remove_node")
+        if node is None:
+            return []
+        lost = sorted(node.containers)
+        for cid in lost:
+            self.container_finished(cid, "lost")
+        self._unreserve(node)
+        del self.nodes[node_id]
+        self._set_capacity(vsub(self.capacity, node.capacity))
+        return lost
+
+    def _resize(self, node: Node, vec: Vector) -> None:
+        self._set_capacity(vadd(vsub(self.capacity, node.capacity), vec))
+        node.capacity = vec
+        if node.reserved is not None and not fits(node.reserved.capability, vec):
+            self._unreserve(node)
+
+    def _set_capacity(self, capacity: Vector) -> None:
+        self.capacity = capacity
+        self._stale = True  # shares are recomputed once, at the next decision, not per node added
+
+    def _refresh(self) -> None:
+        for q in self.queues.values():
+            self._limits(q)
+        for q in self.queues.values():
+            q.heap = LazyHeap()
+        for app in self.apps.values():
+            self._requeue(app)
+        self._stale = False
+
+    # ------------------------------------------------------------------ apps
+
+    def submit_app(self, app_id: str, user: str, queue: str | None = None, groups: Sequence[str] = (),
+                   priority: int = 0, now: float | None = None) -> Placement:
+        if app_id in self.apps:
+            return Placement(True, self.apps[app_id].queue.path, "already accepted")
+        view = QueueView({p: q.is_leaf for p, q in self.queues.items() if not q.draining})
+        target = place(self.config.placement, view, queue, user, groups)
+        if isinstance(target, str):
+            return self._reject(app_id, user, queue, target)
+        denied = self._acl_refusal(target.path, user, groups)
+        if denied:
+            return self._reject(app_id, user, queue, denied)
+        leaf = self._create_leaf(target) if target.create else self.queues[target.path]
+        app = App(app_id, user, leaf, priority, self.types.zero, self._now(now))
+        self.apps[app_id] = app
+        leaf.apps[app_id] = app
+        self.waiting.append(app)
+        self._admit_waiting()
+        self.counters["apps_accepted"] += 1
+        reason = "" if app.runnable else f"waiting: max-running-apps reached in {self._app_limit(leaf)}"
+        return Placement(True, leaf.path, reason)
+
+    def _reject(self, app_id: str, user: str, queue: str | None, reason: str) -> Placement:
+        self.counters["apps_rejected"] += 1
+        log.info("rejected app %s of user %s (asked for queue %r): %s", app_id, user, queue, reason)
+        return Placement(False, None, reason)
+
+    def _acl_refusal(self, path: str, user: str, groups: Sequence[str]) -> str:
+        """YARN's rule: a user may submit to a queue if its or any ancestor's submit or admin ACL allows."""
+        q = self._nearest_existing(path)
+        for anc in q.ancestors_and_self():
+            if anc.spec.submit_acl.allows(user, groups) or anc.spec.admin_acl.allows(user, groups):
+                return ""
+        return (f"user {user!r} (groups: {', '.join(groups) or 'none'}) may not submit to queue {path!r}: "
+                f"denied by the submit-acl and admin-acl of {path} and its parents")
+
+    def _nearest_existing(self, path: str) -> Queue:
+        while path not in self.queues:
+            path = path.rsplit(".", 1)[0]
+        return self.queues[path]
+
+    def _create_leaf(self, target: Target) -> Queue:
+        parent_path, name = target.path.rsplit(".", 1)
+        parent = self.queues[parent_path]
+        leaf = self._build(QueueSpec(path=target.path), parent, dynamic=True)
+        log.info("created queue %s (placement rule with create: true)", leaf.path)
+        return leaf
+
+    def remove_app(self, app_id: str) -> None:
+        app = self._app(app_id, "remove_app")
+        if app is None:
+            return
+        for cid in list(app.containers):
+            self.container_finished(cid, "killed")
+        self.reset_requests(app_id)
+        del self.apps[app_id]
+        leaf = app.queue
+        leaf.apps.pop(app_id, None)
+        leaf.heap.remove(app)
+        if app.runnable:
+            for q in leaf.ancestors_and_self():
+                q.running_apps -= 1
+            self._admit_waiting()
+        else:
+            self.waiting.remove(app)
+
+    def _admit_waiting(self) -> None:
+        """Makes waiting apps runnable, oldest first, wherever max-running-apps now allows."""
+        still = []
+        for app in self.waiting:
+            if self._app_limit(app.queue) is not None:
+                still.append(app)
+            else:
+                app.runnable = True
+                for q in app.queue.ancestors_and_self():
+                    q.running_apps += 1
+                for req in app.pending:
+                    self._add_shape(app, req.capability)
+                self._requeue(app)
+        self.waiting = still
+
+    @staticmethod
+    def _app_limit(leaf: Queue) -> str | None:
+        for q in leaf.ancestors_and_self():
+            if q.max_apps is not None and q.running_apps >= q.max_apps:
+                return q.path
+        return None
+
+    def reset_requests(self, app_id: str) -> None:
+        app = self._app(app_id, "reset_requests")
+        if app is None:
+            return
+        for req in list(app.pending):
+            self._set_pending(app, req, False)
+        for req in app.requests.values():
+            if req.reserved_node is not None:
+                self._unreserve(req.reserved_node)
+        app.requests.clear()
+
+    # ------------------------------------------------------------------ requests
+
+    def update_request(self, app_id: str, priority: int, resources: Mapping[str, int], count: int, *,
+                       allocation_id: int = 0, location: str = ANY, relax_locality: bool = True,
+                       now: float | None = None) -> None:
+        app = self._app(app_id, "update_request")
+        if app is None:
+            return
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            self._ignore("update_request", f"app {app_id}: count must be an integer >= 0, got {count!r}")
+            return
+        capability = self._vector(resources, f"update_request {app_id}")
+        if capability is None:
+            return
+        key = (priority, allocation_id)
+        req = app.requests.get(key)
+        if req is None:
+            req = app.requests[key] = Request(app, key, capability, self._now(now))
+        elif req.capability != capability:
+            was_pending = req.count > 0
+            if was_pending:
+                self._set_pending(app, req, False)
+            req.capability = capability
+            if was_pending:
+                self._set_pending(app, req, True)
+        if location == ANY:
+            if count > 0 and req.count == 0:
+                req.since = self._now(now)
+            req.relax = relax_locality
+            req.count = count
+            self._set_pending(app, req, count > 0)
+        elif location.startswith("/"):
+            req.racks[location] = [count, relax_locality]
+        else:
+            req.nodes[location] = count
+        if req.count == 0 and req.reserved_node is not None:
+            self._unreserve(req.reserved_node)
+
+    def _set_pending(self, app: App, req: Request, pending: bool) -> None:
+        listed = req in app.pending
+        if pending == listed:
+            return
+        if pending:
+            app.pending.append(req)
+            app.pending.sort(key=lambda r: r.key)
+        else:
+            app.pending.remove(req)
+        if app.runnable:
+            (self._add_shape if pending else self._drop_shape)(app, req.capability)
+            self._requeue(app)
+
+    def _add_shape(self, app: App, shape: Vector) -> None:
+        for q in app.queue.ancestors_and_self():
+            q.shapes[shape] += 1
+
+    def _drop_shape(self, app: App, shape: Vector) -> None:
+        for q in app.queue.ancestors_and_self():
+            left = q.shapes[shape] - 1
+            if left:
+                q.shapes[shape] = left
+            else:
+                del q.shapes[shape]
+
+    # ------------------------------------------------------------------ keys and heaps
+
+    def _queue_key(self, q: Queue) -> tuple[int, float]:
+        usage = q.usage
+        if q.min_inv is not None:
+            below = max(map(mul, usage, q.min_inv))
+            if below < 1.0:
+                return 0, below  # under its min: served before every queue at or over its min
+        return 1, self.policy.aggregate(map(mul, usage, q.scale))
+
+    def _app_key(self, app: App) -> tuple[int, float]:
+        if app.queue.spec.order == "fifo":
+            return -app.priority, app.seq
+        return 0, self.policy.aggregate(map(mul, app.usage, app.queue.app_scale))
+
+    def _requeue(self, app: App) -> None:
+        """Puts `app` and its queues in their parents' heaps with fresh keys, or takes them out."""
+        leaf = app.queue
+        if app.runnable and app.pending:
+            leaf.heap.push(app, *self._app_key(app))
+        else:
+            leaf.heap.remove(app)
+        self._requeue_queues(leaf)
+
+    def _requeue_queues(self, q: Queue) -> None:
+        while q.parent is not None:
+            if q.shapes:
+                q.parent.heap.push(q, *self._queue_key(q))
+            else:
+                q.parent.heap.remove(q)
+            q = q.parent
+
+    # ------------------------------------------------------------------ the decision
+
+    def on_heartbeat(self, node_id: str, now: float | None = None) -> list[Assignment]:
+        node = self._node(node_id, "on_heartbeat")
+        if node is None:
+            return []
+        self.counters["heartbeats"] += 1
+        if self._stale:
+            self._refresh()
+        now = self._now(now)
+        free = vsub(node.capacity, node.allocated)
+        out: list[Assignment] = []
+        if node.reserved is not None:
+            granted = self._serve_reservation(node, free, now)
+            if granted is None:
+                return out
+            out.append(granted)
+            free = vsub(free, granted.vector)
+        skipped: list = []
+        root = self.root
+        try:
+            while root.shapes and any(fits(s, free) for s in root.shapes):
+                got = self._pick(root, free, None, node, now, skipped)
+                if got is None or got is _RESERVED:
+                    break
+                out.append(got)
+                free = vsub(free, got.vector)
+        finally:
+            for heap, item, key in skipped:
+                heap.push(item, *key)
+        return out
+
+    def _pick(self, q: Queue, free: Vector, headroom: Vector | None, node: Node, now: float, skipped: list):
+        """The next assignment from below `q`, or None when nothing below fits this node."""
+        heap = q.heap
+        first = True
+        while heap:
+            child = heap.pop()
+            if child.max is None:
+                room = headroom
+            else:
+                own = vsub(child.max, child.usage)
+                room = own if headroom is None else vmin(headroom, own)
+            budget = free if room is None else vmin(free, room)
+            if any(fits(s, budget) for s in child.shapes):
+                if child.children:
+                    got = self._pick(child, free, room, node, now, skipped)
+                else:
+                    got = self._pick_app(child, budget, node, now, skipped)
+            else:
+                got = self._reserve_for(child, room, node, now) if first and self.timeout else None
+            first = False
+            if got is None or got is _RESERVED:
+                skipped.append((heap, child, self._queue_key(child)))
+                if got is _RESERVED:
+                    return got
+                continue
+            if child.shapes:
+                heap.push(child, *self._queue_key(child))
+            return got
+        return None
+
+    def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, skipped: list):
+        heap = leaf.heap
+        while heap:
+            app = heap.pop()
+            for req in app.pending:
+                if fits(req.capability, budget) and req.allows(node):
+                    got = self._assign(app, req, node, now)
+                    if app.pending:
+                        heap.push(app, *self._app_key(app))
+                    return got
+            skipped.append((heap, app, self._app_key(app)))
+        return None
+
+    def _assign(self, app: App, req: Request, node: Node, now: float) -> Assignment:
+        cap = req.capability
+        aid = f"a{next(self._ids)}"
+        taken = req.take(node)
+        req.since = now
+        self.containers[aid] = Container(aid, app, node, cap, req.key, taken, confirmed=False)
+        app.containers.add(aid)
+        node.containers.add(aid)
+        node.allocated = vadd(node.allocated, cap)
+        app.usage = vadd(app.usage, cap)
+        for q in app.queue.ancestors_and_self():
+            q.usage = vadd(q.usage, cap)
+        if req.count == 0:
+            app.pending.remove(req)
+            self._drop_shape(app, cap)
+        if req.reserved_node is not None and req.reserved_node is not node:
+            self._unreserve(req.reserved_node)  # served elsewhere: the reservation is no longer needed
+        self.counters["assignments"] += 1
+        return Assignment(aid, app.id, node.id, app.queue.path, req.key[0], req.key[1], cap, self.types)
+
+    # ------------------------------------------------------------------ reservations
+
+    def _reserve_for(self, q: Queue, room: Vector | None, node: Node, now: float):
+        """Reserves `node` for the request fairness would serve next below `q` if it has starved.
+
+        Only the lowest-keyed queue at a level gets here, so a reservation never lets a queue
+        jump ahead of one with a lower share.
+        """
+        if node.reserved is not None:
+            return None
+        while q.children:
+            q = q.heap.peek()
+            if q is None:
+                return None
+        app = q.heap.peek()
+        if app is None:
+            return None
+        for req in app.pending:
+            if (now - req.since >= self.timeout and req.reserved_node is None
+                    and fits(req.capability, node.capacity) and req.allows(node)
+                    and _within(req.capability, app.queue, room)):
+                node.reserved, req.reserved_node = req, node
+                self.counters["reservations_made"] += 1
+                log.info("reserved node %s for app %s request %s %s (waited %.0f s)", node.id, app.id,
+                         req.key, self.types.format(req.capability), now - req.since)
+                return _RESERVED
+        return None
+
+    def _serve_reservation(self, node: Node, free: Vector, now: float) -> Assignment | None:
+        req = node.reserved
+        app = req.app
+        if req.count == 0 or app.id not in self.apps or not app.runnable or not _within(req.capability, app.queue):
+            self._unreserve(node)
+            return None
+        if not fits(req.capability, free):
+            return None
+        self._unreserve(node)
+        self.counters["reservations_satisfied"] += 1
+        got = self._assign(app, req, node, now)
+        self._requeue(app)
+        return got
+
+    def _unreserve(self, node: Node) -> None:
+        req = node.reserved
+        if req is not None:
+            req.reserved_node = None
+            node.reserved = None
+            self.counters["reservations_dropped"] += 1
+
+    # ------------------------------------------------------------------ containers
+
+    def container_started(self, container_id: str, app_id: str, node_id: str, resources: Mapping[str, int], *,
+                          priority: int | None = None, allocation_id: int = 0,
+                          assignment_id: str | None = None) -> None:
+        if container_id in self.containers:
+            return  # repeated report
+        pending = self.containers.get(assignment_id) if assignment_id else None
+        if pending is not None:
+            del self.containers[assignment_id]
+            pending.id, pending.confirmed = container_id, True
+            self.containers[container_id] = pending
+            for holder in (pending.app.containers, pending.node.containers):
+                holder.discard(assignment_id)
+                holder.add(container_id)
+            return
+        app, node = self._app(app_id, "container_started"), self._node(node_id, "container_started")
+        vec = self._vector(resources, f"container_started {container_id}")
+        if app is None or node is None or vec is None:
+            return
+        key = (priority, allocation_id) if priority is not None else None
+        self.containers[container_id] = Container(container_id, app, node, vec, key, None, confirmed=True)
+        self._charge(app, node, vec, +1)
+        app.containers.add(container_id)
+        node.containers.add(container_id)
+
+    def assignment_refused(self, assignment_id: str, reason: str) -> None:
+        c = self.containers.get(assignment_id)
+        if c is None or c.confirmed:
+            self._ignore("assignment_refused", f"no unconfirmed assignment {assignment_id}")
+            return
+        self.counters["refused"] += 1
+        log.warning("assignment %s (app %s on %s) refused by the RM: %s", assignment_id, c.app.id, c.node.id, reason)
+        self._release(c)
+        req = c.app.requests.get(c.key)
+        if req is not None and c.app.id in self.apps:
+            req.give_back(c.taken, c.node.rack)
+            self._set_pending(c.app, req, req.count > 0)
+
+    def container_finished(self, container_id: str, state: str = "completed") -> None:
+        c = self.containers.get(container_id)
+        if c is None:
+            return  # already gone: finishing twice is harmless
+        if state not in FINISH_STATES:
+            log.warning("container %s finished in unknown state %r; treated as completed", container_id, state)
+        self._release(c)
+
+    def _release(self, c: Container) -> None:
+        del self.containers[c.id]
+        c.app.containers.discard(c.id)
+        c.node.containers.discard(c.id)
+        self._charge(c.app, c.node, c.resources, -1)
+
+    def _charge(self, app: App, node: Node, vec: Vector, sign: int) -> None:
+        change = vadd if sign > 0 else vsub
+        node.allocated = change(node.allocated, vec)
+        app.usage = change(app.usage, vec)
+        for q in app.queue.ancestors_and_self():
+            q.usage = change(q.usage, vec)
+        self._requeue(app)
+
+    # ------------------------------------------------------------------ reports
+
+    def snapshot(self) -> dict:
+        """The state as plain JSON-able data, for status pages, tests and the simulator."""
+        if self._stale:
+            self._refresh()
+        names, cap = self.types.names, self.capacity
+        queues = {}
+        for path, q in self.queues.items():
+            pending = self.types.zero
+            for app in _apps_below(q):
+                for req in app.pending:
+                    pending = vadd(pending, tuple(v * req.count for v in req.capability))
+            queues[path] = {
+                "weight": q.spec.weight,
+                "usage": self.types.to_dict(q.usage),
+                "pending": self.types.to_dict(pending),
+                "dominant_share": dominant_share(q.usage, cap),
+                "dominant_resource": dominant_resource(q.usage, cap, names),
+                "weighted_share": self.policy.aggregate(map(mul, q.usage, q.scale)) if q.scale else 0.0,
+                "min": dict(q.spec.min),
+                "max": self.types.to_dict(q.max) if q.max else None,
+                "running_apps": q.running_apps,
+                "waiting_apps": sum(not a.runnable for a in _apps_below(q)),
+                "leaf": q.is_leaf,
+                "draining": q.draining,
+                "dynamic": q.dynamic,
+            }
+        return {
+            "resource_types": list(names),
+            "capacity": self.types.to_dict(cap),
+            "queues": queues,
+            "nodes": {n.id: {"rack": n.rack, "capacity": self.types.to_dict(n.capacity),
+                             "allocated": self.types.to_dict(n.allocated),
+                             "reserved_for": f"{n.reserved.app.id}/{n.reserved.key}" if n.reserved else None}
+                      for n in self.nodes.values()},
+            "apps": {a.id: {"queue": a.queue.path, "user": a.user, "runnable": a.runnable,
+                            "usage": self.types.to_dict(a.usage), "containers": len(a.containers),
+                            "pending": sum(r.count for r in a.pending)}
+                     for a in self.apps.values()},
+            "containers": len(self.containers),
+            "counters": dict(self.counters),
+        }
+
+    # ------------------------------------------------------------------ input checks
+
+    def _now(self, now: float | None) -> float:
+        return self.clock() if now is None else now
+
+    def _vector(self, amounts: Mapping[str, int], where: str) -> Vector | None:
+        try:
+            return self.types.vector(amounts)
+        except (UnknownResourceError, ValueError, AttributeError, TypeError) as exc:
+            self._ignore(where, str(exc))
+            return None
+
+    def _app(self, app_id: str, where: str) -> App | None:
+        app = self.apps.get(app_id)
+        if app is None:
+            self._ignore(where, f"unknown app {app_id!r}")
+        return app
+
+    def _node(self, node_id: str, where: str) -> Node | None:
+        node = self.nodes.get(node_id)
+        if node is None:
+            self._ignore(where, f"unknown node {node_id!r}")
+        return node
+
+    def _ignore(self, where: str, why: str) -> None:
+        self.counters["ignored_events"] += 1
+        log.warning("ignored %s: %s", where, why)
+
+
+def _within(cap: Vector, leaf: Queue, room: Vector | None = None) -> bool:
+    """True when `cap` more would keep `leaf` and its ancestors within their max."""
+    if room is not None and not fits(cap, room):
+        return False
+    for q in leaf.ancestors_and_self():
+        if q.max is not None and not fits(vadd(q.usage, cap), q.max):
+            return False
+    return True
+
+
+def _apps_below(q: Queue):
+    for x in _queues_below(q):
+        yield from x.apps.values()
+
+
+def _queues_below(q: Queue):
+    yield q
+    for child in q.children.values():
+        yield from _queues_below(child)

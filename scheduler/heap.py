@@ -1,0 +1,77 @@
+"""A min-heap of items with changeable keys, by lazy deletion.
+
+Updating a key pushes a fresh entry and tombstones the old one, so every operation is
+O(log n) and nothing is ever re-sorted; tombstones are swept when they outnumber live entries.
+"""
+from __future__ import annotations
+
+from heapq import heapify, heappop, heappush
+from itertools import count
+from typing import Any
+
+_SWEEP_MIN = 64
+
+
+class LazyHeap:
+    __slots__ = ("_heap", "_entries", "_order", "_dead")
+
+    def __init__(self) -> None:
+        self._heap: list[list] = []
+        self._entries: dict[Any, list] = {}
+        self._order = count()
+        self._dead = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def __contains__(self, item: Any) -> bool:
+        return item in self._entries
+
+    def push(self, item: Any, tier: float, value: float) -> None:
+        """Adds `item` or moves it to key (tier, value); equal keys come out in push order."""
+        old = self._entries.get(item)
+        if old is not None:
+            old[3] = None
+            self._dead += 1
+        entry = [tier, value, next(self._order), item]
+        self._entries[item] = entry
+        heappush(self._heap, entry)
+        if self._dead > _SWEEP_MIN and self._dead > len(self._entries):
+            self._sweep()
+
+    def remove(self, item: Any) -> None:
+        entry = self._entries.pop(item, None)
+        if entry is not None:
+            entry[3] = None
+            self._dead += 1
+
+    def pop(self) -> Any:
+        """Removes and returns the item with the smallest key, or None when empty."""
+        heap = self._heap
+        while heap:
+            entry = heappop(heap)
+            item = entry[3]
+            if item is not None:
+                del self._entries[item]
+                return item
+            self._dead -= 1
+        return None
+
+    def peek(self) -> Any:
+        """The item with the smallest key, left in place, or None when empty."""
+        heap = self._heap
+        while heap and heap[0][3] is None:
+            heappop(heap)
+            self._dead -= 1
+        return heap[0][3] if heap else None
+
+    def items(self) -> list:
+        return list(self._entries)
+
+    def _sweep(self) -> None:
+        self._heap = [e for e in self._heap if e[3] is not None]
+        heapify(self._heap)
+        self._dead = 0

@@ -1,0 +1,189 @@
+"""The runtime objects of the core: nodes, queues, apps, requests and containers.
+
+These are plain slotted records mutated by SchedulerCore; they hold no policy of their own
+except the small locality rule of a request, which is YARN's.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from itertools import count
+from typing import TYPE_CHECKING
+
+from scheduler.heap import LazyHeap
+
+if TYPE_CHECKING:
+    from scheduler.config import QueueSpec
+    from scheduler.resources import ResourceTypes, Vector
+
+ANY = "*"
+_app_sequence = count()
+
+
+class Node:
+    __slots__ = ("id", "rack", "capacity", "allocated", "containers", "reserved")
+
+    def __init__(self, node_id: str, rack: str, capacity: Vector) -> None:
+        self.id = node_id
+        self.rack = rack
+        self.capacity = capacity
+        self.allocated: Vector = tuple(0 for _ in capacity)
+        self.containers: set[str] = set()
+        self.reserved: Request | None = None
+
+
+class Request:
+    """One request key (priority, allocation id) of an app, with YARN's locality entries.
+
+    `count` is the ANY count (the total still wanted); `racks` maps rack -> [count, relax],
+    `nodes` maps node id -> count. `since` is when the request last started waiting.
+    """
+
+    __slots__ = ("app", "key", "capability", "count", "relax", "racks", "nodes", "since", "reserved_node")
+
+    def __init__(self, app: App, key: tuple[int, int], capability: Vector, now: float) -> None:
+        self.app = app
+        self.key = key
+        self.capability = capability
+        self.count = 0
+        self.relax = True
+        self.racks: dict[str, list] = {}
+        self.nodes: dict[str, int] = {}
+        self.since = now
+        self.reserved_node: Node | None = None
+
+    def allows(self, node: Node) -> bool:
+        """YARN's relax-locality rule for placing one container of this request on `node`."""
+        if not self.nodes and not self.racks:
+            return self.relax
+        if self.nodes.get(node.id, 0) > 0:
+            return True
+        rack = self.racks.get(node.rack)
+        if rack is not None:
+            if not rack[1]:
+                return False
+            if rack[0] > 0:
+                return True
+        return self.relax
+
+    def take(self, node: Node) -> tuple[str, str] | None:
+        """Counts one container on `node` off the locality entries; returns what to give back."""
+        self.count -= 1
+        if self.nodes.get(node.id, 0) > 0:
+            self.nodes[node.id] -= 1
+            rack = self.racks.get(node.rack)
+            if rack is not None and rack[0] > 0:
+                rack[0] -= 1
+            return ("node", node.id)
+        rack = self.racks.get(node.rack)
+        if rack is not None and rack[0] > 0:
+            rack[0] -= 1
+            return ("rack", node.rack)
+        return None
+
+    def give_back(self, taken: tuple[str, str] | None, rack: str) -> None:
+        self.count += 1
+        if taken is None:
+            return
+        kind, where = taken
+        if kind == "node":
+            self.nodes[where] = self.nodes.get(where, 0) + 1
+        entry = self.racks.get(rack if kind == "node" else where)
+        if entry is not None:
+            entry[0] += 1
+
+
+class App:
+    __slots__ = ("id", "user", "queue", "priority", "seq", "usage", "requests", "pending",
+                 "containers", "runnable", "submitted")
+
+    def __init__(self, app_id: str, user: str, queue: Queue, priority: int, zero: Vector, now: float) -> None:
+        self.id = app_id
+        self.user = user
+        self.queue = queue
+        self.priority = priority
+        self.seq = next(_app_sequence)
+        self.usage: Vector = zero
+        self.requests: dict[tuple[int, int], Request] = {}
+        self.pending: list[Request] = []  # requests with count > 0, in request-key order
+        self.containers: set[str] = set()
+        self.runnable = False
+        self.submitted = now
+
+
+class Queue:
+    """A queue in the live tree. Parents keep a heap of active children, leaves a heap of apps.
+
+    `shapes` counts, per request capability, the pending requests of runnable apps below this
+    queue: it tells in O(distinct shapes) whether anything below could fit a node at all.
+    """
+
+    __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
+                 "max_apps", "running_apps", "heap", "shapes", "draining", "dynamic",
+                 "apps", "app_scale")
+
+    def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
+        self.spec = spec
+        self.path = spec.path
+        self.parent = parent
+        self.children: dict[str, Queue] = {}
+        self.usage: Vector = zero
+        self.scale: tuple[float, ...] = ()
+        self.app_scale: tuple[float, ...] = ()
+        self.min_inv: tuple[float, ...] | None = None
+        self.max: Vector | None = None
+        self.max_apps = spec.max_running_apps
+        self.running_apps = 0
+        self.heap = LazyHeap()
+        self.shapes: Counter = Counter()
+        self.draining = False
+        self.dynamic = dynamic
+        self.apps: dict[str, App] = {}
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children and not self.spec.children
+
+    def ancestors_and_self(self):
+        q = self
+        while q is not None:
+            yield q
+            q = q.parent
+
+
+class Container:
+    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed")
+
+    def __init__(self, cid: str, app: App, node: Node, resources: Vector, key, taken, confirmed: bool) -> None:
+        self.id = cid
+        self.app = app
+        self.node = node
+        self.resources = resources
+        self.key = key
+        self.taken = taken
+        self.confirmed = confirmed
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A container the core decided to start on a node now."""
+
+    assignment_id: str
+    app_id: str
+    node_id: str
+    queue: str
+    priority: int
+    allocation_id: int
+    vector: tuple
+    types: ResourceTypes
+
+    @property
+    def resources(self) -> dict[str, int]:
+        return self.types.to_dict(self.vector)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    accepted: bool
+    queue: str | None
+    reason: str = ""

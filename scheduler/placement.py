@@ -1,0 +1,89 @@
+"""Placement rules: which leaf queue a submitted app goes to, in the configured order.
+
+Rules: `specified` (the queue the app asked for), `user` (parent.<user>), `primary-group`
+(parent.<first group>), `default` (a fixed queue), `reject`. Each rule either names a leaf
+(existing, or to be created when the rule says `create: true` and the parent is a parent
+queue) or passes to the next rule; the reasons of the rules that passed explain a rejection.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from scheduler.config import PlacementRule
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    create: bool
+
+
+class QueueView:
+    """What placement needs to know of the queue tree: path -> is it a leaf?"""
+
+    def __init__(self, leaves_and_parents: Mapping[str, bool]) -> None:
+        self.kinds = leaves_and_parents  # path -> True for a leaf
+        self.by_leaf_name: dict[str, list[str]] = {}
+        for path, leaf in leaves_and_parents.items():
+            if leaf:
+                self.by_leaf_name.setdefault(path.rsplit(".", 1)[-1], []).append(path)
+
+    def resolve(self, name: str) -> str:
+        """An app may name a queue by full path, by path without 'root.', or by a unique leaf name."""
+        if name in self.kinds or name == "root" or name.startswith("root."):
+            return name
+        if f"root.{name}" in self.kinds:
+            return f"root.{name}"
+        matches = self.by_leaf_name.get(name, [])
+        return matches[0] if len(matches) == 1 else f"root.{name}"
+
+
+def queue_name_for(identity: str) -> str:
+    """A user or group name as one queue-path element (FairScheduler's convention for dots)."""
+    return identity.replace(".", "_dot_").replace(" ", "_")
+
+
+def place(rules: Sequence[PlacementRule], view: QueueView, requested: str | None, user: str,
+          groups: Sequence[str]) -> Target | str:
+    """The target leaf, or the reason no rule placed the app."""
+    reasons: list[str] = []
+    for rule in rules:
+        if rule.rule == "reject":
+            reasons.append("the reject rule was reached")
+            break
+        if rule.rule == "specified":
+            if not requested:
+                reasons.append("specified: the app named no queue")
+                continue
+            path = view.resolve(requested)
+        elif rule.rule == "user":
+            path = f"{rule.parent}.{queue_name_for(user)}"
+        elif rule.rule == "primary-group":
+            if not groups:
+                reasons.append(f"primary-group: user {user!r} has no groups")
+                continue
+            path = f"{rule.parent}.{queue_name_for(groups[0])}"
+        else:  # default
+            path = rule.queue or "root.default"
+        outcome = _check(rule, view, path)
+        if isinstance(outcome, Target):
+            return outcome
+        reasons.append(f"{rule.rule}: {outcome}")
+    if not reasons:
+        reasons.append("no placement rules are configured")
+    return "no placement rule placed the app (" + "; ".join(reasons) + ")"
+
+
+def _check(rule: PlacementRule, view: QueueView, path: str) -> Target | str:
+    kind = view.kinds.get(path)
+    if kind is True:
+        return Target(path, create=False)
+    if kind is False or path == "root":
+        return f"queue {path!r} is a parent queue; apps go to leaf queues"
+    if not rule.create:
+        return f"queue {path!r} does not exist"
+    parent = path.rsplit(".", 1)[0]
+    if parent != "root" and view.kinds.get(parent) is not False:
+        return f"cannot create {path!r}: its parent {parent!r} is not a parent queue"
+    return Target(path, create=True)

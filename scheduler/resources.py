@@ -1,0 +1,110 @@
+"""Resource vectors over named YARN resource types.
+
+A vector is a plain tuple of ints, one per configured resource type, in the order of its
+ResourceTypes. Tuples keep the heartbeat path allocation-light and fast; names only appear at
+the edges (config, events, reports), where ResourceTypes converts between the two forms.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from operator import add, le, sub
+
+MEMORY = "memory-mb"
+VCORES = "vcores"
+DEFAULT_TYPES = (MEMORY, VCORES)
+
+# YARN's own rule for resource type names (ResourceUtils): optional "ns/" prefix, then a letter.
+NAME_PATTERN = re.compile(r"^([A-Za-z][\w.-]*/)?[A-Za-z][\w.-]*$")
+
+Vector = tuple[int, ...]
+
+
+class UnknownResourceError(ValueError):
+    """A resource name that is not one of the configured types."""
+
+
+class ResourceTypes:
+    """The ordered set of resource types the scheduler divides."""
+
+    __slots__ = ("names", "index", "zero")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        names = tuple(names)
+        if not names:
+            raise ValueError("at least one resource type is needed")
+        for name in names:
+            if not NAME_PATTERN.match(name):
+                raise ValueError(f"invalid resource type name {name!r}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate resource type in {list(names)}")
+        self.names: tuple[str, ...] = names
+        self.index: dict[str, int] = {name: i for i, name in enumerate(names)}
+        self.zero: Vector = (0,) * len(names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"ResourceTypes({list(self.names)})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ResourceTypes) and other.names == self.names
+
+    def __hash__(self) -> int:
+        return hash(self.names)
+
+    def vector(self, amounts: Mapping[str, int], *, ignore_unknown: bool = False) -> Vector:
+        """Converts {name: amount} to a vector; missing types are 0."""
+        values = [0] * len(self.names)
+        for name, amount in amounts.items():
+            i = self.index.get(name)
+            if i is None:
+                if ignore_unknown:
+                    continue
+                raise UnknownResourceError(
+                    f"unknown resource type {name!r} (known: {', '.join(self.names)})"
+                )
+            if isinstance(amount, bool) or not isinstance(amount, int):
+                raise ValueError(f"{name}: amount must be an integer, got {amount!r}")
+            if amount < 0:
+                raise ValueError(f"{name}: amount must be >= 0, got {amount}")
+            values[i] = amount
+        return tuple(values)
+
+    def to_dict(self, vector: Vector) -> dict[str, int]:
+        return dict(zip(self.names, vector))
+
+    def format(self, vector: Vector) -> str:
+        return "<" + ", ".join(f"{n} {v}" for n, v in zip(self.names, vector)) + ">"
+
+
+def vadd(a: Vector, b: Vector) -> Vector:
+    return tuple(map(add, a, b))
+
+
+def vsub(a: Vector, b: Vector) -> Vector:
+    return tuple(map(sub, a, b))
+
+
+def fits(request: Vector, available: Vector) -> bool:
+    """True when every amount of `request` is at most the same amount of `available`."""
+    return all(map(le, request, available))
+
+
+def vmin(a: Vector, b: Vector) -> Vector:
+    return tuple(map(min, a, b))
+
+
+def dominant_share(usage: Vector, capacity: Vector) -> float:
+    """max_j usage_j / capacity_j over the types the cluster has (capacity 0 is skipped)."""
+    return max((u / c for u, c in zip(usage, capacity) if c), default=0.0)
+
+
+def dominant_resource(usage: Vector, capacity: Vector, names: tuple[str, ...]) -> str | None:
+    """The name of the resource giving the dominant share, or None when nothing is used."""
+    best, best_share = None, 0.0
+    for name, u, c in zip(names, usage, capacity):
+        if c and u / c > best_share:
+            best, best_share = name, u / c
+    return best
