@@ -9,8 +9,10 @@ its end, as a NodeManager reports it.
 Heartbeats: node i beats at offset_i + k * H (offsets drawn from the seed, so nodes are
 staggered). While no app has an outstanding ask, a heartbeat cannot produce an assignment, so
 the engine then only runs the heartbeats of nodes that have finished containers to report
-(`skip_idle`); as soon as anything is outstanding every node beats again. A test checks that
-this changes no result.
+(`skip_idle`); as soon as anything is outstanding every node beats again. Likewise a node
+whose free room fits none of the outstanding ask shapes, and that the core holds no reservation
+on, would get nothing from the core: its heartbeat only reports finished containers and the
+core is not called. A test checks that these shortcuts change no result.
 """
 from __future__ import annotations
 
@@ -19,8 +21,10 @@ import math
 import random
 import time
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import le
 from typing import Any
 
 from scheduler.core import SchedulerCore
@@ -40,7 +44,8 @@ class _App:
     stage: int = -1            # -1: waiting for its AM; len(stages): done
     pending: int = 0           # outstanding asks of the current step
     priority: int = AM_PRIORITY
-    ask: tuple[int, ...] = ()
+    ask: tuple[int, ...] = ()       # the ask over the real resource types
+    core_ask: tuple[int, ...] = ()  # the ask as the core sees it (with policy extras)
     running: int = 0           # task containers of the current stage still running
     left: int = 0              # tasks of the current stage not yet finished
     am_container: str | None = None
@@ -53,6 +58,7 @@ class _Container:
     app: _App
     node: int
     vector: tuple[int, ...]
+    core_vector: tuple[int, ...]
     is_am: bool
 
 
@@ -109,6 +115,9 @@ class Simulation:
         self.report_heap: list[tuple[float, int]] = []   # (report time, node), idle mode only
         self.running_tasks = 0
         self.last_beat = [-1.0] * len(cluster.nodes)
+        self.node_free = [[{**n.resources, **setup.node_extra}.get(t, 0) for t in self.types]
+                          for n in cluster.nodes]
+        self.pending_shapes: Counter = Counter()   # core ask vector -> outstanding count
         self.pending_total = 0
         self.rejected: list[dict[str, Any]] = []
         self.queue_alloc: dict[str, list[int]] = {}
@@ -118,7 +127,8 @@ class Simulation:
         self.area = [0.0] * len(self.real_types)
         self.area_t = 0.0
         self.latency = LatencyHistogram()
-        self.counters = {"events": 0, "heartbeats": 0, "heartbeats_skipped": 0, "decisions": 0,
+        self.counters = {"events": 0, "heartbeats": 0, "heartbeats_idle": 0, "heartbeats_full": 0,
+                         "decisions": 0,
                          "assignments": 0, "containers_finished": 0, "excess_assignments": 0,
                          "submits": 0}
         self.timeline = Timeline(sample_s) if sample_s else None
@@ -222,6 +232,8 @@ class Simulation:
         until = math.inf if self.until is None else self.until
         idle_since_progress = 0.0
         inf = math.inf
+        next_progress = 0.0
+        progress_step = max(h, (self.until or (apps[-1].submit if apps else 0.0)) / 1000.0)
         while True:
             t_submit = apps[next_app].submit if next_app < n_apps else inf
             busy = self.pending_total > 0 or not self.skip_idle
@@ -241,8 +253,9 @@ class Simulation:
             t = t_submit if t_submit <= t_beat else t_beat
             if t == inf or t > until:
                 break
-            if self.progress is not None:
+            if self.progress is not None and t >= next_progress:
                 self.progress(t)
+                next_progress = t + progress_step
             self._advance(t)
             self.counters["events"] += 1
             if t_submit <= t_beat:
@@ -320,11 +333,25 @@ class Simulation:
             self._start_stage(app, 0)
 
     def _ask(self, app: _App, priority: int, res: dict[str, int], count: int) -> None:
+        shapes = self.pending_shapes
+        if app.pending:
+            self._unshape(app.core_ask, app.pending)
+        core_res = self._core_ask(res)
         app.priority = priority
         app.ask = self._vector(res)
+        app.core_ask = tuple(core_res.get(t, 0) for t in self.types)
         self.pending_total += count - app.pending
         app.pending = count
-        self.core.update_request(app.spec.id, priority, self._core_ask(res), count, now=self.now)
+        if count:
+            shapes[app.core_ask] += count
+        self.core.update_request(app.spec.id, priority, core_res, count, now=self.now)
+
+    def _unshape(self, shape: tuple[int, ...], n: int) -> None:
+        left = self.pending_shapes[shape] - n
+        if left:
+            self.pending_shapes[shape] = left
+        else:
+            del self.pending_shapes[shape]
 
     def _start_stage(self, app: _App, index: int) -> None:
         app.stage = index
@@ -352,7 +379,10 @@ class Simulation:
             _, cid = heapq.heappop(finishing)
             self._task_done(cid)
         if self.pending_total <= 0:
-            self.counters["heartbeats_skipped"] += 1
+            self.counters["heartbeats_idle"] += 1
+            return False
+        if self.skip_idle and not self._may_assign(node):
+            self.counters["heartbeats_full"] += 1
             return False
         t0 = time.perf_counter_ns()
         assignments = self.core.on_heartbeat(self.node_names[node], now=t)
@@ -361,6 +391,16 @@ class Simulation:
         for a in assignments:
             self._assigned(a, node)
         return bool(assignments)
+
+    def _may_assign(self, node: int) -> bool:
+        """False only when the core certainly returns nothing for this node now."""
+        free = self.node_free[node]
+        for shape in self.pending_shapes:
+            if all(map(le, shape, free)):
+                return True
+        core_node = self.core.nodes.get(self.node_names[node])
+        # A reserved node's heartbeat may drop its reservation: always let the core see it.
+        return core_node is None or core_node.reserved is not None
 
     def _assigned(self, a: Any, node: int) -> None:
         self.counters["assignments"] += 1
@@ -372,9 +412,13 @@ class Simulation:
             return
         app.pending -= 1
         self.pending_total -= 1
+        self._unshape(app.core_ask, 1)
         vec = app.ask
         is_am = app.stage == -1
-        self.containers[a.assignment_id] = _Container(app, node, vec, is_am)
+        self.containers[a.assignment_id] = _Container(app, node, vec, app.core_ask, is_am)
+        free = self.node_free[node]
+        for j, v in enumerate(app.core_ask):
+            free[j] -= v
         qa = self.queue_alloc[app.queue]
         for j, v in enumerate(vec):
             qa[j] += v
@@ -398,6 +442,9 @@ class Simulation:
             return None
         self.core.container_finished(cid, state)
         self.counters["containers_finished"] += 1
+        free = self.node_free[c.node]
+        for j, v in enumerate(c.core_vector):
+            free[j] += v
         qa = self.queue_alloc[c.app.queue]
         for j, v in enumerate(c.vector):
             qa[j] -= v

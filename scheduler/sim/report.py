@@ -20,6 +20,10 @@ def _weighted_share(alloc: list[int], capacity: tuple[int, ...], types: tuple[st
     return best
 
 
+def _round(t: float | None) -> float | None:
+    return None if t is None else round(t, 3)
+
+
 def build_result(sim: Simulation) -> dict[str, Any]:
     """Everything the run measured, as a JSON-able dict."""
     end = sim.now if sim.until is None else sim.until
@@ -31,7 +35,7 @@ def build_result(sim: Simulation) -> dict[str, Any]:
     apps = []
     for app in sim.states.values():
         apps.append({"id": app.spec.id, "queue": app.queue, "user": app.spec.user,
-                     "submit": app.spec.submit, "start": app.start, "finish": app.finish})
+                     "submit": app.spec.submit, "start": _round(app.start), "finish": _round(app.finish)})
         if app.finish is not None:
             completion[app.queue].append(app.finish - app.spec.submit)
     queues: dict[str, Any] = {}
@@ -55,6 +59,7 @@ def build_result(sim: Simulation) -> dict[str, Any]:
                    for j, t in enumerate(types)}
     p50, p99 = sim.latency.percentile(50), sim.latency.percentile(99)
     wall = getattr(sim, "wall_s", 0.0)
+    events = sim.counters["events"] + sim.counters["assignments"] + sim.counters["containers_finished"]
     return {
         "format": FORMAT_VERSION,
         "policy": sim.setup.name,
@@ -74,11 +79,15 @@ def build_result(sim: Simulation) -> dict[str, Any]:
             "core_counters": dict(sim.core.counters),
         },
         "sim": {
-            "events": sim.counters["events"],
+            # submits + heartbeats + container starts + container ends
+            "events": events,
             "heartbeats": sim.counters["heartbeats"],
+            "heartbeats_idle": sim.counters["heartbeats_idle"],
+            "heartbeats_full": sim.counters["heartbeats_full"],
+            "containers_started": sim.counters["assignments"] - sim.counters["excess_assignments"],
             "containers_finished": sim.counters["containers_finished"],
             "excess_assignments": sim.counters["excess_assignments"],
             "wall_s": round(wall, 3),
-            "events_per_s": round(sim.counters["events"] / wall, 1) if wall > 0 else None,
+            "events_per_s": round(events / wall, 1) if wall > 0 else None,
         },
     }

@@ -1,0 +1,125 @@
+"""Converts SWIM Facebook traces (FB-2009, FB-2010 samples) to simulator workloads.
+
+A SWIM line is `job_id submit_s gap_s map_input_bytes shuffle_bytes reduce_output_bytes`
+(tab separated). It has no task counts, durations or shapes; this module derives them by the
+rules below (also in SIMULATOR.md), chosen to follow Hadoop/Hive defaults where one exists:
+
+- map tasks    = ceil(input / 256 MiB), at least 1, at most 4000 (one map per split; the
+                 cap stands for CombineFileInputFormat-style split merging on huge inputs)
+- reduce tasks = ceil(shuffle / 1 GiB), at most 999 (Hive's bytes-per-reducer and max-reducers
+                 defaults); a job with no shuffle is map-only (one stage)
+- durations    = 5 s task start-up + bytes the task handles / 8 MiB/s (map: its input split;
+                 reduce: its shuffle plus output share)
+- shapes by job class (shuffle / input ratio):
+    filter/aggregate (no shuffle or shuffle <= 0.25 x input): CPU-heavy maps <2 vcores, 2 GiB>,
+        reduces <1 vcore, 2 GiB>
+    expand/join (shuffle >= 1 x input):                       memory-heavy maps <1 vcore, 4 GiB>,
+        reduces <1 vcore, 8 GiB>
+    otherwise (transform):                                    maps <1 vcore, 2 GiB>,
+        reduces <1 vcore, 4 GiB>
+- users and queues: job k (0-based, file order) belongs to user `user<k mod U>`, and user u
+  submits to queue number (u mod Q) of the given queue list; so every queue gets every kind of
+  job, in the trace's own arrival pattern.
+- submit = the trace's submit time; AM <1 vcore, 1 GiB> (the workload default) unless --no-am.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from scheduler.sim.formats import SimInputError
+
+MIB = 1 << 20
+GIB = 1 << 30
+SPLIT_BYTES = 256 * MIB
+MAX_MAPS = 4000
+BYTES_PER_REDUCER = GIB
+MAX_REDUCERS = 999
+TASK_STARTUP_S = 5.0
+BYTES_PER_S = 8 * MIB
+
+SHAPES = {
+    "filter": ({"vcores": 2, "memory-mb": 2048}, {"vcores": 1, "memory-mb": 2048}),
+    "transform": ({"vcores": 1, "memory-mb": 2048}, {"vcores": 1, "memory-mb": 4096}),
+    "expand": ({"vcores": 1, "memory-mb": 4096}, {"vcores": 1, "memory-mb": 8192}),
+}
+
+
+def job_class(input_bytes: int, shuffle_bytes: int) -> str:
+    if shuffle_bytes <= 0.25 * input_bytes:
+        return "filter"
+    if shuffle_bytes >= input_bytes:
+        return "expand"
+    return "transform"
+
+
+def convert_job(k: int, job_id: str, submit: float, input_bytes: int, shuffle_bytes: int,
+                output_bytes: int, queues: list[str], users: int, with_am: bool = True) -> dict:
+    """The workload line for the k-th job of a trace."""
+    kind = job_class(input_bytes, shuffle_bytes)
+    map_shape, reduce_shape = SHAPES[kind]
+    maps = min(MAX_MAPS, max(1, math.ceil(input_bytes / SPLIT_BYTES)))
+    stages = [{"tasks": maps, "resources": map_shape,
+               "duration": round(TASK_STARTUP_S + input_bytes / maps / BYTES_PER_S, 3)}]
+    if shuffle_bytes > 0:
+        reduces = min(MAX_REDUCERS, max(1, math.ceil(shuffle_bytes / BYTES_PER_REDUCER)))
+        per_task = (shuffle_bytes + output_bytes) / reduces
+        stages.append({"tasks": reduces, "resources": reduce_shape,
+                       "duration": round(TASK_STARTUP_S + per_task / BYTES_PER_S, 3)})
+    user = k % users
+    line = {"id": job_id, "queue": queues[user % len(queues)], "user": f"user{user}",
+            "submit": submit, "stages": stages}
+    if not with_am:
+        line["am"] = None
+    return line
+
+
+def convert_swim(path: str | Path, out: str | Path, *, queues: list[str], users: int = 16,
+                 limit: int | None = None, with_am: bool = True) -> int:
+    """Converts a SWIM .tsv file to JSON lines; returns the number of jobs written."""
+    if not queues:
+        raise SimInputError(["--queues: give at least one queue"])
+    if users < 1:
+        raise SimInputError([f"--users: must be >= 1, got {users}"])
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SimInputError([f"{path}: cannot read the trace: {exc.strerror or exc}"]) from None
+    lines, errors = [], []
+    seen: set[str] = set()
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        if limit is not None and len(lines) >= limit:
+            break
+        fields = raw.split("\t")
+        if len(fields) != 6:
+            errors.append(f"{path}:{lineno}: expected 6 tab-separated fields (job_id, submit_s, gap_s, "
+                          f"map_input_bytes, shuffle_bytes, reduce_output_bytes), got {len(fields)}")
+            continue
+        job_id = fields[0].strip()
+        try:
+            submit = float(fields[1])
+            sizes = [int(f) for f in fields[3:]]
+        except ValueError:
+            errors.append(f"{path}:{lineno}: submit time must be a number and byte counts integers")
+            continue
+        if submit < 0 or min(sizes) < 0 or not math.isfinite(submit):
+            errors.append(f"{path}:{lineno}: negative or non-finite value")
+            continue
+        if job_id in seen:
+            errors.append(f"{path}:{lineno}: job id {job_id!r} appears twice")
+            continue
+        seen.add(job_id)
+        lines.append(convert_job(len(lines), job_id, submit, *sizes, queues=queues, users=users,
+                                 with_am=with_am))
+        if len(errors) > 50:
+            break
+    if errors:
+        raise SimInputError(errors)
+    with open(out, "w", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(json.dumps(line, separators=(", ", ": ")) + "\n")
+    return len(lines)

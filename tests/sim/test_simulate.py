@@ -1,0 +1,170 @@
+"""`yarn-drf simulate` end to end: the real core on a simulated clock, checked through its JSON."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.sim.conftest import SCENARIOS, TWO_QUEUES, app, run_cli
+
+CPU = {"vcores": 1, "memory-mb": 1024}
+
+
+def test_drf_paper_example_through_the_cli_json(files):
+    d = SCENARIOS / "drf-paper-example"
+    r = files.simulate(str(d / "queues.yaml"), str(d / "cluster.yaml"), str(d / "workload.jsonl"),
+                       "--until", "60")
+    a, b = r["queues"]["root.a"], r["queues"]["root.b"]
+    # <9 CPU, 18 GB>: A's <1, 4 GB> tasks and B's <3, 1 GB> tasks -> 3 and 2, both at 2/3.
+    assert (a["running"], b["running"]) == (3, 2)
+    assert a["allocated"] == {"vcores": 3, "memory-mb": 12288}
+    assert b["allocated"] == {"vcores": 6, "memory-mb": 2048}
+    assert a["dominant_share"] == pytest.approx(2 / 3, abs=1e-6)
+    assert b["dominant_share"] == pytest.approx(2 / 3, abs=1e-6)
+    assert r["policy"] == "drf" and r["end_time"] == 60.0
+    assert r["scheduler"]["decisions"] >= 1 and r["scheduler"]["decision_us"]["p50"] > 0
+
+
+def test_stages_run_one_after_another(files):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, count: 2, resources: {vcores: 8, memory-mb: 8192}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.workload("w.jsonl", [app("j", "root.a", 0.0, [(4, CPU, 10.0), (2, CPU, 20.0)], am=None)])
+    # 5 s in: the 4 map-like tasks run, the second stage has not started.
+    mid = files.simulate(queues, cluster, w, "--until", "5")
+    assert mid["queues"]["root.a"]["running"] == 4
+    assert mid["queues"]["root.a"]["completed_tasks"] == 0
+    # 15 s in: stage one is done (reported on heartbeats), stage two's 2 tasks run.
+    later = files.simulate(queues, cluster, w, "--until", "15")
+    assert later["queues"]["root.a"]["running"] == 2
+    assert later["queues"]["root.a"]["completed_tasks"] == 4
+    done = files.simulate(queues, cluster, w)
+    job = done["apps"][0]
+    # Stage two starts only after stage one ends: the app takes at least 10 + 20 s.
+    assert job["finish"] - job["start"] >= 30.0
+    assert done["queues"]["root.a"]["completed_tasks"] == 6
+    assert done["queues"]["root.a"]["running"] == 0
+    assert done["queues"]["root.a"]["app_completion_s"]["mean"] == pytest.approx(
+        job["finish"] - job["submit"], abs=1e-3)
+
+
+def test_am_container_holds_room_for_the_apps_lifetime(files):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 4, memory-mb: 8192}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.workload("w.jsonl", [
+        app("with-am", "root.a", 0.0, [(10, CPU, 100.0)], am={"vcores": 1, "memory-mb": 2048})])
+    r = files.simulate(queues, cluster, w, "--until", "50")
+    qa = r["queues"]["root.a"]
+    assert qa["running"] == 3  # one of the 4 vcores is the AM's
+    assert qa["allocated"] == {"vcores": 4, "memory-mb": 2048 + 3 * 1024}
+    w2 = files.workload("w2.jsonl", [app("no-am", "root.a", 0.0, [(10, CPU, 100.0)], am=None)])
+    r2 = files.simulate(queues, cluster, w2, "--until", "50")
+    assert r2["queues"]["root.a"]["running"] == 4
+    assert r2["queues"]["root.a"]["allocated"]["vcores"] == 4
+    # The app starts when its AM does, and the AM is freed when the app finishes.
+    end = files.simulate(queues, cluster, w)
+    assert end["queues"]["root.a"]["allocated"] == {"vcores": 0, "memory-mb": 0}
+    assert end["apps"][0]["start"] is not None and end["apps"][0]["finish"] >= 400.0
+
+
+def test_until_stops_the_clock_and_reports_unfinished_apps(files):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 2, memory-mb: 4096}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.workload("w.jsonl", [app("long", "root.a", 0.0, [(2, CPU, 1000.0)], am=None),
+                                   app("late", "root.b", 500.0, [(1, CPU, 10.0)], am=None)])
+    r = files.simulate(queues, cluster, w, "--until", "100")
+    assert r["end_time"] == 100.0
+    apps = {a["id"]: a for a in r["apps"]}
+    assert apps["long"]["finish"] is None and apps["long"]["start"] is not None
+    assert "late" not in apps  # not yet submitted at 100 s
+    assert r["queues"]["root.a"]["running"] == 2
+    assert r["utilization"]["vcores"] > 0.9  # both cores busy from the first heartbeat on
+    full = files.simulate(queues, cluster, w)
+    assert full["end_time"] >= 1000.0 and all(a["finish"] for a in full["apps"])
+
+
+def test_fifo_starves_a_later_queue_that_drf_serves(files):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, count: 4, resources: {vcores: 4, memory-mb: 8192}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.workload("w.jsonl", [app("early", "root.a", 0.0, [(200, CPU, 30.0)], am=None),
+                                   app("later", "root.b", 10.0, [(50, CPU, 30.0)], am=None)])
+    fifo = files.simulate(queues, cluster, w, "--until", "100", "--policy", "fifo")
+    drf = files.simulate(queues, cluster, w, "--until", "100", "--policy", "drf")
+    # FIFO: the early app still has asks, so the later queue gets nothing.
+    assert fifo["queues"]["root.b"]["running"] == 0
+    assert fifo["queues"]["root.a"]["running"] == 16
+    # DRF: the later queue gets its half of the 16 cores as tasks finish.
+    assert drf["queues"]["root.b"]["running"] == 8
+    assert drf["queues"]["root.a"]["running"] == 8
+    assert fifo["policy"] == "fifo" and "root.fifo" not in fifo["queues"]
+
+
+def test_slots_shares_by_slot_count_where_drf_shares_by_dominant_resource(files):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, count: 2, resources: {vcores: 16, memory-mb: 65536}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    big, small = {"vcores": 4, "memory-mb": 1024}, {"vcores": 1, "memory-mb": 1024}
+    w = files.workload("w.jsonl", [app("big", "root.a", 0.0, [(100, big, 500.0)], am=None),
+                                   app("small", "root.b", 0.0, [(100, small, 500.0)], am=None)])
+    slots = files.simulate(queues, cluster, w, "--until", "50", "--policy", "slots", "--slots-per-node", "4")
+    a, b = slots["queues"]["root.a"], slots["queues"]["root.b"]
+    assert a["running"] == b["running"] == 4  # 8 slots, 4 each, whatever the task sizes
+    drf = files.simulate(queues, cluster, w, "--until", "50")
+    a, b = drf["queues"]["root.a"], drf["queues"]["root.b"]
+    assert a["dominant_share"] == pytest.approx(b["dominant_share"], abs=4 / 32)
+    assert b["running"] == 4 * a["running"]
+
+
+def test_invalid_policy_lists_the_valid_ones(files, capsys):
+    d = SCENARIOS / "drf-paper-example"
+    code = run_cli(["simulate", "--queues", str(d / "queues.yaml"), "--cluster", str(d / "cluster.yaml"),
+                    "--workload", str(d / "workload.jsonl"), "--policy", "lottery"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown policy 'lottery'" in err
+    for name in ("drf", "fifo", "slots", "fair-memory", "drf-no-gpu", "asset"):
+        assert name in err
+
+
+def test_bad_workload_fails_with_file_and_line_and_no_traceback(files, capsys):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 2, memory-mb: 4096}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.write("w.jsonl", json.dumps(app("ok", "root.a", 0, [(1, CPU, 1.0)])) + "\n"
+                    + json.dumps(app("gpu", "root.a", 0, [(1, {"gpu-mem": 5}, 1.0)])) + "\n")
+    code = run_cli(["simulate", "--queues", queues, "--cluster", cluster, "--workload", w])
+    err = capsys.readouterr().err
+    assert code == 2 and "w.jsonl:2: stages[0].resources: resource 'gpu-mem'" in err
+
+
+def test_ask_no_node_can_hold_is_refused_before_the_run(files, capsys):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 2, memory-mb: 4096}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.workload("w.jsonl", [app("huge", "root.a", 0, [(1, {"vcores": 3}, 1.0)])])
+    assert run_cli(["simulate", "--queues", queues, "--cluster", cluster, "--workload", w]) == 2
+    assert "app huge (workload line 1): stages[0].resources" in capsys.readouterr().err
+
+
+def test_queue_yaml_resources_list_restricts_node_types(files, capsys):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: g, resources: {vcores: 2, memory-mb: 4096, gpu-mem: 8}}\n")
+    queues = files.write("q.yaml", "resources: [vcores, memory-mb]\n" + TWO_QUEUES)
+    w = files.workload("w.jsonl", [app("x", "root.a", 0, [(1, CPU, 1.0)])])
+    assert run_cli(["simulate", "--queues", queues, "--cluster", cluster, "--workload", w]) == 2
+    assert "node g: resource 'gpu-mem' is not one of the resource types the queue configuration lists" \
+        in capsys.readouterr().err
+
+
+def test_rejected_apps_are_reported_not_run(files):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 2, memory-mb: 4096}}\n")
+    queues = files.write("q.yaml", """\
+queues:
+  root:
+    submit-acl: " "
+    admin-acl: " "
+    children:
+      a: {submit-acl: "alice"}
+""")
+    w = files.workload("w.jsonl", [
+        {**app("ok", "root.a", 0, [(1, CPU, 1.0)]), "user": "alice"},
+        {**app("no", "root.a", 0, [(1, CPU, 1.0)]), "user": "mallory"}])
+    for policy in ("drf", "fifo"):
+        r = files.simulate(queues, cluster, w, "--policy", policy)
+        assert [a["id"] for a in r["apps"]] == ["ok"]
+        assert r["rejected"][0]["id"] == "no" and "mallory" in r["rejected"][0]["reason"]
