@@ -1,0 +1,18 @@
+# The Java shim: one jar for the ResourceManager (py4j bundled) and the Maven classpath the
+# integration tests launch real ResourceManager / NodeManager JVMs from.
+SHIM_JAR := java_shim/target/yarn-drf-shim-0.1.0.jar
+SHIM_SOURCES := $(shell find java_shim/src -name '*.java' 2>/dev/null) java_shim/pom.xml
+# Hadoop daemons on Java 17 need these JDK internals opened (one flag a line).
+JAVA17_OPENS := $(shell cat conf/hadoop/java17-opens 2>/dev/null | tr '\n' ' ')
+
+.PHONY: shim shim-test
+
+shim: $(SHIM_JAR)
+
+# -o after the first build: the dependency tree is then in ~/.m2; a fresh machine downloads it once.
+# Offline first (the dependency tree is in ~/.m2 after one build); online if that fails.
+$(SHIM_JAR): $(SHIM_SOURCES)
+	cd java_shim && { mvn -q -B -o '-Dsurefire.opens=$(JAVA17_OPENS)' package \
+	    || mvn -q -B '-Dsurefire.opens=$(JAVA17_OPENS)' package; }
+
+TEST_PREREQS += shim

@@ -1,0 +1,111 @@
+package org.yarndrf.shim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.yarndrf.shim.bridge.MalformedReplyException;
+
+/**
+ * The queue tree as the core last reported it. Queues are updated in place across reloads, so
+ * running applications keep their queue objects; a queue that disappears from the file is
+ * marked removed (no new submissions) and stays while apps still use it.
+ */
+public final class QueueTree {
+  private final Configuration conf;
+  private final ShimQueue.RecoveryListener recovery;
+  private final Map<String, ShimQueue> byPath = new LinkedHashMap<>();
+  private ShimQueue root;
+
+  public QueueTree(Configuration conf, ShimQueue.RecoveryListener recovery) {
+    this.conf = conf;
+    this.recovery = recovery;
+    root = new ShimQueue("root", null, conf, recovery);
+    byPath.put("root", root);
+  }
+
+  public synchronized ShimQueue root() {
+    return root;
+  }
+
+  /** Applies the core's "queues" list (parents before children). */
+  public synchronized void update(JsonNode queues) throws MalformedReplyException {
+    if (queues == null || !queues.isArray()) {
+      throw new MalformedReplyException("\"queues\" is not an array");
+    }
+    Set<String> seen = new HashSet<>();
+    for (JsonNode spec : queues) {
+      String path = spec.path("name").asText("");
+      if (!path.equals("root") && !path.startsWith("root.")) {
+        throw new MalformedReplyException("queue name " + spec.get("name")
+            + " is not a full path from root");
+      }
+      ShimQueue q = byPath.get(path);
+      if (q == null) {
+        String parentPath = path.substring(0, Math.max(0, path.lastIndexOf('.')));
+        ShimQueue parent = byPath.get(parentPath);
+        if (parent == null) {
+          throw new MalformedReplyException("queue " + path + " listed before its parent");
+        }
+        q = new ShimQueue(path, parent, conf, recovery);
+        byPath.put(path, q);
+      }
+      q.configure(spec);
+      seen.add(path);
+    }
+    for (Map.Entry<String, ShimQueue> e : byPath.entrySet()) {
+      if (!seen.contains(e.getKey())) {
+        e.getValue().markRemoved();
+      }
+    }
+  }
+
+  /** A queue by full path ("root.a.b") or by a unique short name ("b"); null if none. */
+  public synchronized ShimQueue find(String name) {
+    if (name == null) {
+      return null;
+    }
+    ShimQueue q = byPath.get(name);
+    if (q != null) {
+      return q;
+    }
+    ShimQueue found = null;
+    for (ShimQueue c : byPath.values()) {
+      if (c.getShortName().equals(name)) {
+        if (found != null) {
+          return null;
+        }
+        found = c;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The queue for an app YARN already runs (recovery, snapshot): its configured queue, or a
+   * placeholder leaf marked removed if the file no longer has it, so the app keeps running.
+   */
+  public synchronized ShimQueue findOrPlaceholder(String path) {
+    ShimQueue q = find(path);
+    if (q != null) {
+      return q;
+    }
+    ShimQueue parent = root;
+    StringBuilder p = new StringBuilder("root");
+    String[] parts = path.startsWith("root.") ? path.substring(5).split("\\.")
+        : new String[] {path};
+    for (String part : parts) {
+      p.append('.').append(part);
+      ShimQueue next = byPath.get(p.toString());
+      if (next == null) {
+        next = new ShimQueue(p.toString(), parent, conf, recovery);
+        next.markRemoved();
+        byPath.put(p.toString(), next);
+      }
+      parent = next;
+    }
+    return parent;
+  }
+}

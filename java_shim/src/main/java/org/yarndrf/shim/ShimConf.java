@@ -1,0 +1,30 @@
+package org.yarndrf.shim;
+
+/** yarn-site.xml keys of the shim (documented in yarn_bridge/BRIDGE.md). */
+public final class ShimConf {
+  private ShimConf() {
+  }
+
+  public static final String PREFIX = "yarn-drf.";
+  /** "child" (default): the RM starts and supervises `yarn-drf serve`; "external": connect only. */
+  public static final String SERVE_MODE = PREFIX + "serve.mode";
+  /** Command line of the core service, without the bridge arguments the shim appends. */
+  public static final String SERVE_COMMAND = PREFIX + "serve.command";
+  public static final String DEFAULT_SERVE_COMMAND = "yarn-drf serve";
+  /** The queue YAML, passed to the child as --queues and re-read on refreshQueues. */
+  public static final String QUEUES_FILE = PREFIX + "queues.file";
+  /** File receiving the child's stdout/stderr; unset: the RM's own output. */
+  public static final String SERVE_LOG = PREFIX + "serve.log";
+  /** Loopback port the Python service listens on. */
+  public static final String PORT = PREFIX + "bridge.port";
+  public static final int DEFAULT_PORT = 25334;
+  /** File holding the py4j auth token; unset in child mode: a fresh random token per RM start. */
+  public static final String TOKEN_FILE = PREFIX + "bridge.token-file";
+  /** How long one call may take before that heartbeat assigns nothing. */
+  public static final String TIMEOUT_MS = PREFIX + "bridge.timeout-ms";
+  public static final int DEFAULT_TIMEOUT_MS = 250;
+  public static final String BACKOFF_INITIAL_MS = PREFIX + "bridge.backoff.initial-ms";
+  public static final long DEFAULT_BACKOFF_INITIAL_MS = 200;
+  public static final String BACKOFF_MAX_MS = PREFIX + "bridge.backoff.max-ms";
+  public static final long DEFAULT_BACKOFF_MAX_MS = 5000;
+}

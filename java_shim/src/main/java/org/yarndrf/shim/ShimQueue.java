@@ -1,0 +1,319 @@
+package org.yarndrf.shim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authorize.AccessControlList;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.QueueACL;
+import org.apache.hadoop.yarn.api.records.QueueInfo;
+import org.apache.hadoop.yarn.api.records.QueueState;
+import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceInformation;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractUsersManager;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ActiveUsersManager;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Queue;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
+import org.apache.hadoop.yarn.util.resource.Resources;
+
+/**
+ * One queue of the tree the core loaded from queues.yaml, as YARN sees it: name, ACLs, metrics,
+ * the usage Java counts itself (for re-checking assignments against queue limits), and the
+ * configured limits. Decisions are the core's; this object only answers YARN's questions.
+ */
+public final class ShimQueue implements Queue {
+  /** Called when YARN recovers a container into this queue after an RM restart. */
+  public interface RecoveryListener {
+    void containerRecovered(ShimQueue queue, SchedulerApplicationAttempt attempt,
+        RMContainer container);
+  }
+
+  private final String path;
+  private final ShimQueue parent;
+  private final List<ShimQueue> children = new ArrayList<>();
+  private final QueueMetrics metrics;
+  private final ActiveUsersManager usersManager;
+  private final RecoveryListener recovery;
+  private final Resource used = Resource.newInstance(0, 0);
+  private final Map<QueueACL, AccessControlList> acls = new EnumMap<>(QueueACL.class);
+  private volatile boolean leaf;
+  private volatile boolean removed;
+  private volatile double weight = 1.0;
+  private volatile JsonNode max;
+  private volatile double maxFraction = Double.NaN;
+
+  ShimQueue(String path, ShimQueue parent, Configuration conf, RecoveryListener recovery) {
+    this.path = path;
+    this.parent = parent;
+    this.recovery = recovery;
+    this.metrics = QueueMetrics.forQueue(path, parent, false, conf);
+    this.usersManager = new ActiveUsersManager(metrics);
+    acls.put(QueueACL.SUBMIT_APPLICATIONS, new AccessControlList(""));
+    acls.put(QueueACL.ADMINISTER_QUEUE, new AccessControlList(""));
+    if (parent != null) {
+      parent.children.add(this);
+    }
+  }
+
+  /** Applies one queue's entry of the core's queue list (see BRIDGE.md, "queues"). */
+  void configure(JsonNode spec) {
+    leaf = spec.path("leaf").asBoolean(true);
+    removed = false;
+    JsonNode w = spec.get("weight");
+    if (w != null && w.isNumber()) {
+      weight = w.asDouble();
+    } else if (w != null && w.isObject()) {
+      // A per-resource weight vector: report its largest entry as the queue's weight.
+      double best = 0;
+      for (Iterator<JsonNode> it = w.elements(); it.hasNext();) {
+        best = Math.max(best, it.next().asDouble());
+      }
+      weight = best > 0 ? best : 1.0;
+    }
+    max = spec.get("max");
+    JsonNode mf = spec.get("max_fraction");
+    maxFraction = mf != null && mf.isNumber() ? mf.asDouble() : Double.NaN;
+    acls.put(QueueACL.SUBMIT_APPLICATIONS,
+        new AccessControlList(spec.path("submit_acl").asText("")));
+    acls.put(QueueACL.ADMINISTER_QUEUE, new AccessControlList(spec.path("admin_acl").asText("")));
+  }
+
+  void markRemoved() {
+    removed = true;
+  }
+
+  public boolean isRemoved() {
+    return removed;
+  }
+
+  public boolean isLeaf() {
+    return leaf;
+  }
+
+  public ShimQueue getParent() {
+    return parent;
+  }
+
+  public List<ShimQueue> getChildren() {
+    return Collections.unmodifiableList(children);
+  }
+
+  @Override
+  public String getQueueName() {
+    return path;
+  }
+
+  public String getShortName() {
+    int dot = path.lastIndexOf('.');
+    return dot < 0 ? path : path.substring(dot + 1);
+  }
+
+  @Override
+  public QueueMetrics getMetrics() {
+    return metrics;
+  }
+
+  public synchronized Resource getUsed() {
+    return Resources.clone(used);
+  }
+
+  /** Adds (sign 1) or removes (sign -1) a container's resources here and in every ancestor. */
+  void charge(Resource r, int sign) {
+    for (ShimQueue q = this; q != null; q = q.parent) {
+      synchronized (q) {
+        if (sign > 0) {
+          Resources.addTo(q.used, r);
+        } else {
+          Resources.subtractFrom(q.used, r);
+        }
+      }
+    }
+  }
+
+  /**
+   * Re-checks that this queue and each ancestor stay within their configured maximum after
+   * adding `ask`. Returns null if so, else a reason naming the queue and resource.
+   */
+  String checkLimits(Resource ask, Resource cluster) {
+    for (ShimQueue q = this; q != null; q = q.parent) {
+      Resource u = q.getUsed();
+      for (ResourceInformation ri : ask.getResources()) {
+        long limit = q.limitFor(ri.getName(), cluster);
+        if (limit < 0) {
+          continue;
+        }
+        long after = u.getResourceValue(ri.getName()) + ri.getValue();
+        if (after > limit) {
+          return "queue " + q.path + " would use " + after + " " + ri.getName()
+              + ", above its maximum " + limit;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** The configured maximum of one resource type, or -1 if unlimited. */
+  long limitFor(String resource, Resource cluster) {
+    long limit = -1;
+    long total = clusterValue(cluster, resource);
+    if (!Double.isNaN(maxFraction)) {
+      limit = (long) Math.floor(maxFraction * total);
+    }
+    JsonNode m = max == null ? null : max.get(resource);
+    if (m != null && m.isIntegralNumber()) {
+      limit = limit < 0 ? m.asLong() : Math.min(limit, m.asLong());
+    } else if (m != null && m.isNumber()) {
+      long l = (long) Math.floor(m.asDouble() * total);
+      limit = limit < 0 ? l : Math.min(limit, l);
+    }
+    return limit;
+  }
+
+  private static long clusterValue(Resource cluster, String resource) {
+    try {
+      return cluster.getResourceValue(resource);
+    } catch (RuntimeException e) {
+      return 0;
+    }
+  }
+
+  /** YARN semantics: allowed if this queue or any ancestor allows; administer implies submit. */
+  @Override
+  public boolean hasAccess(QueueACL acl, UserGroupInformation user) {
+    for (ShimQueue q = this; q != null; q = q.parent) {
+      if (q.acls.get(acl).isUserAllowed(user)) {
+        return true;
+      }
+      if (acl == QueueACL.SUBMIT_APPLICATIONS
+          && q.acls.get(QueueACL.ADMINISTER_QUEUE).isUserAllowed(user)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public QueueInfo getQueueInfo(boolean includeChildQueues, boolean recursive) {
+    return queueInfo(includeChildQueues, recursive, null);
+  }
+
+  QueueInfo queueInfo(boolean includeChildQueues, boolean recursive, Resource cluster) {
+    QueueInfo info = QueueInfo.newInstance(getShortName(), path, 0f, 1f, 0f,
+        new ArrayList<QueueInfo>(),
+        new ArrayList<org.apache.hadoop.yarn.api.records.ApplicationReport>(),
+        removed ? QueueState.STOPPED : QueueState.RUNNING, null, null, null, true,
+        (float) weight, -1);
+    double siblingWeights = 0;
+    if (parent != null) {
+      for (ShimQueue s : parent.children) {
+        siblingWeights += s.removed ? 0 : s.weight;
+      }
+    }
+    info.setCapacity(parent == null ? 1f : (float) (siblingWeights > 0 ? weight / siblingWeights : 0));
+    info.setWeight((float) weight);
+    info.setMaximumCapacity(Double.isNaN(maxFraction) ? 1f : (float) maxFraction);
+    if (cluster != null) {
+      info.setCurrentCapacity((float) dominantShare(getUsed(), cluster));
+    }
+    if (includeChildQueues) {
+      List<QueueInfo> kids = new ArrayList<>();
+      for (ShimQueue c : children) {
+        kids.add(c.queueInfo(recursive, recursive, cluster));
+      }
+      info.setChildQueues(kids);
+    }
+    return info;
+  }
+
+  static double dominantShare(Resource used, Resource cluster) {
+    double best = 0;
+    for (ResourceInformation ri : cluster.getResources()) {
+      if (ri.getValue() > 0) {
+        best = Math.max(best, (double) used.getResourceValue(ri.getName()) / ri.getValue());
+      }
+    }
+    return best;
+  }
+
+  public Map<QueueACL, AccessControlList> getQueueAcls() {
+    return new HashMap<>(acls);
+  }
+
+  @Override
+  public List<QueueUserACLInfo> getQueueUserAclInfo(UserGroupInformation user) {
+    List<QueueUserACLInfo> out = new ArrayList<>();
+    collectAcls(user, out);
+    return out;
+  }
+
+  private void collectAcls(UserGroupInformation user, List<QueueUserACLInfo> out) {
+    List<QueueACL> granted = new ArrayList<>();
+    for (QueueACL acl : QueueACL.values()) {
+      if (user != null && hasAccess(acl, user)) {
+        granted.add(acl);
+      }
+    }
+    out.add(QueueUserACLInfo.newInstance(path, granted));
+    for (ShimQueue c : children) {
+      c.collectAcls(user, out);
+    }
+  }
+
+  @Override
+  public AbstractUsersManager getAbstractUsersManager() {
+    return usersManager;
+  }
+
+  @Override
+  public void recoverContainer(Resource clusterResource,
+      SchedulerApplicationAttempt schedulerAttempt, RMContainer rmContainer) {
+    if (rmContainer.getState().equals(RMContainerState.COMPLETED)) {
+      return;
+    }
+    charge(rmContainer.getAllocatedResource(), 1);
+    recovery.containerRecovered(this, schedulerAttempt, rmContainer);
+  }
+
+  @Override
+  public Set<String> getAccessibleNodeLabels() {
+    return null;
+  }
+
+  @Override
+  public String getDefaultNodeLabelExpression() {
+    return null;
+  }
+
+  @Override
+  public void incPendingResource(String nodeLabel, Resource resourceToInc) {
+  }
+
+  @Override
+  public void decPendingResource(String nodeLabel, Resource resourceToDec) {
+  }
+
+  @Override
+  public Priority getDefaultApplicationPriority() {
+    return null;
+  }
+
+  @Override
+  public void incReservedResource(String partition, Resource reservedRes) {
+  }
+
+  @Override
+  public void decReservedResource(String partition, Resource reservedRes) {
+  }
+}

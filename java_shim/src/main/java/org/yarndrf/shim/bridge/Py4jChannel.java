@@ -1,0 +1,99 @@
+package org.yarndrf.shim.bridge;
+
+import java.net.InetAddress;
+import java.net.SocketTimeoutException;
+import py4j.ClientServer;
+import py4j.Py4JException;
+
+/**
+ * The py4j connection to `yarn-drf serve`. Java is the client: it asks the Python server for its
+ * entry point ({@link CoreEndpoint}) and calls it. Python never calls Java, so no Java gateway
+ * port is opened. Loopback only, py4j's auth token always, TCP_NODELAY, and a read timeout so a
+ * hung Python costs one heartbeat, not the scheduler thread.
+ */
+public final class Py4jChannel implements CoreChannel {
+  private final InetAddress address;
+  private final int pythonPort;
+  private final String token;
+  private final int timeoutMs;
+  private ClientServer clientServer;
+  private CoreEndpoint endpoint;
+
+  public Py4jChannel(InetAddress address, int pythonPort, String token, int timeoutMs) {
+    if (!address.isLoopbackAddress()) {
+      throw new IllegalArgumentException("yarn-drf bridge: " + address
+          + " is not a loopback address; the bridge only talks to 127.0.0.1");
+    }
+    if (token == null || token.isEmpty()) {
+      throw new IllegalArgumentException("yarn-drf bridge: an auth token is required");
+    }
+    this.address = address;
+    this.pythonPort = pythonPort;
+    this.token = token;
+    this.timeoutMs = timeoutMs;
+  }
+
+  @Override
+  public synchronized String call(String message) throws CoreUnavailableException {
+    try {
+      if (endpoint == null) {
+        clientServer = new ClientServer.ClientServerBuilder()
+            .javaAddress(address)
+            .pythonAddress(address)
+            .pythonPort(pythonPort)
+            .authToken(token)
+            .readTimeout(timeoutMs)
+            .connectTimeout(timeoutMs)
+            .socketFactory(NoDelaySockets.CLIENT)
+            .serverSocketFactory(NoDelaySockets.SERVER)
+            .autoStartJavaServer(false)
+            .enableMemoryManagement(false)
+            .build();
+        endpoint = (CoreEndpoint) clientServer.getPythonServerEntryPoint(
+            new Class[] {CoreEndpoint.class});
+      }
+      String reply = endpoint.call(message);
+      if (reply == null) {
+        throw new CoreUnavailableException("yarn-drf core returned null", null, false);
+      }
+      return reply;
+    } catch (Py4JException e) {
+      // A dead or restarted Python leaves broken pooled sockets: start from a clean client.
+      resetClient();
+      throw new CoreUnavailableException("yarn-drf core unreachable: " + e.getMessage(), e,
+          hasTimeoutCause(e));
+    } catch (RuntimeException e) {
+      resetClient();
+      throw new CoreUnavailableException("yarn-drf core call failed: " + e, e, false);
+    }
+  }
+
+  private static boolean hasTimeoutCause(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof SocketTimeoutException) {
+        return true;
+      }
+      if (c.getMessage() != null && c.getMessage().contains("Read timed out")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void resetClient() {
+    if (clientServer != null) {
+      try {
+        clientServer.shutdown();
+      } catch (RuntimeException ignored) {
+        // Shutting down a half-broken client must not mask the original failure.
+      }
+    }
+    clientServer = null;
+    endpoint = null;
+  }
+
+  @Override
+  public synchronized void close() {
+    resetClient();
+  }
+}
