@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the mini-cluster's images, each only when missing or when its inputs changed (a hash of
+# its input files is stored as the image label yarn-drf.inputs):
+#   yarn-drf/base:bookworm   offline Debian base (mmdebstrap), skipped when BASE_IMAGE is given
+#   yarn-drf/hadoop:3.4.1    Hadoop runtime (jars from Maven Central via docker/hadoop/pom.xml)
+#   yarn-drf/rm:latest       the ResourceManager image: the runtime plus the yarn-drf shim jar and
+#                            the Python scheduler when java_shim/target has the jar (else stock)
+#   usage: docker/build.sh [base|hadoop|rm|all]      (needs DOCKER_HOST; see docker/engine.sh)
+# Environment: BASE_IMAGE (a Debian/Ubuntu image from your registry instead of the offline base),
+#   DOCKER (the docker client; Debian's /usr/bin/docker is preferred for BuildKit).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+DOCKER="${DOCKER:-$( [ -x /usr/bin/docker ] && echo /usr/bin/docker || command -v docker)}"
+export DOCKER DOCKER_BUILDKIT=1
+BUILD="$ROOT/build/docker"
+HADOOP_VERSION=3.4.1
+BASE_DEFAULT=yarn-drf/base:bookworm
+HADOOP_IMAGE="yarn-drf/hadoop:$HADOOP_VERSION"
+RM_IMAGE=yarn-drf/rm:latest
+
+log() { echo "build: $*" >&2; }
+
+inputs_hash() { # files... -> one hash of their names and contents
+  for f in "$@"; do [ -e "$f" ] && { echo "$f"; cat "$f"; }; done | sha256sum | cut -c1-16
+}
+
+current_label() {
+  "$DOCKER" image inspect --format '{{ index .Config.Labels "yarn-drf.inputs" }}' "$1" 2>/dev/null || true
+}
+
+build_base() {
+  if [ -n "${BASE_IMAGE:-}" ]; then log "base: using BASE_IMAGE=$BASE_IMAGE"; return; fi
+  if "$DOCKER" image inspect "$BASE_DEFAULT" >/dev/null 2>&1; then log "base: $BASE_DEFAULT exists"; return; fi
+  docker/base/build-base.sh "$BASE_DEFAULT"
+}
+
+build_hadoop() {
+  local base="${BASE_IMAGE:-$BASE_DEFAULT}" ctx="$BUILD/hadoop" hash
+  hash="$(inputs_hash docker/hadoop/pom.xml docker/hadoop/Dockerfile docker/hadoop/bin/yarn \
+    docker/hadoop/render_conf.py docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties \
+    conf/hadoop/java17-opens <(echo "$base" "$("$DOCKER" image inspect --format '{{.Id}}' "$base" 2>/dev/null)"))"
+  if [ "$(current_label "$HADOOP_IMAGE")" = "$hash" ]; then log "hadoop: $HADOOP_IMAGE is up to date"; return; fi
+  log "hadoop: assembling the Hadoop $HADOOP_VERSION jars from Maven Central (first run downloads ~90 MB)"
+  rm -rf "$ctx"; mkdir -p "$ctx"
+  mvn -B -q -f docker/hadoop/pom.xml dependency:copy-dependencies -DoutputDirectory="$ctx/lib"
+  cp -r docker/hadoop/Dockerfile docker/hadoop/bin docker/hadoop/render_conf.py docker/hadoop/entrypoint.sh \
+    docker/hadoop/log4j.properties conf/hadoop/java17-opens "$ctx/"
+  log "hadoop: building $HADOOP_IMAGE from $base"
+  "$DOCKER" build -q --network host --build-arg BASE_IMAGE="$base" --label yarn-drf.inputs="$hash" \
+    -t "$HADOOP_IMAGE" "$ctx" >/dev/null
+}
+
+case "${1:-all}" in
+  base) build_base ;;
+  hadoop) build_base; build_hadoop ;;
+  all) build_base; build_hadoop ;;
+  *) echo "usage: $0 [base|hadoop|all]" >&2; exit 2 ;;
+esac
