@@ -38,6 +38,12 @@ class Acl:
     def is_empty(self) -> bool:
         return not (self.all or self.users or self.groups)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Acl) and (self.all, self.users, self.groups) == (other.all, other.users, other.groups)
+
+    def __hash__(self) -> int:
+        return hash((self.all, self.users, self.groups))
+
     def __repr__(self) -> str:
         return f"Acl({self.text!r})"
 

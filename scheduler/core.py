@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from collections.abc import Callable, Mapping, Sequence
 from itertools import count
 from operator import mul
@@ -21,7 +22,7 @@ from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Qu
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.resources import (ResourceTypes, UnknownResourceError, Vector, dominant_resource,
-                                 dominant_share, fits, vadd, vmin, vsub)
+                                 dominant_share, fits, fits_any, vadd, vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
 
@@ -110,7 +111,7 @@ class SchedulerCore:
         self.counters["reloads"] += 1
         old_paths, new_paths = set(old_queues), set(self.queues)
         changed = [p for p in old_paths & new_paths
-                   if old_queues[p].spec != self.queues[p].spec and not self.queues[p].draining]
+                   if _own(old_queues[p].spec) != _own(self.queues[p].spec) and not self.queues[p].draining]
         summary = {"added": sorted(new_paths - old_paths), "removed": sorted(old_paths - new_paths),
                    "changed": sorted(changed), "draining": sorted(draining)}
         log.info("config reloaded from %s: %s", config.source, summary)
@@ -430,7 +431,7 @@ class SchedulerCore:
         skipped: list = []
         root = self.root
         try:
-            while root.shapes and any(fits(s, free) for s in root.shapes):
+            while fits_any(root.shapes, free):
                 got = self._pick(root, free, None, node, now, skipped)
                 if got is None or got is _RESERVED:
                     break
@@ -453,7 +454,7 @@ class SchedulerCore:
                 own = vsub(child.max, child.usage)
                 room = own if headroom is None else vmin(headroom, own)
             budget = free if room is None else vmin(free, room)
-            if any(fits(s, budget) for s in child.shapes):
+            if fits_any(child.shapes, budget):
                 if child.children:
                     got = self._pick(child, free, room, node, now, skipped)
                 else:
@@ -494,8 +495,10 @@ class SchedulerCore:
         node.containers.add(aid)
         node.allocated = vadd(node.allocated, cap)
         app.usage = vadd(app.usage, cap)
-        for q in app.queue.ancestors_and_self():
+        q = app.queue
+        while q is not None:
             q.usage = vadd(q.usage, cap)
+            q = q.parent
         if req.count == 0:
             app.pending.remove(req)
             self._drop_shape(app, cap)
@@ -685,6 +688,11 @@ class SchedulerCore:
     def _ignore(self, where: str, why: str) -> None:
         self.counters["ignored_events"] += 1
         log.warning("ignored %s: %s", where, why)
+
+
+def _own(spec: QueueSpec) -> QueueSpec:
+    """A queue's own settings, without its children, to tell what a reload changed."""
+    return replace(spec, children=())
 
 
 def _within(cap: Vector, leaf: Queue, room: Vector | None = None) -> bool:

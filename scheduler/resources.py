@@ -92,6 +92,14 @@ def fits(request: Vector, available: Vector) -> bool:
     return all(map(le, request, available))
 
 
+def fits_any(shapes: Iterable[Vector], available: Vector) -> bool:
+    """True when at least one of `shapes` fits in `available`."""
+    for shape in shapes:
+        if all(map(le, shape, available)):
+            return True
+    return False
+
+
 def vmin(a: Vector, b: Vector) -> Vector:
     return tuple(map(min, a, b))
 
