@@ -28,5 +28,12 @@ $(VENV)/.installed: pyproject.toml
 test: venv $(TEST_PREREQS)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
+# Until the mini-cluster demo lands, the demo replays the built-in workload through the core.
+demo: venv
+	$(VENV)/bin/yarn-drf replay
+
+bench: venv
+	$(VENV)/bin/yarn-drf bench core
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

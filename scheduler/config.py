@@ -135,6 +135,7 @@ class QueueSpec:
     submit_acl: Acl = field(default_factory=lambda: Acl(""))
     admin_acl: Acl = field(default_factory=lambda: Acl(""))
     children: tuple[QueueSpec, ...] = ()
+    parent: bool = False  # declared with `children:` (possibly empty, for queues placement creates)
 
     @property
     def name(self) -> str:
@@ -142,7 +143,7 @@ class QueueSpec:
 
     @property
     def is_leaf(self) -> bool:
-        return not self.children
+        return not self.children and not self.parent
 
     def walk(self):
         yield self
@@ -204,8 +205,14 @@ def parse_config(text: str, source: str = "<config>") -> QueueConfig:
     errors = [_describe(e, lines) for e in _VALIDATOR.iter_errors(doc)]
     errors += _Semantics(doc, lines).check()
     if errors:
-        raise ConfigError(sorted(set(errors), key=errors.index), source)
+        raise ConfigError(sorted(set(errors), key=_line_of), source)
     return _build(doc, source)
+
+
+def _line_of(error: str) -> tuple[int, str]:
+    """Sort key: errors in the order of the file, those without a line first."""
+    m = re.search(r"\(line (\d+)\)$", error)
+    return (int(m.group(1)) if m else 0, error)
 
 
 # ---------------------------------------------------------------- error reporting
@@ -314,7 +321,7 @@ class _Semantics:
 
     def _queue(self, q: dict, qpath: str, path: list, paths: dict[str, bool]) -> None:
         children = q.get("children")
-        paths[qpath] = isinstance(children, dict) and bool(children)
+        paths[qpath] = isinstance(children, dict)
         self._names(q.get("weight"), path + ["weight"])
         self._names(q.get("min"), path + ["min"])
         self._names(q.get("max"), path + ["max"])
@@ -422,4 +429,5 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         admin_acl=Acl(q.get("admin-acl", default_acl)),
         children=tuple(_build_queue(child or {}, f"{path}.{name}")
                        for name, child in (q.get("children") or {}).items()),
+        parent=isinstance(q.get("children"), dict),
     )

@@ -142,7 +142,7 @@ class Queue:
 
     @property
     def is_leaf(self) -> bool:
-        return not self.children and not self.spec.children
+        return not self.children and self.spec.is_leaf
 
     def ancestors_and_self(self):
         q = self

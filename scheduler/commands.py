@@ -1,0 +1,91 @@
+"""CLI sub-commands of the core: `check-config`, `bench core` and `replay` (the core-only demo)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scheduler.config import ConfigError, QueueSpec, load_config
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    check = subparsers.add_parser("check-config", help="validate a queue YAML file and print its queue tree")
+    check.add_argument("file", help="queue configuration (YAML)")
+    check.set_defaults(func=check_config)
+
+    bench = subparsers.add_parser("bench", help="benchmarks; `bench core` measures the decision cost")
+    bench.add_argument("what", choices=["core"])
+    bench.add_argument("--nodes", type=int, default=10_000)
+    bench.add_argument("--heartbeats", type=int, default=20_000, help="steady-state heartbeats per size")
+    bench.add_argument("--seed", type=int, default=1)
+    bench.set_defaults(func=run_bench)
+
+    replay = subparsers.add_parser("replay", help="replay the built-in example workload through the core and "
+                                                  "print each queue's dominant share as it converges")
+    replay.add_argument("--queues", help="queue YAML (default: the built-in three-queue example)")
+    replay.add_argument("--steps", type=int, default=12, help="rows of the convergence table")
+    replay.set_defaults(func=run_replay)
+
+
+def check_config(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.file)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 1
+    print(f"{args.file}: valid")
+    print(f"resources divided: {', '.join(config.resources) if config.resources else 'every type the cluster has'}")
+    timeout = config.starvation_timeout_s
+    print(f"reservations: {'off' if timeout is None else f'after {timeout:g} s of starvation'}")
+    print("placement: " + " -> ".join(_rule_text(r) for r in config.placement))
+    _print_tree(config.root, "")
+    return 0
+
+
+def _rule_text(rule) -> str:
+    text = rule.rule
+    if rule.rule in ("user", "primary-group"):
+        text += f"({rule.parent}.*)"
+    elif rule.rule == "default":
+        text += f"({rule.queue})"
+    return text + ("+create" if rule.create else "")
+
+
+def _print_tree(spec: QueueSpec, indent: str) -> None:
+    weight = (", ".join(f"{k}={v:g}" for k, v in spec.weight.items())
+              if isinstance(spec.weight, dict) else f"{spec.weight:g}")
+    parts = [f"weight {weight}" if spec.path != "root" else ""]
+    if spec.min:
+        parts.append("min " + _amounts(spec.min))
+    if spec.max or spec.max_fraction is not None:
+        parts.append("max " + (f"{spec.max_fraction:.0%} of cluster" if spec.max_fraction is not None
+                               else _amounts(spec.max)))
+    if spec.max_running_apps is not None:
+        parts.append(f"max-running-apps {spec.max_running_apps}")
+    if spec.is_leaf:
+        parts.append(f"order {spec.order}")
+    if not spec.submit_acl.is_empty():
+        parts.append(f"submit-acl {spec.submit_acl.text!r}")
+    if not spec.admin_acl.is_empty():
+        parts.append(f"admin-acl {spec.admin_acl.text!r}")
+    print(f"{indent}{spec.name}  " + "; ".join(p for p in parts if p))
+    for child in spec.children:
+        _print_tree(child, indent + "  ")
+
+
+def _amounts(values: dict) -> str:
+    return "<" + ", ".join(f"{k} {v:.0%}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items()) + ">"
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from scheduler import bench
+    bench.main(nodes=args.nodes, heartbeats=args.heartbeats, seed=args.seed)
+    return 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from scheduler import replay
+    try:
+        return replay.main(queues_file=args.queues, steps=args.steps)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 1
