@@ -24,6 +24,7 @@ $(VENV)/.installed: pyproject.toml
 -include java_shim/shim.mk
 -include docker/docker.mk
 -include scheduler/sim.mk
+-include benchmarks/sls/sls.mk
 
 test: venv $(TEST_PREREQS)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
