@@ -315,6 +315,12 @@ class SchedulerCore:
                 self._unreserve(req.reserved_node)
         app.requests.clear()
 
+    def set_blacklist(self, app_id: str, places: Sequence[str]) -> None:
+        """The nodes (ids) and racks the app's AM has blacklisted: nothing of it is placed there."""
+        app = self._app(app_id, "set_blacklist")
+        if app is not None:
+            app.blacklist = frozenset(places)
+
     # ------------------------------------------------------------------ requests
 
     def update_request(self, app_id: str, priority: int, resources: Mapping[str, int], count: int, *,
@@ -476,6 +482,9 @@ class SchedulerCore:
         heap = leaf.heap
         while heap:
             app = heap.pop()
+            if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
+                skipped.append((heap, app, self._app_key(app)))
+                continue
             for req in app.pending:
                 if fits(req.capability, budget) and req.allows(node):
                     got = self._assign(app, req, node, now)

@@ -95,7 +95,7 @@ class Request:
 
 class App:
     __slots__ = ("id", "user", "queue", "priority", "seq", "usage", "requests", "pending",
-                 "containers", "runnable", "submitted")
+                 "containers", "runnable", "submitted", "blacklist")
 
     def __init__(self, app_id: str, user: str, queue: Queue, priority: int, zero: Vector, now: float) -> None:
         self.id = app_id
@@ -109,6 +109,7 @@ class App:
         self.containers: set[str] = set()
         self.runnable = False
         self.submitted = now
+        self.blacklist: frozenset[str] = frozenset()  # node ids (and racks) the app's AM refuses
 
 
 class Queue:

@@ -241,3 +241,14 @@ def test_capacity_changes_rescale_shares():
     assert core.snapshot()["queues"]["root.a"]["dominant_share"] == 0.5
     core.add_node("n2", NODE)
     assert core.snapshot()["queues"]["root.a"]["dominant_share"] == 0.25
+
+
+def test_blacklisted_nodes_and_racks_get_nothing_of_the_app():
+    core = make_core("queues:\n  root:\n    children:\n      a: {}\n", {})
+    core.add_node("h1", NODE, rack="/r1")
+    core.add_node("h2", NODE, rack="/r2")
+    core.add_node("h3", NODE, rack="/r3")
+    submit(core, "x", "a", {"vcores": 1, "memory-mb": 512}, 3)
+    core.set_blacklist("x", ["h1", "/r2"])
+    assert core.on_heartbeat("h1", now=0) == [] and core.on_heartbeat("h2", now=0) == []
+    assert len(core.on_heartbeat("h3", now=0)) == 3
