@@ -11,6 +11,7 @@ import sys
 
 COMMANDS = [
     "scheduler.commands",
+    "yarn_bridge.serve",
     "scheduler.sim.cli",
 ]
 

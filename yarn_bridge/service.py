@@ -1,0 +1,165 @@
+"""The core service: one SchedulerCore behind one lock, driven by bridge messages.
+
+Java stays the source of truth. A "snapshot" rebuilds a fresh core from YARN's full state; a
+"heartbeat" applies the batched deltas in order and returns the node's assignments. A delta
+that cannot be applied is logged and counted, never raised: the rest of the batch still runs.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
+from yarn_bridge import protocol
+
+log = logging.getLogger("yarn_bridge.service")
+
+
+class CoreService:
+    def __init__(self, queues_path: str | Path, policy: str = "drf",
+                 loader: Callable[[str | Path], QueueConfig] = load_config) -> None:
+        self.queues_path = Path(queues_path)
+        self.policy = policy
+        self._load = loader
+        self.config = loader(self.queues_path)  # raises ConfigError: the service does not start
+        self.core = SchedulerCore(self.config, policy=policy)
+        self.lock = threading.Lock()
+        self.counters: Counter[str] = Counter()
+
+    # ------------------------------------------------------------------ entry point
+
+    def handle(self, text: str) -> str:
+        """One request in, one reply out; never raises."""
+        try:
+            msg = protocol.decode_request(text)
+        except protocol.ProtocolError as exc:
+            self.counters["bad_requests"] += 1
+            log.warning("bad request: %s", exc)
+            return protocol.error(str(exc))
+        with self.lock:
+            self.counters[msg["type"]] += 1
+            try:
+                return getattr(self, "_" + msg["type"])(msg)
+            except (KeyError, TypeError, ValueError) as exc:
+                self.counters["bad_requests"] += 1
+                log.warning("cannot handle %s request: %r", msg["type"], exc)
+                return protocol.error(f"{msg['type']}: {exc!r}")
+
+    # ------------------------------------------------------------------ requests
+
+    def _snapshot(self, msg: dict) -> str:
+        types = [t for t in msg.get("resources") or () if isinstance(t, str)] or None
+        core = SchedulerCore(self.config, resource_types=types, policy=self.policy)
+        for n in msg.get("nodes", ()):
+            core.add_node(n["node"], n["capacity"], n.get("rack") or "/default-rack")
+        for a in msg.get("apps", ()):
+            placed = core.submit_app(a["app"], a["user"], a.get("queue"), a.get("groups") or ())
+            if not placed.accepted or placed.queue != a.get("queue"):
+                # YARN already runs it; the core's view differs (config changed since). Logged.
+                self.counters["snapshot_app_mismatch"] += 1
+                log.warning("snapshot: app %s runs in %s but the core places it: %s",
+                            a["app"], a.get("queue"), placed)
+        for c in msg.get("containers", ()):
+            core.container_started(c["container"], c["app"], c["node"], c["resources"],
+                                   priority=c.get("priority"), allocation_id=c.get("allocation_id", 0))
+        for r in msg.get("asks", ()):
+            self._ask(core, r)
+        self.core = core
+        log.info("resynchronised from a snapshot: %d nodes, %d apps, %d containers, %d asks",
+                 len(msg.get("nodes", ())), len(msg.get("apps", ())), len(msg.get("containers", ())),
+                 len(msg.get("asks", ())))
+        return protocol.reply(queues=self.queue_list())
+
+    def _heartbeat(self, msg: dict) -> str:
+        self._apply(msg.get("deltas", ()))
+        node = msg["node"]
+        assignments = self.core.on_heartbeat(node)
+        return protocol.reply(seq=msg["seq"], assignments=[
+            {"assignment_id": a.assignment_id, "app": a.app_id, "node": a.node_id, "queue": a.queue,
+             "priority": a.priority, "allocation_id": a.allocation_id, "resources": a.resources}
+            for a in assignments])
+
+    def _events(self, msg: dict) -> str:
+        self._apply(msg.get("deltas", ()))
+        return protocol.reply()
+
+    def _submit(self, msg: dict) -> str:
+        placed = self.core.submit_app(msg["app"], msg["user"], msg.get("queue") or None,
+                                      msg.get("groups") or ())
+        return protocol.reply(accepted=placed.accepted, queue=placed.queue, reason=placed.reason,
+                              queues=self.queue_list())
+
+    def _reload(self, msg: dict) -> str:
+        path = Path(msg.get("path") or self.queues_path)
+        try:
+            config = self._load(path)
+            changes = self.core.reload(config)
+        except ConfigError as exc:
+            log.warning("refused queue configuration %s: %s", path, "; ".join(exc.errors))
+            return protocol.reply(accepted=False, errors=[f"{path}: {e}" for e in exc.errors])
+        self.config, self.queues_path = config, path
+        log.info("reloaded %s: %s", path, changes)
+        return protocol.reply(accepted=True, changes=changes, queues=self.queue_list())
+
+    def _status(self, msg: dict) -> str:
+        return protocol.reply(core=self.core.snapshot(), service=dict(self.counters))
+
+    # ------------------------------------------------------------------ deltas
+
+    def _apply(self, deltas) -> None:
+        core = self.core
+        for d in deltas:
+            op = d.get("op") if isinstance(d, dict) else None
+            try:
+                if op == "ask":
+                    self._ask(core, d)
+                elif op == "container_started":
+                    core.container_started(d["container"], d["app"], d["node"], d["resources"],
+                                           priority=d.get("priority"), allocation_id=d.get("allocation_id", 0),
+                                           assignment_id=d.get("assignment_id"))
+                elif op == "container_finished":
+                    core.container_finished(d["container"], d.get("state", "completed"))
+                elif op == "assignment_refused":
+                    core.assignment_refused(d["assignment_id"], d.get("reason", ""))
+                elif op == "node_added":
+                    core.add_node(d["node"], d["capacity"], d.get("rack") or "/default-rack")
+                elif op == "node_updated":
+                    core.update_node(d["node"], d["capacity"])
+                elif op == "node_removed":
+                    core.remove_node(d["node"])
+                elif op == "app_added":
+                    core.submit_app(d["app"], d["user"], d.get("queue"), d.get("groups") or ())
+                elif op == "app_removed":
+                    core.remove_app(d["app"])
+                elif op == "attempt_added":
+                    core.reset_requests(d["app"])
+                else:
+                    raise ValueError(f"unknown op {op!r}")
+                self.counters["deltas"] += 1
+            except (KeyError, TypeError, ValueError) as exc:
+                self.counters["bad_deltas"] += 1
+                log.warning("ignored delta %r: %r", d, exc)
+
+    @staticmethod
+    def _ask(core: SchedulerCore, d: dict) -> None:
+        core.update_request(d["app"], int(d["priority"]), d["resources"], int(d["count"]),
+                            allocation_id=int(d.get("allocation_id", 0)), location=d.get("location", "*"),
+                            relax_locality=bool(d.get("relax_locality", True)))
+
+    # ------------------------------------------------------------------ the queue tree for Java
+
+    def queue_list(self) -> list[dict[str, Any]]:
+        """Every queue, parents first, with what Java needs for getQueueInfo, ACLs and limits."""
+        out = []
+        for path in sorted(self.core.queues, key=lambda p: (p.count("."), p)):
+            q = self.core.queues[path]
+            spec = q.spec
+            out.append({
+                "name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
+                "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
+                "admin_acl": spec.admin_acl.text, "draining": bool(q.draining),
+            })
+        return out
