@@ -1,0 +1,176 @@
+"""Weighted-DRF targets against hand-computed water-filling (see each test's working)."""
+from __future__ import annotations
+
+import pytest
+
+from scheduler import SchedulerCore, parse_config
+from scheduler.explain import targets, waterfill
+
+
+def core_with(yaml_text: str, capacity: dict[str, int], demands: dict[str, tuple[dict[str, int], int]],
+              **kwargs) -> SchedulerCore:
+    core = SchedulerCore(parse_config(yaml_text), **kwargs)
+    core.add_node("n1", capacity)
+    for i, (queue, (shape, count)) in enumerate(sorted(demands.items())):
+        core.submit_app(f"app{i}", "u", queue)
+        core.update_request(f"app{i}", 1, shape, count)
+    return core
+
+
+TWO = """
+resources: [vcores, memory-mb]
+queues:
+  root:
+    children:
+      a: {}
+      b: {}
+"""
+
+
+def test_drf_paper_example_both_get_two_thirds():
+    # <9 CPU, 18 GB>; A's tasks <1, 4>, B's <3, 1>: A <3, 12>, B <6, 2>, both at dominant share 2/3.
+    core = core_with(TWO, {"vcores": 9, "memory-mb": 18},
+                     {"root.a": ({"vcores": 1, "memory-mb": 4}, 10), "root.b": ({"vcores": 3, "memory-mb": 1}, 10)})
+    t = targets(core)
+    assert t["root.a"].dominant_share == pytest.approx(2 / 3)
+    assert t["root.b"].dominant_share == pytest.approx(2 / 3)
+    assert t["root.a"].allocation == pytest.approx((3, 12))
+    assert t["root.b"].allocation == pytest.approx((6, 2))
+    assert t["root.a"].demand == (10, 40)
+
+
+def test_the_core_converges_to_the_drf_paper_target():
+    core = core_with(TWO, {"vcores": 9, "memory-mb": 18},
+                     {"root.a": ({"vcores": 1, "memory-mb": 4}, 10), "root.b": ({"vcores": 3, "memory-mb": 1}, 10)})
+    t = targets(core)
+    while core.on_heartbeat("n1", now=0):
+        pass
+    snap = core.snapshot()["queues"]
+    for q in ("root.a", "root.b"):
+        assert snap[q]["dominant_share"] == pytest.approx(t[q].dominant_share)
+
+
+def test_weights_scale_the_level():
+    # B weight 2: A's share s, B's 2s. CPU: 4.5s + 18s <= 9 -> s = 0.4; memory 18s + 6s <= 18 holds.
+    yaml_text = TWO.replace("b: {}", "b: {weight: 2}")
+    core = core_with(yaml_text, {"vcores": 9, "memory-mb": 18},
+                     {"root.a": ({"vcores": 1, "memory-mb": 4}, 10), "root.b": ({"vcores": 3, "memory-mb": 1}, 10)})
+    t = targets(core)
+    assert t["root.a"].dominant_share == pytest.approx(0.4)
+    assert t["root.b"].dominant_share == pytest.approx(0.8)
+    assert t["root.b"].weighted_share == pytest.approx(0.4)
+
+
+def test_progressive_filling_continues_for_queues_not_using_the_saturated_resource():
+    # <10 CPU, 10 mem>; c: <1, 0>, b: <1, 0.5> (as <2, 1>), m: <0, 1>. CPU fills at s = 0.5
+    # (c 5 CPU, b 5 CPU + 2.5 mem); m keeps growing on memory alone: 2.5 + 10s <= 10 -> 0.75.
+    yaml_text = """
+resources: [vcores, memory-mb]
+queues:
+  root:
+    children: {c: {}, b: {}, m: {}}
+"""
+    core = core_with(yaml_text, {"vcores": 10, "memory-mb": 10},
+                     {"root.c": ({"vcores": 1}, 100), "root.b": ({"vcores": 2, "memory-mb": 1}, 100),
+                      "root.m": ({"memory-mb": 1}, 100)})
+    t = targets(core)
+    assert t["root.c"].dominant_share == pytest.approx(0.5)
+    assert t["root.b"].dominant_share == pytest.approx(0.5)
+    assert t["root.m"].dominant_share == pytest.approx(0.75)
+    assert t["root"].allocation == pytest.approx((10, 10))
+
+
+HIER = """
+resources: [vcores]
+queues:
+  root:
+    children:
+      p:
+        children: {x: {}, y: {}}
+      q: {weight: 2}
+"""
+
+
+def test_hierarchy_divides_the_parents_part():
+    # 12 CPU: p:q = 1:2 -> 4 and 8; x and y split p's 4.
+    core = core_with(HIER, {"vcores": 12}, {"root.p.x": ({"vcores": 1}, 50), "root.p.y": ({"vcores": 1}, 50),
+                                            "root.q": ({"vcores": 1}, 50)})
+    t = targets(core)
+    assert [t[p].dominant_share for p in ("root.p", "root.q", "root.p.x", "root.p.y")] == pytest.approx(
+        [1 / 3, 2 / 3, 1 / 6, 1 / 6])
+
+
+def test_demand_caps_a_queue_and_the_rest_goes_to_others():
+    # x wants 1 CPU: y gets the rest of p's 4. Then x and y want 1 each: p needs 2, q gets 10.
+    core = core_with(HIER, {"vcores": 12}, {"root.p.x": ({"vcores": 1}, 1), "root.p.y": ({"vcores": 1}, 50),
+                                            "root.q": ({"vcores": 1}, 50)})
+    t = targets(core)
+    assert t["root.p.x"].allocation == pytest.approx((1,))
+    assert t["root.p.y"].allocation == pytest.approx((3,))
+    core = core_with(HIER, {"vcores": 12}, {"root.p.x": ({"vcores": 1}, 1), "root.p.y": ({"vcores": 1}, 1),
+                                            "root.q": ({"vcores": 1}, 50)})
+    t = targets(core)
+    assert t["root.p"].allocation == pytest.approx((2,))
+    assert t["root.q"].allocation == pytest.approx((10,))
+
+
+def test_queue_without_demand_has_target_zero():
+    core = core_with(HIER, {"vcores": 12}, {"root.q": ({"vcores": 1}, 50)})
+    t = targets(core)
+    assert t["root.p"].dominant_share == 0
+    assert t["root.q"].dominant_share == pytest.approx(1.0)
+
+
+def test_max_caps_the_target():
+    core = core_with(HIER.replace("q: {weight: 2}", "q: {weight: 2, max: {vcores: 6}}"), {"vcores": 12},
+                     {"root.p.x": ({"vcores": 1}, 50), "root.q": ({"vcores": 1}, 50)})
+    t = targets(core)
+    assert t["root.q"].allocation == pytest.approx((6,))
+    assert t["root.p"].allocation == pytest.approx((6,))
+
+
+def test_min_is_filled_first():
+    # p (weight 1) has min 6 of 12: it gets 6 first; q (weight 2) then reaches level 6/12/2 = 0.25
+    # with 6 -- without the min it would be p 4, q 8.
+    core = core_with(HIER.replace("      p:\n", "      p:\n        min: {vcores: 6}\n"), {"vcores": 12},
+                     {"root.p.x": ({"vcores": 1}, 50), "root.q": ({"vcores": 1}, 50)})
+    t = targets(core)
+    assert t["root.p"].allocation == pytest.approx((6,))
+    assert t["root.q"].allocation == pytest.approx((6,))
+
+
+def test_mins_that_do_not_fit_are_shared_by_how_far_below_min():
+    # Both mins 8 of 12: filled at the same fraction of their min -> 6 each.
+    text = """
+resources: [vcores]
+queues:
+  root:
+    children:
+      a: {min: {vcores: 8}}
+      b: {min: {vcores: 8}, weight: 5}
+"""
+    core = core_with(text, {"vcores": 12}, {"root.a": ({"vcores": 1}, 50), "root.b": ({"vcores": 1}, 50)})
+    t = targets(core)
+    assert t["root.a"].allocation == pytest.approx((6,))
+    assert t["root.b"].allocation == pytest.approx((6,))
+
+
+def test_demand_the_policy_does_not_count_is_served_first():
+    # drf-no-gpu: gpu-mem does not count in shares, so a GPU-only queue has key 0 and gets all it asks.
+    text = """
+resources: [vcores, gpu-mem]
+queues:
+  root:
+    children: {cpu: {}, gpu: {}}
+"""
+    core = core_with(text, {"vcores": 10, "gpu-mem": 100},
+                     {"root.cpu": ({"vcores": 1}, 50), "root.gpu": ({"gpu-mem": 10}, 5)}, policy="drf-no-gpu")
+    t = targets(core)
+    assert t["root.gpu"].allocation == pytest.approx((0, 50))
+    assert t["root.cpu"].allocation == pytest.approx((10, 0))
+
+
+def test_waterfill_keeps_within_room_and_bounds():
+    t = waterfill([(1.0, 2.0), (2.0, 1.0)], [1.0, 1.0], [0.0, 0.0], [10.0, 10.0], (6.0, 6.0))
+    assert t == pytest.approx([2.0, 2.0])
+    assert waterfill([(1.0,)], [1.0], [0.0], [3.0], (100.0,)) == pytest.approx([3.0])
