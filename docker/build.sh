@@ -49,11 +49,37 @@ build_hadoop() {
   log "hadoop: building $HADOOP_IMAGE from $base"
   "$DOCKER" build -q --network host --build-arg BASE_IMAGE="$base" --label yarn-drf.inputs="$hash" \
     -t "$HADOOP_IMAGE" "$ctx" >/dev/null
+  "$DOCKER" image prune -f >/dev/null  # the replaced image, now untagged
+}
+
+build_rm() {
+  local ctx="$BUILD/rm" jar hash
+  jar="$(ls java_shim/target/yarn-drf-shim-*.jar 2>/dev/null | grep -v original | head -n1 || true)"
+  [ -n "$jar" ] || { log "rm: no shim jar in java_shim/target: run 'make shim' first"; return 1; }
+  # The Python package: its sources and pyproject decide whether the image is current.
+  hash="$(inputs_hash docker/rm/Dockerfile "$jar" pyproject.toml $(git ls-files -co --exclude-standard \
+    scheduler yarn_bridge | grep -v -e __pycache__ -e '\.pyc$' | sort) \
+    <(echo "$("$DOCKER" image inspect --format '{{.Id}}' "$HADOOP_IMAGE")"))"
+  if [ "$(current_label "$RM_IMAGE")" = "$hash" ]; then log "rm: $RM_IMAGE is up to date"; return; fi
+  rm -rf "$ctx"; mkdir -p "$ctx/wheels"
+  cp docker/rm/Dockerfile "$ctx/"; cp "$jar" "$ctx/yarn-drf-shim.jar"
+  log "rm: building wheels of yarn-drf and its pinned dependencies"
+  local py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
+  # The dependencies' wheels are kept between builds (build/docker/wheelhouse): only the
+  # project's own wheel is rebuilt when its sources change.
+  mkdir -p "$BUILD/wheelhouse"; rm -f "$BUILD"/wheelhouse/yarn_drf-*.whl
+  "$py" -m pip wheel --quiet --find-links "$BUILD/wheelhouse" --wheel-dir "$BUILD/wheelhouse" "$ROOT" >/dev/null
+  cp -l "$BUILD"/wheelhouse/*.whl "$ctx/wheels/"
+  log "rm: building $RM_IMAGE"
+  "$DOCKER" build -q --network host --build-arg HADOOP_IMAGE="$HADOOP_IMAGE" --label yarn-drf.inputs="$hash" \
+    -t "$RM_IMAGE" "$ctx" >/dev/null
+  "$DOCKER" image prune -f >/dev/null  # the replaced image, now untagged
 }
 
 case "${1:-all}" in
   base) build_base ;;
   hadoop) build_base; build_hadoop ;;
-  all) build_base; build_hadoop ;;
-  *) echo "usage: $0 [base|hadoop|all]" >&2; exit 2 ;;
+  rm) build_base; build_hadoop; build_rm ;;
+  all) build_base; build_hadoop; build_rm ;;
+  *) echo "usage: $0 [base|hadoop|rm|all]" >&2; exit 2 ;;
 esac

@@ -64,6 +64,12 @@ def site_files() -> dict[str, dict[str, str]]:
         "yarn.resourcemanager.hostname": rm,
         **{key: f"{rm}:{port}" for key, port in rm_ports.items()},
         "yarn.resourcemanager.scheduler.class": env("YARN_SCHEDULER_CLASS", CAPACITY_SCHEDULER),
+        # Every NodeManager runs on the same host: node names must carry the port to be distinct.
+        "yarn.scheduler.include-port-in-node-name": "true",
+        # yarn-drf's shim (read only when it is the scheduler): the queue YAML and the loopback
+        # port of the Python scheduler it starts as its child.
+        "yarn-drf.queues.file": env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"),
+        "yarn-drf.bridge.port": str(env_int("YARN_DRF_BRIDGE_PORT", 25334)),
         "yarn.acl.enable": "true",
         "yarn.admin.acl": env("YARN_ADMIN_ACL", user),
         "yarn.scheduler.minimum-allocation-mb": "128",

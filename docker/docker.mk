@@ -1,0 +1,23 @@
+# The Dockerised mini-cluster: a private Docker engine when none is reachable, the images (each
+# built only when missing or changed), the end-to-end tests' prerequisites and the cluster demo.
+# `make images` starts the private engine (root) when no engine answers, and says so.
+
+ENGINE := docker/engine.sh
+
+.PHONY: engine engine-stop images cluster-demo
+
+engine:
+	@$(ENGINE) status 2>/dev/null || $(ENGINE) start
+
+engine-stop:
+	$(ENGINE) stop
+
+images: engine shim venv
+	@eval "$$($(ENGINE) env)" && docker/build.sh all
+
+# The live demo on the Docker cluster: mixed workload from three queues, live table, PNG plot,
+# verdict; DEMO_ARGS=--keep leaves the cluster running.
+cluster-demo: images
+	@eval "$$($(ENGINE) env)" && $(PY) docker/demo.py $(DEMO_ARGS)
+
+TEST_PREREQS += images

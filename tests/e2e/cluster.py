@@ -1,0 +1,265 @@
+"""A yarn-drf mini-cluster in Docker for the end-to-end tests: one ResourceManager and three
+NodeManagers of different shapes, host networking, every port picked free on 127.0.0.1 so
+the tests never collide with anything else on the machine.
+
+Containers are started through testcontainers; readiness is polled on 127.0.0.1 (host networking
+has no port mappings for testcontainers' own waits).
+"""
+from __future__ import annotations
+
+import json
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import docker
+import requests
+from testcontainers.core.container import DockerContainer
+
+ROOT = Path(__file__).resolve().parents[2]
+HADOOP_IMAGE = "yarn-drf/hadoop:3.4.1"
+RM_IMAGE = "yarn-drf/rm:latest"
+CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+YARN_DRF_SCHEDULER = "org.yarndrf.shim.YarnDrfScheduler"
+DSHELL_JAR = "/opt/hadoop/lib/hadoop-yarn-applications-distributedshell-3.4.2.jar"
+DSHELL_CLIENT = "org.apache.hadoop.yarn.applications.distributedshell.Client"
+SLEEP_JOB = "org.apache.hadoop.mapreduce.SleepJob"
+GPU = "gpu-mem"
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    name: str
+    vcores: int
+    memory_mb: int
+    gpu_mem: int
+
+    def capacity(self) -> dict[str, int]:
+        return {"memory-mb": self.memory_mb, "vcores": self.vcores, GPU: self.gpu_mem}
+
+
+# The shapes of docker/compose.yaml: CPU-rich, memory-rich, and 2 x 10 GiB of GPU memory.
+SHAPES = (
+    NodeShape("nm-cpu", vcores=16, memory_mb=8192, gpu_mem=0),
+    NodeShape("nm-mem", vcores=4, memory_mb=32768, gpu_mem=0),
+    NodeShape("nm-gpu", vcores=8, memory_mb=16384, gpu_mem=20480),
+)
+
+
+def free_ports(n: int) -> list[int]:
+    """n distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def resource_map(info: dict[str, Any] | None) -> dict[str, int]:
+    """{name: value} from a REST `resourceInformations` block (a Resource in the RM's JSON)."""
+    if not info:
+        return {}
+    items = (info.get("resourceInformations") or {}).get("resourceInformation") or []
+    return {item["name"]: int(item["value"]) for item in items}
+
+
+@dataclass
+class Cluster:
+    scheduler: str
+    queues_file: Path
+    env: dict[str, str]
+    web_port: int
+    volume: str
+    rm: DockerContainer | None = None
+    nms: dict[str, DockerContainer] = field(default_factory=dict)
+    client: docker.DockerClient = field(default_factory=docker.from_env)
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    @classmethod
+    def create(cls, scheduler: str, queues_file: Path) -> "Cluster":
+        ports = free_ports(6 + 4 * len(SHAPES))
+        env = {
+            "RM_HOST": "127.0.0.1",
+            "RM_RPC_PORT": str(ports[0]),
+            "RM_SCHEDULER_PORT": str(ports[1]),
+            "RM_TRACKER_PORT": str(ports[2]),
+            "RM_ADMIN_PORT": str(ports[3]),
+            "RM_WEB_PORT": str(ports[4]),
+            "YARN_DRF_BRIDGE_PORT": str(ports[5]),
+        }
+        cluster = cls(scheduler=scheduler, queues_file=queues_file, env=env, web_port=ports[4],
+                      volume=f"yarn-drf-e2e-{uuid.uuid4().hex[:8]}")
+        cluster._nm_ports = ports[6:]
+        return cluster
+
+    def start(self, timeout_s: float = 180) -> None:
+        self.client.volumes.create(self.volume, labels={"yarn-drf": "1"})
+        self.rm = self._container(RM_IMAGE, "resourcemanager", {
+            **self.env, "YARN_SCHEDULER_CLASS": self.scheduler,
+        }, queues=True)
+        self.rm.start()
+        for i, shape in enumerate(SHAPES):
+            p = self._nm_ports[4 * i: 4 * i + 4]
+            nm = self._container(HADOOP_IMAGE, "nodemanager", {
+                **self.env,
+                "NM_VCORES": str(shape.vcores), "NM_MEMORY_MB": str(shape.memory_mb),
+                "NM_GPU_MEM": str(shape.gpu_mem), "NM_RPC_PORT": str(p[0]),
+                "NM_LOCALIZER_PORT": str(p[1]), "NM_WEB_PORT": str(p[2]), "NM_SHUFFLE_PORT": str(p[3]),
+            })
+            nm.start()
+            self.nms[shape.name] = nm
+        self.wait_for_nodes(len(SHAPES), timeout_s)
+
+    def _container(self, image: str, command: str, env: dict[str, str], queues: bool = False) -> DockerContainer:
+        c = DockerContainer(image).with_command(command).with_kwargs(network_mode="host", labels={"yarn-drf": "1"})
+        c.with_volume_mapping(self.volume, "/shared", "rw")
+        if queues:
+            c.with_volume_mapping(str(self.queues_file), "/etc/yarn-drf/queues.yaml", "ro")
+        for k, v in env.items():
+            c.with_env(k, v)
+        return c
+
+    def stop(self) -> None:
+        for c in [*self.nms.values(), self.rm]:
+            if c is not None:
+                try:
+                    c.stop()
+                except docker.errors.NotFound:
+                    pass
+        try:
+            self.client.volumes.get(self.volume).remove(force=True)
+        except docker.errors.NotFound:
+            pass
+
+    def logs(self, container: DockerContainer, tail: int = 60) -> str:
+        try:
+            return container.get_wrapped_container().logs(tail=tail).decode(errors="replace")
+        except docker.errors.NotFound:
+            return "<container gone>"
+
+    def assert_alive(self) -> None:
+        """Fail fast, with its log, when a daemon container exited."""
+        for name, c in [("resourcemanager", self.rm), *self.nms.items()]:
+            w = c.get_wrapped_container()
+            w.reload()
+            if w.status not in ("running", "created"):
+                raise AssertionError(f"{name} container is {w.status}; last log lines:\n{self.logs(c)}")
+
+    # ---- REST ------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.web_port}/ws/v1/cluster"
+
+    def rest(self, path: str) -> dict[str, Any]:
+        r = requests.get(f"{self.url}{path}", headers={"Accept": "application/json"}, timeout=10)
+        r.raise_for_status()
+        return r.json()
+
+    def wait_rest(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.assert_alive()
+            try:
+                self.rest("/info")
+                return
+            except requests.RequestException:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"RM REST API not up within {timeout_s}s:\n{self.logs(self.rm)}")
+                time.sleep(0.5)
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return (self.rest("/nodes").get("nodes") or {}).get("node") or []
+
+    def running_nodes(self) -> list[dict[str, Any]]:
+        return [n for n in self.nodes() if n["state"] == "RUNNING"]
+
+    def wait_for_nodes(self, count: int, timeout_s: float) -> list[dict[str, Any]]:
+        self.wait_rest(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.assert_alive()
+            nodes = self.running_nodes()
+            if len(nodes) >= count:
+                return nodes
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{len(nodes)} of {count} NodeManagers registered within {timeout_s}s")
+            time.sleep(0.5)
+
+    def apps(self, states: str = "") -> list[dict[str, Any]]:
+        q = f"?states={states}" if states else ""
+        return (self.rest(f"/apps{q}").get("apps") or {}).get("app") or []
+
+    def app_by_name(self, name: str) -> dict[str, Any] | None:
+        found = [a for a in self.apps() if a["name"] == name]
+        return max(found, key=lambda a: a["id"]) if found else None
+
+    def wait_app(self, name: str, states: tuple[str, ...], timeout_s: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.assert_alive()
+            app = self.app_by_name(name)
+            if app is not None and app["state"] in states:
+                return app
+            if time.monotonic() > deadline:
+                raise AssertionError(f"app {name} not in {states} within {timeout_s}s: {app}")
+            time.sleep(0.5)
+
+    def app_containers(self, app_id: str) -> list[dict[str, Any]]:
+        """Running containers of an app (current attempt) from the RM REST API."""
+        attempts = (self.rest(f"/apps/{app_id}/appattempts").get("appAttempts") or {}).get("appAttempt") or []
+        out: list[dict[str, Any]] = []
+        for att in attempts:
+            try:
+                data = self.rest(f"/apps/{app_id}/appattempts/{att['appAttemptId']}/containers")
+            except requests.HTTPError:
+                continue
+            items = data.get("container") if isinstance(data, dict) else None
+            if isinstance(items, dict):
+                items = [items]
+            out.extend(c for c in items or [] if c.get("containerState") in (None, "RUNNING"))
+        return out
+
+    # ---- clients (run inside the RM container, as its user unless told) ---------------------
+    def exec(self, cmd: list[str], user: str | None = None, detach: bool = False) -> tuple[int, str]:
+        env = {"HADOOP_USER_NAME": user} if user else None
+        res = self.rm.get_wrapped_container().exec_run(cmd, environment=env, detach=detach, demux=False)
+        if detach:
+            return 0, ""
+        return res.exit_code, (res.output or b"").decode(errors="replace")
+
+    def submit_dshell(self, name: str, queue: str, num: int, resources: dict[str, int], *,
+                      command: str = "sleep 3600", user: str | None = None, wait: bool = False) -> tuple[int, str]:
+        res = ",".join(f"{k}={v}" for k, v in resources.items())
+        cmd = ["yarn", "jar", DSHELL_JAR, DSHELL_CLIENT, "-jar", DSHELL_JAR, "-appname", name,
+               "-queue", queue, "-shell_command", command, "-num_containers", str(num),
+               "-container_resources", res, "-master_memory", "256", "-master_vcores", "1",
+               "-timeout", "86400000"]
+        if wait:
+            return self.exec(cmd, user=user)
+        # The client only monitors; the app lives on without it. Its output goes to the RM
+        # container's /tmp for debugging.
+        shell = " ".join(f"'{a}'" for a in cmd) + f" > /tmp/{name}.log 2>&1"
+        return self.exec(["bash", "-c", shell], user=user, detach=True)
+
+    def kill_app(self, app_id: str) -> None:
+        code, out = self.exec(["yarn", "application", "-kill", app_id])
+        assert code == 0, f"yarn application -kill {app_id} failed:\n{out[-2000:]}"
+
+    def kill_all_apps(self, timeout_s: float = 60) -> None:
+        for app in self.apps("NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"):
+            self.kill_app(app["id"])
+        deadline = time.monotonic() + timeout_s
+        while self.apps("NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING") or any(
+                n.get("numContainers", 0) for n in self.running_nodes()):
+            if time.monotonic() > deadline:
+                raise AssertionError("apps or containers still running after kill: "
+                                     + json.dumps([n.get("numContainers") for n in self.running_nodes()]))
+            time.sleep(0.5)
