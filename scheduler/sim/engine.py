@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from operator import le
 from typing import Any
 
-from scheduler.core import SchedulerCore
+from scheduler import SchedulerCore
 from scheduler.config import QueueConfig
 from scheduler.sim.formats import AppSpec, ClusterSpec, SimInputError
 from scheduler.sim.policies import PolicySetup
@@ -163,8 +163,8 @@ class Simulation:
     def _vector(self, res: dict[str, int]) -> tuple[int, ...]:
         return tuple(res.get(t, 0) for t in self.real_types)
 
-    def _core_ask(self, res: dict[str, int]) -> dict[str, int]:
-        if not self.setup.container_extra:
+    def _core_ask(self, res: dict[str, int], is_am: bool) -> dict[str, int]:
+        if not self.setup.container_extra or is_am:
             return res
         return {**res, **self.setup.container_extra}
 
@@ -236,6 +236,8 @@ class Simulation:
         progress_step = max(h, (self.until or (apps[-1].submit if apps else 0.0)) / 1000.0)
         while True:
             t_submit = apps[next_app].submit if next_app < n_apps else inf
+            if t_submit == inf and not self.pending_total and not self.containers:
+                break  # every app has finished
             busy = self.pending_total > 0 or not self.skip_idle
             if busy:
                 if not cursor_valid:
@@ -336,7 +338,7 @@ class Simulation:
         shapes = self.pending_shapes
         if app.pending:
             self._unshape(app.core_ask, app.pending)
-        core_res = self._core_ask(res)
+        core_res = self._core_ask(res, priority == AM_PRIORITY)
         app.priority = priority
         app.ask = self._vector(res)
         app.core_ask = tuple(core_res.get(t, 0) for t in self.types)

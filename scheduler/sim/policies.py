@@ -7,7 +7,8 @@
   is submitted there, so the core serves apps strictly by submit time. Apps are still placed (and
   ACL-checked) by the original configuration, and results are reported under that queue.
 - slots: Hadoop-1 style fixed slots. Every node gets a countable resource `slots` (S per node);
-  every container (tasks and AMs) asks for 1 slot on top of its real resources. Each queue's
+  every task container asks for 1 slot on top of its real resources (AM containers take none:
+  Hadoop 1 ran a job's master logic in the JobTracker, outside the slots). Each queue's
   weight becomes {slots: w, every other type: 1e9 * w}, so the weighted dominant share is the
   queue's share of slots: fairness by slot count. Real resources are still checked for fit on
   the node (a slot never overcommits a node), as in the DRF paper's comparison where a slot is a
@@ -41,7 +42,7 @@ class PolicySetup:
     config: QueueConfig
     resource_types: tuple[str, ...]
     node_extra: dict[str, int]      # added to every node's capacity (slots)
-    container_extra: dict[str, int]  # added to every container ask (1 slot)
+    container_extra: dict[str, int]  # added to every task container's ask (1 slot)
     submit_queue: str | None        # fifo: every app goes to this queue; None: the app's own queue
 
 

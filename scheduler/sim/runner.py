@@ -5,7 +5,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.config import load_config
+from scheduler import load_config
 from scheduler.config import QueueConfig
 from scheduler.sim.engine import Simulation
 from scheduler.sim.formats import (AppSpec, ClusterSpec, SimInputError, check_cluster_types,
