@@ -288,8 +288,8 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
                            f"{'; '.join(short) or 'room (it fits now: at the next heartbeat)'}",
                            node=node.id))
     out += _node_reasons(core, app, req, shape)
-    if core.timeout is not None and req.reserved_node is None and not any(
-            r["code"] in ("queue-at-max", "ready") for r in out):
+    # Only a request that is large enough for some node but finds no room there can reserve one.
+    if core.timeout is not None and req.reserved_node is None and any(r["code"] == "no-node-room" for r in out):
         waited = now - req.since
         left = core.timeout - waited
         out.append(_reason("starvation", f"waiting {waited:.0f} s; "

@@ -1,0 +1,120 @@
+"""/v1/queues, /v1/nodes, /v1/health, /v1/apps and error handling of the status server."""
+from __future__ import annotations
+
+import pytest
+import requests
+
+from yarn_bridge.status import StatusServer
+
+
+def run_two_queues(ops):
+    with ops.lock:
+        for app, queue in (("a-etl", "root.prod.etl"), ("a-batch", "root.batch")):
+            ops.core.submit_app(app, "alice", queue)
+            ops.core.update_request(app, 1, {"vcores": 1, "memory-mb": 2048}, 20)
+    return ops.settle()
+
+
+def test_queues_tree_with_usage_share_and_target(ops):
+    run_two_queues(ops)
+    doc = ops.get("/v1/queues")
+    assert doc["capacity"] == {"memory-mb": 32768, "vcores": 16, "gpu-mem": 8000}
+    names = [q["name"] for q in doc["queues"]]
+    assert names == ["root", "root.prod", "root.prod.etl", "root.prod.ml", "root.adhoc", "root.batch"]
+    by = {q["name"]: q for q in doc["queues"]}
+    assert by["root.prod"]["children"] == ["root.prod.etl", "root.prod.ml"]
+    assert by["root.prod.etl"]["parent"] == "root.prod"
+    # batch is capped at 4 vcores (4 containers); etl takes the rest: 12 vcores, 24576 MB.
+    batch, etl = by["root.batch"], by["root.prod.etl"]
+    assert batch["usage"] == {"memory-mb": 8192, "vcores": 4, "gpu-mem": 0}
+    assert batch["max"]["vcores"] == 4
+    assert etl["usage"] == {"memory-mb": 24576, "vcores": 12, "gpu-mem": 0}
+    assert etl["dominant_share"] == pytest.approx(0.75) and etl["dominant_resource"] == "memory-mb"
+    assert by["root.prod"]["weight"] == 2.0
+    # Targets: batch's demand is capped by its max (4 vcores = 0.25); prod gets the rest.
+    assert batch["target_share"] == pytest.approx(0.25)
+    assert etl["target_share"] == pytest.approx(0.75)
+    assert by["root.prod.ml"]["target_share"] == 0
+    assert etl["demand"] == {"memory-mb": 40960, "vcores": 20, "gpu-mem": 0}
+    assert etl["pending"] == {"memory-mb": 16384, "vcores": 8, "gpu-mem": 0}
+    assert etl["running_apps"] == 1 and by["root"]["running_apps"] == 2
+    assert by["root.adhoc"]["max_running_apps"] == 1
+    assert all(q["state"] == "active" and q["reservations"] == 0 for q in doc["queues"])
+
+
+def test_nodes(ops):
+    run_two_queues(ops)
+    nodes = ops.get("/v1/nodes")["nodes"]
+    assert [n["id"] for n in nodes] == ["n1", "n2"]
+    n2 = nodes[1]
+    assert n2["rack"] == "/r2"
+    assert n2["capacity"] == {"memory-mb": 16384, "vcores": 8, "gpu-mem": 8000}
+    assert n2["allocated"]["memory-mb"] == 16384
+    assert n2["free"] == {"memory-mb": 0, "vcores": 0, "gpu-mem": 8000}
+    assert n2["containers"] == 8 and n2["reservation"] is None
+
+
+def test_health_reports_heartbeats_and_config_version(ops):
+    health = ops.get("/v1/health")
+    assert health["bridge_connected"] is False and health["last_heartbeat_age_s"] is None
+    assert health["status"] == "bridge-disconnected"
+    assert health["config"]["version"] == 1
+    assert health["config"]["path"] == str(ops.queues_file)
+    assert len(health["config"]["sha256"]) == 16
+    ops.heartbeat("n1")
+    health = ops.get("/v1/health")
+    assert health["bridge_connected"] is True and health["status"] == "ok"
+    assert 0 <= health["last_heartbeat_age_s"] < 10
+    assert health["nodes"] == 2 and health["core_counters"]["heartbeats"] == 1
+
+
+def test_health_info_from_the_service_wins(ops):
+    server = StatusServer(lambda: ops.core, ops.lock, health=lambda: {"bridge_connected": True, "mode": "x"},
+                          port=0, metrics=ops.metrics).start()
+    try:
+        health = requests.get(server.url + "/v1/health", timeout=10).json()
+    finally:
+        server.stop()
+    assert health["bridge_connected"] is True and health["mode"] == "x" and health["status"] == "ok"
+    assert health["config"] is None
+
+
+def test_apps_list_and_root_index(ops):
+    run_two_queues(ops)
+    apps = ops.get("/v1/apps")["apps"]
+    assert [(a["id"], a["queue"], a["containers"]) for a in apps] == [
+        ("a-batch", "root.batch", 4), ("a-etl", "root.prod.etl", 12)]
+    index = ops.get("/")
+    assert "/v1/queues" in index["endpoints"] and index["core"]["containers"] == 16
+
+
+def test_unknown_paths_and_methods(ops):
+    assert "no such endpoint" in ops.get("/v2/queues", status=404)["error"]
+    r = requests.post(ops.url + "/v1/queues", timeout=10)
+    assert r.status_code == 404
+
+
+def test_binds_loopback_by_default(ops):
+    server = StatusServer(lambda: ops.core, ops.lock, port=0)
+    try:
+        assert server.httpd.server_address[0] == "127.0.0.1"
+    finally:
+        server.httpd.server_close()
+
+
+def test_a_failing_read_answers_500_and_the_server_lives_on(ops):
+    calls = {"n": 0}
+
+    def get_core():
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("core swapped mid-read")
+        return ops.core
+
+    server = StatusServer(get_core, ops.lock, port=0).start()
+    try:
+        r = requests.get(server.url + "/v1/queues", timeout=10)
+        assert r.status_code == 500 and "core swapped mid-read" in r.json()["error"]
+        assert requests.get(server.url + "/v1/queues", timeout=10).status_code == 200
+    finally:
+        server.stop()

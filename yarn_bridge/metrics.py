@@ -1,0 +1,156 @@
+"""Prometheus metrics of the scheduler service, served at /metrics by the status server.
+
+Event counts (heartbeats, assignments, refusals, resyncs, reloads) and latencies are recorded by
+the service as they happen: the core's own counters restart when a resync replaces the core, and
+Prometheus counters must never go down. Per-queue and per-cluster gauges are read from the live
+core at scrape time (under the service lock), so a queue removed by a reload disappears at once
+and nothing is ever stale.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import nullcontext
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from scheduler import SchedulerCore
+from scheduler.explain import reservations_by_queue, targets
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# Decisions take tens of microseconds to milliseconds; the py4j round trip ~0.1 to a few ms.
+DECISION_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+ROUND_TRIP_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class Metrics:
+    """The service's instruments, in a registry of their own (one per service, one per test)."""
+
+    def __init__(self, get_core: Callable[[], SchedulerCore] | None = None, lock: Any = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.clock = clock
+        self.last_heartbeat: float | None = None
+        self._mutex = threading.Lock()
+        r = self.registry
+        self.heartbeats = Counter("yarn_drf_heartbeats", "Node heartbeats decided by the core", registry=r)
+        self.assignments = Counter("yarn_drf_assignments", "Containers assigned by the core", registry=r)
+        self.refused = Counter("yarn_drf_refused_assignments",
+                               "Assignments the ResourceManager refused on re-check", registry=r)
+        self.resyncs = Counter("yarn_drf_resyncs", "Full-state snapshots from the shim (core rebuilt)", registry=r)
+        self.reloads = Counter("yarn_drf_config_reloads", "Queue configuration reloads by result",
+                               ["result"], registry=r)
+        for result in ("ok", "failed"):
+            self.reloads.labels(result)  # both series exist from the start, at 0
+        self.decision = Histogram("yarn_drf_decision_seconds",
+                                  "Time to apply a heartbeat's deltas and decide its assignments",
+                                  buckets=DECISION_BUCKETS, registry=r)
+        self.round_trip = Histogram("yarn_drf_bridge_round_trip_seconds",
+                                    "Bridge round trip of a heartbeat call as the Java shim measured it",
+                                    buckets=ROUND_TRIP_BUCKETS, registry=r)
+        if get_core is not None:
+            r.register(CoreCollector(get_core, lock))
+
+    # ------------------------------------------------------------------ what the service calls
+
+    def heartbeat(self, decision_seconds: float, assignments: int,
+                  round_trip_seconds: float | None = None) -> None:
+        """One heartbeat decided: its latency, how many containers it assigned, and the shim's RTT if sent."""
+        self.heartbeats.inc()
+        self.assignments.inc(assignments)
+        self.decision.observe(decision_seconds)
+        if round_trip_seconds is not None:
+            self.round_trip.observe(round_trip_seconds)
+        with self._mutex:
+            self.last_heartbeat = self.clock()
+
+    def deltas(self, deltas: Iterable[Mapping]) -> None:
+        """Counts the refusals in a batch of bridge deltas (heartbeat or events message)."""
+        n = sum(1 for d in deltas if isinstance(d, Mapping) and d.get("op") == "assignment_refused")
+        if n:
+            self.refused.inc(n)
+
+    def resync(self) -> None:
+        self.resyncs.inc()
+
+    def reload(self, ok: bool) -> None:
+        self.reloads.labels("ok" if ok else "failed").inc()
+
+    # ------------------------------------------------------------------ reading
+
+    def heartbeat_age(self) -> float | None:
+        """Seconds since the last heartbeat, None before the first."""
+        with self._mutex:
+            last = self.last_heartbeat
+        return None if last is None else max(0.0, self.clock() - last)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class CoreCollector(Collector):
+    """Per-queue and cluster gauges computed from the live core at each scrape."""
+
+    def __init__(self, get_core: Callable[[], SchedulerCore], lock: Any = None) -> None:
+        self.get_core = get_core
+        self.lock = lock
+
+    def describe(self):
+        return []  # computed at scrape time: nothing to check at registration
+
+    def collect(self):
+        with self.lock if self.lock is not None else nullcontext():
+            core = self.get_core()
+            snap = core.snapshot()
+            goals = targets(core)
+            reserved = reservations_by_queue(core)
+        usage = GaugeMetricFamily("yarn_drf_queue_usage", "Resources a queue holds", labels=["queue", "resource"])
+        pending = GaugeMetricFamily("yarn_drf_queue_pending", "Resources the runnable and waiting apps of a "
+                                    "queue still ask for", labels=["queue", "resource"])
+        dominant = GaugeMetricFamily("yarn_drf_queue_dominant_share", "A queue's dominant share of the cluster",
+                                     labels=["queue"])
+        weighted = GaugeMetricFamily("yarn_drf_queue_weighted_share", "A queue's weighted dominant share "
+                                     "(the key the core orders siblings by)", labels=["queue"])
+        target = GaugeMetricFamily("yarn_drf_queue_target_share", "A queue's weighted-DRF target dominant share "
+                                   "(its fair part given every queue's demand)", labels=["queue"])
+        running = GaugeMetricFamily("yarn_drf_queue_running_apps", "Runnable apps in and below a queue",
+                                    labels=["queue"])
+        waiting = GaugeMetricFamily("yarn_drf_queue_waiting_apps", "Apps held back by max-running-apps",
+                                    labels=["queue"])
+        draining = GaugeMetricFamily("yarn_drf_queue_draining", "1 when a reload removed the queue and it "
+                                     "drains its apps", labels=["queue"])
+        reservations = GaugeMetricFamily("yarn_drf_queue_reservations", "Nodes reserved for requests of apps "
+                                         "in and below a queue", labels=["queue"])
+        for path, q in snap["queues"].items():
+            for res, v in q["usage"].items():
+                usage.add_metric([path, res], v)
+            for res, v in q["pending"].items():
+                pending.add_metric([path, res], v)
+            dominant.add_metric([path], q["dominant_share"])
+            weighted.add_metric([path], q["weighted_share"])
+            target.add_metric([path], goals[path].dominant_share)
+            running.add_metric([path], q["running_apps"])
+            waiting.add_metric([path], q["waiting_apps"])
+            draining.add_metric([path], 1 if q["draining"] else 0)
+            reservations.add_metric([path], reserved.get(path, 0))
+        capacity = GaugeMetricFamily("yarn_drf_cluster_capacity", "Cluster capacity", labels=["resource"])
+        allocated = GaugeMetricFamily("yarn_drf_cluster_allocated", "Resources held by containers",
+                                      labels=["resource"])
+        totals = dict.fromkeys(snap["resource_types"], 0)
+        for node in snap["nodes"].values():
+            for res, v in node["allocated"].items():
+                totals[res] += v
+        for res, v in snap["capacity"].items():
+            capacity.add_metric([res], v)
+            allocated.add_metric([res], totals[res])
+        nodes = GaugeMetricFamily("yarn_drf_nodes", "Nodes known to the core")
+        nodes.add_metric([], len(snap["nodes"]))
+        apps = GaugeMetricFamily("yarn_drf_apps", "Apps known to the core")
+        apps.add_metric([], len(snap["apps"]))
+        yield from (usage, pending, dominant, weighted, target, running, waiting, draining, reservations,
+                    capacity, allocated, nodes, apps)
+
