@@ -23,7 +23,7 @@ import time
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import le
 from typing import Any
 
@@ -110,6 +110,10 @@ class Simulation:
         self._check_fit()
 
         self.states: dict[str, _App] = {}
+        self.submits: list[tuple[float, int, AppSpec]] = [(a.submit, i, a) for i, a in enumerate(self.apps)]
+        heapq.heapify(self.submits)
+        self.submit_seq = len(self.apps)
+        self.copies: dict[str, int] = {}
         self.containers: dict[str, _Container] = {}
         self.node_finish: list[list[tuple[float, str]]] = [[] for _ in cluster.nodes]
         self.report_heap: list[tuple[float, int]] = []   # (report time, node), idle mode only
@@ -223,8 +227,7 @@ class Simulation:
             cap = dict(node.resources)
             cap.update(self.setup.node_extra)
             self.core.add_node(node.name, {t: cap.get(t, 0) for t in self.types}, rack=node.rack)
-        apps, n_apps = self.apps, len(self.apps)
-        next_app = 0
+        submits = self.submits
         k, pos = 0, 0                      # heartbeat cursor, used while asks are outstanding
         cursor_valid = False
         self.report_heap = []
@@ -233,9 +236,9 @@ class Simulation:
         idle_since_progress = 0.0
         inf = math.inf
         next_progress = 0.0
-        progress_step = max(h, (self.until or (apps[-1].submit if apps else 0.0)) / 1000.0)
+        progress_step = max(h, (self.until or max((a.submit for a in self.apps), default=0.0)) / 1000.0)
         while True:
-            t_submit = apps[next_app].submit if next_app < n_apps else inf
+            t_submit = submits[0][0] if submits else inf
             if t_submit == inf and not self.pending_total and not self.containers:
                 break  # every app has finished
             busy = self.pending_total > 0 or not self.skip_idle
@@ -261,8 +264,8 @@ class Simulation:
             self._advance(t)
             self.counters["events"] += 1
             if t_submit <= t_beat:
-                self._submit(apps[next_app])
-                next_app += 1
+                _, _, spec = heapq.heappop(submits)
+                self._submit(spec)
                 continue
             if busy:
                 node = order[pos]
@@ -275,7 +278,7 @@ class Simulation:
             # A workload whose asks can never be served (e.g. a queue max below a task size)
             # would keep the clock running forever: stop once nothing runs, nothing is due,
             # and a whole reservation timeout of heartbeats assigned nothing.
-            if assigned or self.running_tasks or next_app < n_apps:
+            if assigned or self.running_tasks or submits:
                 idle_since_progress = t
             elif self.pending_total and t - idle_since_progress > self._stall_limit():
                 self.stalled = True
@@ -371,6 +374,14 @@ class Simulation:
             self._release(app.am_container, "completed")
             app.am_container = None
         self.core.remove_app(app.spec.id)
+        if app.spec.resubmit:
+            # A closed-loop user: the same app again, at once, under a numbered id.
+            base = app.spec.resubmit_of or app.spec.id
+            n = self.copies.get(base, 1) + 1
+            self.copies[base] = n
+            again = replace(app.spec, id=f"{base}#{n}", submit=self.now, resubmit_of=base)
+            heapq.heappush(self.submits, (self.now, self.submit_seq, again))
+            self.submit_seq += 1
 
     def _beat(self, node: int, t: float) -> bool:
         """One heartbeat of `node` at time t: report finished containers, then schedule."""

@@ -9,7 +9,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,8 @@ class AppSpec:
     groups: tuple[str, ...] = ()
     priority: int = 0
     line: int = 0
+    resubmit: bool = False
+    resubmit_of: str | None = None
 
 
 # --------------------------------------------------------------------------- YAML with lines
@@ -229,7 +231,7 @@ def check_cluster_types(cluster: ClusterSpec, types: list[str]) -> None:
 
 # --------------------------------------------------------------------------- workload
 
-_APP_FIELDS = {"id", "queue", "user", "submit", "stages", "am", "groups", "priority"}
+_APP_FIELDS = {"id", "queue", "user", "submit", "stages", "am", "groups", "priority", "resubmit"}
 _STAGE_FIELDS = {"tasks", "resources", "duration"}
 
 
@@ -264,6 +266,9 @@ def parse_app(obj: Any, where: str, errors: list[str]) -> AppSpec | None:
     priority = obj.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int):
         errors.append(f"{where}: priority: must be an integer, got {priority!r}")
+    resubmit = obj.get("resubmit", False)
+    if not isinstance(resubmit, bool):
+        errors.append(f"{where}: resubmit: must be true or false, got {resubmit!r}")
     am: dict[str, int] | None = dict(DEFAULT_AM)
     if "am" in obj:
         am = None if obj["am"] is None else _resources(obj["am"], f"{where}: am", errors)
@@ -294,7 +299,8 @@ def parse_app(obj: Any, where: str, errors: list[str]) -> AppSpec | None:
                 stages.append(StageSpec(tasks, res, float(duration)))
     if len(errors) > start:
         return None
-    return AppSpec(app_id, queue, user, float(submit), tuple(stages), am, tuple(groups), priority)
+    return AppSpec(app_id, queue, user, float(submit), tuple(stages), am, tuple(groups), priority,
+                   resubmit=resubmit)
 
 
 def parse_workload(text: str, source: str = "<workload>") -> list[AppSpec]:
@@ -320,8 +326,10 @@ def parse_workload(text: str, source: str = "<workload>") -> list[AppSpec]:
             errors.append(f"{where}: id: {app.id!r} is already used on line {first_line[app.id]}")
             continue
         first_line[app.id] = lineno
-        apps.append(AppSpec(app.id, app.queue, app.user, app.submit, app.stages, app.am,
-                            app.groups, app.priority, lineno))
+        if "#" in app.id:
+            errors.append(f"{where}: id: '#' is reserved for resubmitted copies, got {app.id!r}")
+            continue
+        apps.append(replace(app, line=lineno))
         if len(errors) > 50:
             errors.append(f"{source}: too many errors, stopped")
             break
@@ -354,17 +362,3 @@ def check_workload_types(apps: list[AppSpec], types: list[str], source: str, wha
             _check_types(stage.resources, allowed, f"{where}: stages[{i}].resources", what, errors)
     if errors:
         raise SimInputError(errors)
-
-
-def app_to_json(app: AppSpec) -> dict[str, Any]:
-    """The workload line for an app (the converters write these)."""
-    out: dict[str, Any] = {"id": app.id}
-    if app.queue is not None:
-        out["queue"] = app.queue
-    out["user"] = app.user
-    out["submit"] = round(app.submit, 3)
-    out["stages"] = [{"tasks": s.tasks, "resources": s.resources, "duration": round(s.duration, 3)}
-                     for s in app.stages]
-    if app.am != DEFAULT_AM:
-        out["am"] = app.am
-    return out

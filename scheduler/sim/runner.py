@@ -53,6 +53,10 @@ class SimulationRequest:
         until = options.get("until")
         if until is not None and until < 0:
             raise SimInputError([f"--until must be >= 0 s, got {until}"])
+        looping = [a for a in apps if a.resubmit]
+        if looping and until is None:
+            raise SimInputError([f"{workload_source}:{looping[0].line}: app {looping[0].id} resubmits "
+                                 "itself forever: give --until"])
         return cls(config, cluster, apps, types, **options)
 
 

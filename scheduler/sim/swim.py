@@ -4,12 +4,14 @@ A SWIM line is `job_id submit_s gap_s map_input_bytes shuffle_bytes reduce_outpu
 (tab separated). It has no task counts, durations or shapes; this module derives them by the
 rules below (also in SIMULATOR.md), chosen to follow Hadoop/Hive defaults where one exists:
 
-- map tasks    = ceil(input / 256 MiB), at least 1, at most 4000 (one map per split; the
-                 cap stands for CombineFileInputFormat-style split merging on huge inputs)
-- reduce tasks = ceil(shuffle / 1 GiB), at most 999 (Hive's bytes-per-reducer and max-reducers
-                 defaults); a job with no shuffle is map-only (one stage)
-- durations    = 5 s task start-up + bytes the task handles / 8 MiB/s (map: its input split;
-                 reduce: its shuffle plus output share)
+- a job with shuffle bytes has a map stage then a reduce stage; without, it is map-only and
+  its maps also write the output
+- map tasks    = ceil(map bytes / 256 MiB), at least 1, at most 4000 (one map per split; the
+                 cap stands for CombineFileInputFormat-style split merging on huge inputs);
+                 map bytes = input (+ output for a map-only job)
+- reduce tasks = ceil((shuffle + output) / 1 GiB), at least 1, at most 999 (Hive's
+                 bytes-per-reducer and max-reducers defaults)
+- durations    = 5 s task start-up + the task's even share of its stage's bytes / 8 MiB/s
 - shapes by job class (shuffle / input ratio):
     filter/aggregate (no shuffle or shuffle <= 0.25 x input): CPU-heavy maps <2 vcores, 2 GiB>,
         reduces <1 vcore, 2 GiB>
@@ -59,14 +61,15 @@ def convert_job(k: int, job_id: str, submit: float, input_bytes: int, shuffle_by
     """The workload line for the k-th job of a trace."""
     kind = job_class(input_bytes, shuffle_bytes)
     map_shape, reduce_shape = SHAPES[kind]
-    maps = min(MAX_MAPS, max(1, math.ceil(input_bytes / SPLIT_BYTES)))
+    map_bytes = input_bytes if shuffle_bytes > 0 else input_bytes + output_bytes
+    maps = min(MAX_MAPS, max(1, math.ceil(map_bytes / SPLIT_BYTES)))
     stages = [{"tasks": maps, "resources": map_shape,
-               "duration": round(TASK_STARTUP_S + input_bytes / maps / BYTES_PER_S, 3)}]
+               "duration": round(TASK_STARTUP_S + map_bytes / maps / BYTES_PER_S, 3)}]
     if shuffle_bytes > 0:
-        reduces = min(MAX_REDUCERS, max(1, math.ceil(shuffle_bytes / BYTES_PER_REDUCER)))
-        per_task = (shuffle_bytes + output_bytes) / reduces
+        reduce_bytes = shuffle_bytes + output_bytes
+        reduces = min(MAX_REDUCERS, max(1, math.ceil(reduce_bytes / BYTES_PER_REDUCER)))
         stages.append({"tasks": reduces, "resources": reduce_shape,
-                       "duration": round(TASK_STARTUP_S + per_task / BYTES_PER_S, 3)})
+                       "duration": round(TASK_STARTUP_S + reduce_bytes / reduces / BYTES_PER_S, 3)})
     user = k % users
     line = {"id": job_id, "queue": queues[user % len(queues)], "user": f"user{user}",
             "submit": submit, "stages": stages}
