@@ -61,6 +61,7 @@ log4j.appender.stdout.layout.ConversionPattern=%d{ISO8601} %p %c{1}: %m%n
 log4j.logger.org.apache.hadoop.yarn.server.resourcemanager.RMAuditLogger=WARN
 log4j.logger.org.apache.hadoop.yarn.server.nodemanager.NMAuditLogger=WARN
 log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
+log4j.logger.http.requests=WARN
 """
 
 
@@ -95,6 +96,7 @@ class Cluster:
     ports: dict[str, int] = field(default_factory=dict)
     rm: Daemon | None = None
     nms: list[Daemon] = field(default_factory=list)
+    clients: list[subprocess.Popen] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for key in ("rm", "rm_sched", "rm_tracker", "rm_admin", "rm_web", "bridge", "status"):
@@ -175,6 +177,7 @@ class Cluster:
         d.mkdir(parents=True, exist_ok=True)
         write_site(d / "yarn-site.xml", {**self.common_props(), **props})
         write_site(d / "core-site.xml", {"fs.defaultFS": "file:///", "hadoop.tmp.dir": str(self.root / "tmp")})
+        write_site(d / "mapred-site.xml", {"mapreduce.framework.name": "yarn"})
         shutil.copy(CONF / "resource-types.xml", d / "resource-types.xml")
         (d / "log4j.properties").write_text(LOG4J)
         return d
@@ -214,6 +217,10 @@ class Cluster:
                       and self.core_status() is not None, 120, "NodeManagers registered and core up")
 
     def stop(self) -> None:
+        for p in self.clients:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
         for d in [*self.nms, self.rm]:
             if d is not None:
                 d.stop()
@@ -287,7 +294,28 @@ class Cluster:
                "-container_resources", resources, "-master_memory", "256", "-master_vcores", "1",
                "-timeout", "900000"]
         log = open(self.root / f"client-{name}.log", "ab")
-        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.clients.append(proc)
+        return proc
+
+    def cli(self, main: str, *args: str, user: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+        """Runs a Hadoop command-line tool (the class `yarn`/`mapred` would run) against this cluster."""
+        env = {**os.environ, "JAVA_HOME": java_home()}
+        if user:
+            env["HADOOP_USER_NAME"] = user
+        cp = os.pathsep.join([str(self.client_conf), *maven_classpath()])
+        cmd = ["java", "-Xmx256m", *java17_opens(), "-cp", cp, main, *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+    def yarn(self, sub: str, *args: str, user: str | None = None) -> subprocess.CompletedProcess:
+        """`yarn application|queue|rmadmin ...` as bin/yarn runs them."""
+        if sub == "application":
+            return self.cli("org.apache.hadoop.yarn.client.cli.ApplicationCLI", "application", *args, user=user)
+        if sub == "queue":
+            return self.cli("org.apache.hadoop.yarn.client.cli.QueueCLI", *args, user=user)
+        if sub == "rmadmin":
+            return self.cli("org.apache.hadoop.yarn.client.cli.RMAdminCLI", *args, user=user)
+        raise ValueError(sub)
 
     def app_named(self, name: str) -> dict | None:
         for a in self.apps():

@@ -1,0 +1,50 @@
+"""Integration tests start real Hadoop daemons: they need the shim built (`make shim`)."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.integration.cluster import REPO, Cluster
+
+QUEUES = Path(__file__).with_name("queues.yaml")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/integration" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shim_built():
+    if not (REPO / "java_shim" / "target" / "classpath.txt").exists():
+        pytest.fail("java_shim is not built: run `make shim` (make test does it)")
+
+
+def new_cluster(tmp_root: Path, **kwargs) -> Cluster:
+    queues = tmp_root / "queues.yaml"
+    shutil.copy(QUEUES, queues)
+    return Cluster(tmp_root, queues, **kwargs)
+
+
+@pytest.fixture
+def cluster_factory():
+    made: list[Cluster] = []
+    roots: list[Path] = []
+
+    def make(**kwargs) -> Cluster:
+        root = Path(tempfile.mkdtemp(prefix="yarn-drf-it-"))
+        roots.append(root)
+        c = new_cluster(root, **kwargs)
+        made.append(c)
+        c.start()
+        return c
+
+    yield make
+    for c in made:
+        c.stop()
+    for root in roots:
+        shutil.rmtree(root, ignore_errors=True)
