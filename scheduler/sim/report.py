@@ -35,7 +35,7 @@ def build_result(sim: Simulation) -> dict[str, Any]:
     apps = []
     for app in sim.states.values():
         apps.append({"id": app.spec.id, "queue": app.queue, "user": app.spec.user,
-                     "submit": app.spec.submit, "start": _round(app.start), "finish": _round(app.finish)})
+                     "submit": _round(app.spec.submit), "start": _round(app.start), "finish": _round(app.finish)})
         if app.finish is not None:
             completion[app.queue].append(app.finish - app.spec.submit)
     queues: dict[str, Any] = {}

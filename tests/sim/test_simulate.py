@@ -168,3 +168,35 @@ queues:
         r = files.simulate(queues, cluster, w, "--policy", policy)
         assert [a["id"] for a in r["apps"]] == ["ok"]
         assert r["rejected"][0]["id"] == "no" and "mallory" in r["rejected"][0]["reason"]
+
+
+def test_resubmitting_apps_run_again_until_the_clock_stops(files, capsys):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 2, memory-mb: 4096}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.workload("w.jsonl", [app("loop", "root.a", 0.0, [(2, CPU, 10.0)], am=None, resubmit=True)])
+    r = files.simulate(queues, cluster, w, "--until", "100")
+    ids = [a["id"] for a in r["apps"]]
+    assert ids[:3] == ["loop", "loop#2", "loop#3"]
+    finished = [a for a in r["apps"] if a["finish"] is not None]
+    # each round takes 10 s plus up to a heartbeat to report and one to start: 8 or 9 in 100 s
+    assert 8 <= len(finished) <= 9
+    for prev, nxt in zip(r["apps"], r["apps"][1:]):
+        assert nxt["submit"] == prev["finish"]
+    assert run_cli(["simulate", "--queues", queues, "--cluster", cluster, "--workload", w]) == 2
+    assert "w.jsonl:1: app loop resubmits itself forever: give --until" in capsys.readouterr().err
+
+
+def test_plot_writes_a_png(files, tmp_path):
+    d = SCENARIOS / "drf-paper-example"
+    out = tmp_path / "plot.png"
+    assert run_cli(["simulate", "--queues", str(d / "queues.yaml"), "--cluster", str(d / "cluster.yaml"),
+                    "--workload", str(d / "workload.jsonl"), "--until", "30", "--plot", str(out),
+                    "--quiet"]) == 0
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_cli_is_registered_with_yarn_drf():
+    from yarn_bridge.cli import COMMANDS
+
+    assert "scheduler.sim.cli" in COMMANDS
