@@ -1,11 +1,12 @@
 """Read-only analysis of a live SchedulerCore for operators: fair targets and why requests wait.
 
 `targets(core)` computes each queue's weighted-DRF target: the allocation it would hold if every
-queue with demand got its fair part. It is progressive filling (the DRF paper's water-filling),
-done top-down over the tree: among the children of a queue, each child's allocation grows along
-its demand vector at the same weighted-dominant-share level until a resource runs out (children
-that use it stop) or the child has all its demand; a child's demand is capped by its `max`, and
-children below their `min` are filled first, up to their min, the way the core serves them first.
+queue with demand got its fair part. It is progressive filling (the DRF paper's water-filling)
+over the whole tree at once: each leaf's allocation grows along its demand vector (usage plus
+what its runnable apps ask), the children of every queue rising together at equal weighted
+dominant share; a leaf stops when it has all its demand or when a resource it uses runs out in
+the cluster or in the `max` of a queue above it, and queues below their `min` go first, the way
+the core serves them. The fill is exact (event by event), not sampled.
 
 `why_pending(core, app_id)` names, for each pending request of an app, every reason it is not
 running now, in the terms the core decides by (max-running-apps, queue max, reservations, node
@@ -25,7 +26,6 @@ from scheduler.model import App, Node, Queue, Request
 from scheduler.resources import dominant_share, fits, vadd, vsub
 
 UNLIMITED = 1 << 62  # the core's "no max on this resource"
-_BISECTIONS = 200
 
 
 @dataclass(frozen=True)
@@ -38,172 +38,232 @@ class Target:
     demand: tuple[int, ...]  # usage + pending of runnable apps, before max caps
 
 
-# ---------------------------------------------------------------------------- water-filling
-
-def waterfill(directions: Sequence[Sequence[float]], rates: Sequence[float], lo: Sequence[float],
-              hi: Sequence[float], room: Sequence[float], level_cap: float = math.inf) -> list[float]:
-    """Progressive filling over entities that grow along fixed direction vectors.
-
-    Entity i holds t_i * directions[i] with t_i(level) = clamp(level * rates[i], lo[i], hi[i]).
-    The level rises for all unfrozen entities together; when a resource of `room` is used up,
-    every entity using that resource freezes (DRF progressive filling), and an entity also stops
-    at hi. Returns the t_i. The sum of lo must fit `room` (it is the starting point).
-    """
-    n = len(directions)
-    t = [min(lo[i], hi[i]) for i in range(n)]
-    active = {i for i in range(n) if hi[i] > t[i] and rates[i] > 0 and any(directions[i])}
-    level = 0.0
-    while active:
-        fixed = _load(directions, t, (i for i in range(n) if i not in active), len(room))
-
-        def load_at(lam: float) -> list[float]:
-            out = list(fixed)
-            for i in active:
-                ti = min(max(lam * rates[i], lo[i]), hi[i])
-                for j, d in enumerate(directions[i]):
-                    out[j] += ti * d
-            return out
-
-        top = min(level_cap, max(hi[i] / rates[i] for i in active))
-        if _fits(load_at(top), room):
-            level = top
-        else:
-            low, high = level, top
-            for _ in range(_BISECTIONS):
-                mid = (low + high) / 2
-                if mid in (low, high):
-                    break
-                if _fits(load_at(mid), room):
-                    low = mid
-                else:
-                    high = mid
-            level = low
-        for i in active:
-            t[i] = min(max(level * rates[i], lo[i]), hi[i])
-        if level >= level_cap:
-            break
-        used = load_at(level)
-        full = [j for j, r in enumerate(room) if r - used[j] <= 1e-9 * max(r, 1.0)]
-        done = {i for i in active if t[i] >= hi[i] or any(directions[i][j] > 0 for j in full)}
-        active -= done or set(active)  # nothing froze: rounding; stop rather than loop
-    return t
-
-
-def _load(directions, t, which, width: int) -> list[float]:
-    out = [0.0] * width
-    for i in which:
-        for j, d in enumerate(directions[i]):
-            out[j] += t[i] * d
-    return out
-
-
-def _fits(used: Sequence[float], room: Sequence[float]) -> bool:
-    return all(u <= r + 1e-12 * max(r, 1.0) for u, r in zip(used, room))
-
-
 # ---------------------------------------------------------------------------- targets
 
+_EPS = 1e-9
+_TINY = 1e-12  # the key slope of demand that does not move a queue's key (the core serves it first)
+_MAX_SEGMENTS = 100_000
+
+
+class _Fill:
+    """One queue in the fluid fill: leaves hold t * demand; parents sum their children."""
+
+    __slots__ = ("q", "children", "demand", "t", "frozen", "scale", "min_inv", "limit", "alloc",
+                 "growable", "growing", "krate", "slope", "v", "rate")
+
+    def __init__(self, q: Queue, demand: tuple[float, ...], limit: tuple[float, ...] | None) -> None:
+        self.q = q
+        self.children: list[_Fill] = []
+        self.demand = demand
+        self.t = 0.0
+        self.frozen = not any(demand)
+        self.scale = q.scale
+        self.min_inv = q.min_inv
+        self.limit = limit
+        self.alloc = demand
+        self.growable = False
+        self.growing: list[_Fill] = []
+        self.krate = 0.0  # how fast this queue's key rises per unit of fill time
+        self.slope = 1.0  # how fast its key rises per unit its children's common key rises (leaf: per t)
+        self.v: tuple[float, ...] = ()
+        self.rate = 0.0  # leaves: dt per unit of fill time
+
+
 def targets(core: SchedulerCore) -> dict[str, Target]:
-    """Every queue's weighted-DRF target allocation (see the module doc)."""
+    """Every queue's weighted-DRF target allocation (see the module doc).
+
+    The fill is the fluid limit of the core's own decision, computed event by event: between
+    events every growing leaf grows linearly, at rates that keep the keys of the growing children
+    of each queue equal (queues below their min by how far below, the others by weighted dominant
+    share, the lowest key first). Events: a leaf has all its demand; a queue's max or the cluster
+    runs out of a resource (the leaves using it stop: DRF progressive filling); a queue reaches its
+    min; a parent's dominant resource changes; a waiting child's key is reached.
+    """
     core.snapshot()  # brings limits and scales up to date after capacity changes
     cap = core.capacity
     demand: dict[str, tuple[int, ...]] = {}
-    effective: dict[str, tuple[float, ...]] = {}
-    _demands(core.root, core, demand, effective)
-    root_alloc = tuple(min(e, c) for e, c in zip(effective[core.root.path], cap))
-    alloc: dict[str, tuple[float, ...]] = {core.root.path: root_alloc}
-    _divide(core.root, core, effective, alloc)
+    root = _build_fill(core.root, core, demand, tuple(float(c) for c in cap))
+    _fill(root, core.policy.aggregate is sum)
     out = {}
-    for path, q in core.queues.items():
-        a = alloc.get(path, (0.0,) * len(cap))
-        out[path] = Target(
+    for node in _fill_nodes(root):
+        a, q = node.alloc, node.q
+        out[q.path] = Target(
             allocation=a,
             dominant_share=dominant_share(a, cap),
             weighted_share=core.policy.aggregate(map(mul, a, q.scale)) if q.scale else 0.0,
-            demand=demand[path],
+            demand=demand[q.path],
         )
     return out
 
 
-def _demands(q: Queue, core: SchedulerCore, demand: dict, effective: dict) -> tuple[float, ...]:
-    """Fills demand (raw) and effective (capped by max, per subtree) for `q` and below."""
-    zero = core.types.zero
-    raw = zero
+def _build_fill(q: Queue, core: SchedulerCore, demand: dict, limit=None) -> _Fill:
+    raw = core.types.zero
     for app in q.apps.values():
         raw = vadd(raw, app.usage)
         if app.runnable:
             for req in app.pending:
                 raw = vadd(raw, tuple(v * req.count for v in req.capability))
-    eff: tuple[float, ...] = tuple(float(v) for v in raw)
+    if limit is None and q.max is not None:
+        limit = tuple(math.inf if m >= UNLIMITED else float(m) for m in q.max)
+    node = _Fill(q, tuple(float(v) for v in raw), limit)
     for child in q.children.values():
-        child_eff = _demands(child, core, demand, effective)
-        eff = tuple(a + b for a, b in zip(eff, child_eff))
+        node.children.append(_build_fill(child, core, demand))
         raw = vadd(raw, demand[child.path])
-    if q.max is not None:
-        eff = _scaled(eff, _cap_factor(eff, q.max))
-    demand[q.path], effective[q.path] = raw, eff
-    return eff
+    demand[q.path] = raw
+    if node.children:
+        node.frozen = True  # parents grow through their leaves only
+    return node
 
 
-def _cap_factor(vector: Sequence[float], limit: Sequence[float]) -> float:
-    """The largest s <= 1 with s * vector within limit (demand grows along its own direction)."""
-    s = 1.0
-    for v, m in zip(vector, limit):
-        if v > 0 and m < UNLIMITED:
-            s = min(s, m / v)
-    return s
+def _fill_nodes(node: _Fill):
+    yield node
+    for child in node.children:
+        yield from _fill_nodes(child)
 
 
-def _scaled(vector: Sequence[float], s: float) -> tuple[float, ...]:
-    return tuple(v * s for v in vector)
+def _fill(root: _Fill, additive: bool) -> None:
+    nodes = list(_fill_nodes(root))
+    leaves = [n for n in nodes if not n.children]
+    for _ in range(_MAX_SEGMENTS):
+        for n in reversed(nodes):  # children before parents
+            _sum_up(n)
+        for n in nodes:
+            if n.limit is not None:
+                _freeze_tight(n)
+        for n in leaves:
+            if n.t >= 1.0 - _EPS:
+                n.frozen = True
+        for n in reversed(nodes):
+            n.growable = (not n.frozen) if not n.children else any(c.growable for c in n.children)
+        if not root.growable:
+            return
+        for n in reversed(nodes):
+            _slopes(n, additive)
+        _rates(root, 1.0)
+        step = _next_event(nodes, leaves, additive)
+        if not math.isfinite(step):
+            return
+        for n in leaves:
+            if n.rate:
+                n.t = min(1.0, n.t + step * n.rate)
+    for n in reversed(nodes):
+        _sum_up(n)
 
 
-def _divide(parent: Queue, core: SchedulerCore, effective: dict, alloc: dict) -> None:
-    """Water-fills `parent`'s allocation among its children, then recurses."""
-    children = list(parent.children.values())
-    if not children:
+def _sum_up(n: _Fill) -> None:
+    if n.children:
+        width = len(n.demand)
+        n.alloc = tuple(sum(c.alloc[j] for c in n.children) for j in range(width))
+    else:
+        n.alloc = tuple(n.t * d for d in n.demand)
+
+
+def _freeze_tight(n: _Fill) -> None:
+    """A queue (or the cluster) out of a resource: every leaf below it that uses it stops."""
+    tight = [j for j, (a, m) in enumerate(zip(n.alloc, n.limit)) if a >= m - _EPS * max(m, 1.0)]
+    if tight:
+        for leaf in _fill_nodes(n):
+            if not leaf.children and any(leaf.demand[j] > 0 for j in tight):
+                leaf.frozen = True
+
+
+def _key(n: _Fill, additive: bool) -> tuple[int, float]:
+    """The core's key of a queue at its current fill: (0, how far below min) or (1, weighted share)."""
+    if n.min_inv is not None:
+        below = max(map(mul, n.alloc, n.min_inv))
+        if below < 1.0 - _EPS:
+            return 0, below
+    parts = list(map(mul, n.alloc, n.scale))
+    return 1, (sum(parts) if additive else max(parts))
+
+
+def _key_rate(n: _Fill, phase: int, growth: Sequence[float], additive: bool) -> float:
+    """How fast the key of `n` rises when its allocation grows by `growth` per unit."""
+    factors = n.min_inv if phase == 0 else n.scale
+    if additive and phase == 1:
+        return sum(map(mul, growth, factors))
+    parts = list(map(mul, n.alloc, factors))
+    top = max(parts)
+    # Under max, the key follows the fastest of the components tied at the top.
+    return max((g * f for p, g, f in zip(parts, growth, factors) if p >= top - _EPS * max(top, 1.0)),
+               default=0.0)
+
+
+def _slopes(n: _Fill, additive: bool) -> None:
+    """Bottom-up: the growing children of `n` and how its key rises with theirs."""
+    if not n.growable:
+        n.growing, n.v = [], ()
         return
-    room = alloc[parent.path]
-    cap = core.capacity
-    dirs = [effective[c.path] for c in children]
-    hi = [1.0 if any(d) else 0.0 for d in dirs]
-    shares = [core.policy.aggregate(map(mul, d, c.scale)) if c.scale else 0.0 for d, c in zip(dirs, children)]
-    # The capacity cap: a child cannot get more of a resource than its parent holds.
-    hi = [min(h, _cap_factor(d, room)) for h, d in zip(hi, dirs)]
-
-    # 1. Demand that the policy does not count (e.g. gpu-mem under drf-no-gpu) has key 0 in the
-    #    core and is served first; fill it by plain dominant share.
-    free = [i for i, s in enumerate(shares) if s == 0 and hi[i] > 0]
-    lo = [0.0] * len(children)
-    if free:
-        rates = [1.0 / max(dominant_share(dirs[i], cap), 1e-300) if i in free else 0.0
-                 for i in range(len(children))]
-        t = waterfill(dirs, rates, lo, [hi[i] if i in free else 0.0 for i in range(len(children))], room)
-        for i in free:
-            lo[i] = hi[i] = t[i]
-
-    # 2. Children below their min first, the furthest below first, up to the min.
-    mins = [_min_factor(c, d, core) for c, d in zip(children, dirs)]
-    want = [min(m, h) if i not in free else 0.0 for i, (m, h) in enumerate(zip(mins, hi))]
-    if any(want):
-        t = waterfill(dirs, want, lo, [max(w, l) for w, l in zip(want, lo)], room, level_cap=1.0)
-        lo = [max(a, b) for a, b in zip(lo, t)]
-
-    # 3. Weighted DRF over the rest: equal weighted dominant share for every child still growing.
-    rates = [1.0 / s if s > 0 else 0.0 for s in shares]
-    t = waterfill(dirs, rates, lo, hi, room)
-    for c, d, ti in zip(children, dirs, t):
-        alloc[c.path] = _scaled(d, ti)
-        _divide(c, core, effective, alloc)
+    phase = _key(n, additive)[0]
+    if not n.children:
+        n.slope = max(_key_rate(n, phase, n.demand, additive), _TINY)
+        n.v = tuple(d / n.slope for d in n.demand)
+        return
+    candidates = [(c, _key(c, additive)) for c in n.children if c.growable]
+    lowest = min(k for _, k in candidates)
+    n.growing = [c for c, k in candidates if k[0] == lowest[0] and k[1] <= lowest[1] + _EPS * max(lowest[1], 1.0)]
+    growth = [0.0] * len(n.demand)
+    for c in n.growing:
+        for j, x in enumerate(c.v):
+            growth[j] += x
+    n.slope = max(_key_rate(n, phase, growth, additive), _TINY)
+    n.v = tuple(g / n.slope for g in growth)
 
 
-def _min_factor(q: Queue, direction: Sequence[float], core: SchedulerCore) -> float:
-    """The t at which t * direction reaches q's min (the core's "below min" ends): 0 without a min."""
-    if not q.spec.min:
-        return 0.0
-    factors = [amount / direction[core.types.index[name]] for name, amount in q.spec.min.items()
-               if amount > 0 and direction[core.types.index[name]] > 0]
-    return min(1.0, min(factors)) if factors else 1.0
+def _rates(n: _Fill, krate: float) -> None:
+    """Top-down: the key of `n` rises at `krate`; its growing children's common key at krate / slope."""
+    n.krate = krate
+    if not n.children:
+        n.rate = krate / n.slope if n.growable else 0.0
+        return
+    inner = krate / n.slope if n.q.parent is not None else krate  # root: its children set the pace
+    growing = set(map(id, n.growing))
+    for c in n.children:
+        _rates(c, inner if id(c) in growing else 0.0)
+
+
+def _next_event(nodes: list[_Fill], leaves: list[_Fill], additive: bool) -> float:
+    step = math.inf
+    growth: dict[int, list[float]] = {}
+    for n in leaves:
+        if n.rate > 0:
+            step = min(step, (1.0 - n.t) / n.rate)  # all its demand
+    for n in reversed(nodes):
+        if n.children:
+            g = [0.0] * len(n.demand)
+            for c in n.children:
+                for j, x in enumerate(growth[id(c)]):
+                    g[j] += x
+        else:
+            g = [n.rate * d for d in n.demand]
+        growth[id(n)] = g
+        if n.limit is not None:  # a max, or the cluster, runs out of a resource
+            for a, m, r in zip(n.alloc, n.limit, g):
+                if r > 0 and math.isfinite(m):
+                    step = min(step, max(0.0, (m - a) / r))
+        if n.q.parent is None or not any(g):
+            continue
+        phase = _key(n, additive)[0]
+        factors = n.min_inv if phase == 0 else n.scale
+        parts = [a * f for a, f in zip(n.alloc, factors)]
+        rates = [x * f for x, f in zip(g, factors)]
+        if phase == 0:  # reaches its min when its first min'd resource does
+            step = min([step] + [(1.0 - p) / r for p, r in zip(parts, rates) if r > 0])
+        if n.children and (phase == 0 or not additive):  # another resource overtakes the leading one
+            top = max(parts)
+            lead = max((r for p, r in zip(parts, rates) if p >= top - _EPS * max(top, 1.0)), default=0.0)
+            step = min([step] + [(top - p) / (r - lead) for p, r in zip(parts, rates) if r > lead])
+    for n in nodes:  # the growing children's key reaches a waiting child's
+        if not n.growing:
+            continue
+        phase, level = _key(n.growing[0], additive)
+        pace = n.growing[0].krate
+        for c in n.children:
+            if c.growable and c not in n.growing:
+                k = _key(c, additive)
+                if k[0] == phase and pace > 0:
+                    step = min(step, max(0.0, (k[1] - level) / pace))
+    return step
 
 
 def reservations_by_queue(core: SchedulerCore) -> dict[str, int]:

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler import SchedulerCore, parse_config
-from scheduler.explain import targets, waterfill
+from scheduler.explain import targets
 
 
 def core_with(yaml_text: str, capacity: dict[str, int], demands: dict[str, tuple[dict[str, int], int]],
@@ -170,7 +172,84 @@ queues:
     assert t["root.cpu"].allocation == pytest.approx((10, 0))
 
 
-def test_waterfill_keeps_within_room_and_bounds():
-    t = waterfill([(1.0, 2.0), (2.0, 1.0)], [1.0, 1.0], [0.0, 0.0], [10.0, 10.0], (6.0, 6.0))
-    assert t == pytest.approx([2.0, 2.0])
-    assert waterfill([(1.0,)], [1.0], [0.0], [3.0], (100.0,)) == pytest.approx([3.0])
+def test_siblings_with_different_dominant_resources_inside_a_weighted_parent():
+    # <16 vcores, 32768 MB, 8000 gpu>. batch (max 4 vcores) stops at share 0.25. Inside prod, etl
+    # (<1, 2048> x 20) and ml (<1, 1024, 3000> x 3) rise at equal share s: etl uses 16s vcores,
+    # ml (gpu-dominant) 8000s * 3/9000 = 2.667s: 4 + 18.667s = 16 -> s = 9/14 for both.
+    text = """
+resources: [vcores, memory-mb, gpu-mem]
+queues:
+  root:
+    children:
+      prod:
+        weight: 2
+        children:
+          etl: {}
+          ml: {max: {gpu-mem: 8000}}
+      batch: {max: {vcores: 4}}
+"""
+    core = core_with(text, {"vcores": 16, "memory-mb": 32768, "gpu-mem": 8000},
+                     {"root.prod.etl": ({"vcores": 1, "memory-mb": 2048}, 20),
+                      "root.prod.ml": ({"vcores": 1, "memory-mb": 1024, "gpu-mem": 3000}, 3),
+                      "root.batch": ({"vcores": 1, "memory-mb": 2048}, 20)})
+    t = targets(core)
+    assert t["root.batch"].dominant_share == pytest.approx(0.25)
+    assert t["root.prod.etl"].dominant_share == pytest.approx(9 / 14)
+    assert t["root.prod.ml"].dominant_share == pytest.approx(9 / 14)
+    assert t["root.prod"].allocation[0] == pytest.approx(12)
+
+
+shapes = st.tuples(st.integers(0, 4), st.integers(0, 4096), st.integers(0, 2000))
+
+
+@settings(max_examples=60, deadline=None)
+@given(demands=st.lists(st.tuples(shapes, st.integers(0, 30)), min_size=6, max_size=6),
+       weights=st.lists(st.sampled_from([1, 2, 3]), min_size=3, max_size=3),
+       caps=st.lists(st.one_of(st.none(), st.integers(1, 20)), min_size=3, max_size=3),
+       min_cpu=st.integers(0, 12))
+def test_fill_invariants(demands, weights, caps, min_cpu):
+    """Within capacity, demand and every max; a leaf short of its demand is blocked by a full resource."""
+    def maxline(c):
+        return f", max: {{vcores: {c}}}" if c is not None else ""
+    text = f"""
+resources: [vcores, memory-mb, gpu-mem]
+queues:
+  root:
+    children:
+      a:
+        weight: {weights[0]}
+        min: {{vcores: {min_cpu}}}
+        children: {{x: {{weight: {weights[1]}{maxline(caps[0])}}}, y: {{}}}}
+      b:
+        weight: {weights[2]}
+        children: {{p: {{{maxline(caps[1])[2:]}}}, q: {{}}}}
+      c: {{max: {{vcores: {caps[2] or 40}}}}}
+      d: {{}}
+"""
+    leaves = ["root.a.x", "root.a.y", "root.b.p", "root.b.q", "root.c", "root.d"]
+    core = SchedulerCore(parse_config(text))
+    core.add_node("n1", {"vcores": 24, "memory-mb": 32768, "gpu-mem": 4000})
+    for i, (leaf, (shape, count)) in enumerate(zip(leaves, demands)):
+        core.submit_app(f"app{i}", "u", leaf)
+        core.update_request(f"app{i}", 1, dict(zip(("vcores", "memory-mb", "gpu-mem"), shape)), count)
+    t = targets(core)
+    cap = core.capacity
+    assert all(a <= c * (1 + 1e-9) + 1e-6 for a, c in zip(t["root"].allocation, cap))
+    for path, q in core.queues.items():
+        if q.max is not None:
+            assert all(a <= m * (1 + 1e-9) + 1e-6 for a, m in zip(t[path].allocation, q.max))
+        kids = [t[c.path].allocation for c in q.children.values()]
+        if kids:
+            assert t[path].allocation == pytest.approx(tuple(map(sum, zip(*kids))), rel=1e-9, abs=1e-6)
+    for leaf in leaves:
+        alloc, want = t[leaf].allocation, t[leaf].demand
+        assert all(a <= d * (1 + 1e-9) + 1e-6 for a, d in zip(alloc, want))
+        if any(d and a < d * (1 - 1e-6) for a, d in zip(alloc, want)):
+            # blocked: some resource it uses is full in the cluster or at a max of it or an ancestor
+            full = set()
+            for q in core.queues[leaf].ancestors_and_self():
+                limit = cap if q.parent is None else q.max
+                if limit is not None:
+                    full |= {j for j, (a, m) in enumerate(zip(t[q.path].allocation, limit))
+                             if a >= m * (1 - 1e-6) - 1e-6}
+            assert any(want[j] > 0 for j in full), (leaf, alloc, want)
