@@ -100,7 +100,7 @@ def _path_str(path: Iterable) -> str:
 # --------------------------------------------------------------------------- shared checks
 
 
-def _resources(value: Any, where: str, errors: list[str], *, allow_empty: bool = False) -> dict[str, int]:
+def _resources(value: Any, where: str, errors: list[str]) -> dict[str, int]:
     """Validates a {resource-name: non-negative int} mapping; appends problems to errors."""
     if not isinstance(value, Mapping):
         errors.append(f"{where}: must be a mapping of resource name to integer amount")
@@ -115,7 +115,7 @@ def _resources(value: Any, where: str, errors: list[str], *, allow_empty: bool =
             errors.append(f"{where}.{name}: must be a non-negative integer, got {amount!r}")
             continue
         out[name] = amount
-    if not allow_empty and len(errors) == start and not any(out.values()):
+    if len(errors) == start and not any(out.values()):
         errors.append(f"{where}: asks for nothing (every amount is 0 or none given)")
     return out
 

@@ -1,11 +1,12 @@
 """The engine's heartbeat shortcuts must not change any outcome."""
 from __future__ import annotations
 
+import json
+
 from scheduler import parse_config
 from scheduler.sim.formats import parse_cluster, parse_workload
 from scheduler.sim.runner import SimulationRequest, simulate
 from scheduler.sim.synthetic import generate_apps
-import json
 
 QUEUES = """\
 reservation: {starvation-timeout-s: 20}
