@@ -13,6 +13,7 @@ COMMANDS = [
     "scheduler.commands",
     "yarn_bridge.serve",
     "scheduler.sim.cli",
+    "yarn_bridge.ops_cli",
 ]
 
 
