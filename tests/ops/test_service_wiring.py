@@ -1,0 +1,112 @@
+"""The ops parts attached to the real CoreService, driven by bridge messages as the Java shim sends them."""
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.ops.conftest import QUEUES
+from yarn_bridge.ops_wiring import attach_ops
+from yarn_bridge.service import CoreService
+
+RES = ["memory-mb", "vcores", "gpu-mem"]
+
+
+def call(service, **msg) -> dict:
+    reply = json.loads(service.handle(json.dumps({"v": 1, "epoch": 1, **msg})))
+    assert reply["ok"], reply
+    return reply
+
+
+def snapshot(service, asks: int = 6) -> dict:
+    return call(service, type="snapshot", resources=RES,
+                nodes=[{"node": "n1", "capacity": {"memory-mb": 8192, "vcores": 8, "gpu-mem": 0}, "rack": "/r1"},
+                       {"node": "n2", "capacity": {"memory-mb": 8192, "vcores": 8, "gpu-mem": 8000}, "rack": "/r2"}],
+                apps=[{"app": "app_etl", "user": "alice", "queue": "root.prod.etl"},
+                      {"app": "app_batch", "user": "bob", "queue": "root.batch"}],
+                containers=[],
+                asks=[{"app": "app_etl", "priority": 1, "resources": {"memory-mb": 1024, "vcores": 1}, "count": asks},
+                      {"app": "app_batch", "priority": 1, "resources": {"memory-mb": 1024, "vcores": 1},
+                       "count": asks}])
+
+
+def scrape(url: str) -> dict:
+    text = requests.get(url + "/metrics", timeout=10).text
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+@pytest.fixture
+def served(tmp_path):
+    path = tmp_path / "queues.yaml"
+    path.write_text(QUEUES)
+    service = CoreService(path)
+    ops = attach_ops(service, port=0, watch_interval=None)
+    try:
+        yield service, ops, path
+    finally:
+        ops.stop()
+
+
+def test_status_and_metrics_follow_the_bridge(served):
+    service, ops, _ = served
+    url = ops.server.url
+    snapshot(service)
+    queues = {q["name"]: q for q in requests.get(url + "/v1/queues", timeout=10).json()["queues"]}
+    assert queues["root.prod.etl"]["pending"]["vcores"] == 6 and queues["root.batch"]["running_apps"] == 1
+    got = call(service, type="heartbeat", seq=1, node="n1", deltas=[])["assignments"]
+    assert len(got) == 8  # n1's 8 vcores: batch up to its max of 4, etl the rest
+    refused = got[0]["assignment_id"]
+    more = call(service, type="heartbeat", seq=2, node="n2", deltas=[
+        {"op": "assignment_refused", "assignment_id": refused, "reason": "test"}], rtt_ms=1.5)["assignments"]
+    m = scrape(url)
+    assert m[("yarn_drf_resyncs_total", ())] == 1
+    assert m[("yarn_drf_heartbeats_total", ())] == 2
+    assert m[("yarn_drf_assignments_total", ())] == len(got) + len(more)
+    assert m[("yarn_drf_refused_assignments_total", ())] == 1
+    assert m[("yarn_drf_decision_seconds_count", ())] == 2
+    assert m[("yarn_drf_bridge_round_trip_seconds_count", ())] == 1
+    assert m[("yarn_drf_bridge_round_trip_seconds_sum", ())] == pytest.approx(0.0015)
+    usage = m[("yarn_drf_queue_usage", (("queue", "root.batch"), ("resource", "vcores")))]
+    assert usage == service.core.snapshot()["queues"]["root.batch"]["usage"]["vcores"]
+    health = requests.get(url + "/v1/health", timeout=10).json()
+    assert health["bridge_connected"] is True and health["service_counters"]["heartbeat"] == 2
+    why = requests.get(url + "/v1/apps/app_batch", timeout=10).json()
+    assert why["queue"] == "root.batch" and why["requests"][0]["reasons"]
+
+
+def test_refresh_queues_goes_through_the_validated_reload(served, caplog):
+    service, ops, path = served
+    snapshot(service)
+    path.write_text(QUEUES.replace("weight: 2", "weight: 3"))
+    with caplog.at_level(logging.INFO, logger="yarn_bridge.reload"):
+        reply = call(service, type="reload")
+    assert reply["accepted"] is True and reply["changes"]["changed"] == ["root.prod"]
+    assert any(q["name"] == "root.prod" and q["weight"] == 3.0 for q in reply["queues"])
+    assert "trigger: refreshQueues" in caplog.text and "~ root.prod: weight 2 -> 3" in caplog.text
+    assert ops.reloader.version == 2
+    # the service keeps the new config: a resync rebuilds the core with it
+    snapshot(service)
+    prod = next(q for q in requests.get(ops.server.url + "/v1/queues", timeout=10).json()["queues"]
+                if q["name"] == "root.prod")
+    assert prod["weight"] == 3.0
+    path.write_text("queues: {root: {children: {a: {weight: 0}}}}\n")
+    reply = call(service, type="reload")
+    assert reply["accepted"] is False and "must be > 0" in reply["errors"][0]
+    m = scrape(ops.server.url)
+    assert m[("yarn_drf_config_reloads_total", (("result", "ok"),))] == 1
+    assert m[("yarn_drf_config_reloads_total", (("result", "failed"),))] == 1
+    assert requests.get(ops.server.url + "/v1/health", timeout=10).json()["config"]["version"] == 2
+
+
+def test_bad_requests_still_get_the_services_own_answer(served):
+    service, _, _ = served
+    reply = json.loads(service.handle("not json"))
+    assert reply["ok"] is False and "not JSON" in reply["error"]
+    reply = json.loads(service.handle('{"v": 1, "type": "reload", "path": 7}'))
+    assert reply["ok"] is False and "path must be a string" in reply["error"]
+    reply = json.loads(service.handle('{"v": 1, "type": "reload", "path": "/nonexistent/queues.yaml"}'))
+    assert reply["ok"] is True and reply["accepted"] is False and "cannot read file" in reply["errors"][0]
