@@ -347,7 +347,9 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
                            f"holds a reservation on node {node.id}; it starts there when the node frees "
                            f"{'; '.join(short) or 'room (it fits now: at the next heartbeat)'}",
                            node=node.id))
-    out += _node_reasons(core, app, req, shape)
+    at_max = any(r["code"] == "queue-at-max" for r in out)
+    # Room on a node does not make a request at its queue's max ready.
+    out += [r for r in _node_reasons(core, app, req, shape) if not (at_max and r["code"] == "ready")]
     # Only a request that is large enough for some node but finds no room there can reserve one.
     if core.timeout is not None and req.reserved_node is None and any(r["code"] == "no-node-room" for r in out):
         waited = now - req.since

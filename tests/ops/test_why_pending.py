@@ -34,6 +34,7 @@ def test_queue_at_max_names_the_queue_and_resource(ops):
     assert why["queue-at-max"]["queue"] == "root.batch"
     assert why["queue-at-max"]["resources"] == ["vcores"]
     assert "vcores 4 used of max 4, needs 2 more" in why["queue-at-max"]["message"]
+    assert "ready" not in why  # the nodes have room, but the queue may not take it
 
 
 def test_too_large_for_any_node(ops):
@@ -132,6 +133,14 @@ def test_ready_when_it_fits(ops):
     assert doc["queue"] == "root.prod.etl" and doc["requests"][0]["pending"] == 2
     ops.settle()
     assert all(r["pending"] == 0 and "reasons" not in r for r in ops.get("/v1/apps/r")["requests"])
+
+
+def test_no_nodes(ops):
+    with ops.lock:
+        for node in list(ops.core.nodes):
+            ops.core.remove_node(node)
+    submit(ops, "lonely", "root.prod.etl", {"vcores": 1}, 1)
+    assert list(reasons(ops, "lonely")) == ["no-nodes"]
 
 
 def test_unknown_app_is_404(ops):
