@@ -28,6 +28,7 @@ class CoreService:
         self.core = SchedulerCore(self.config, policy=policy)
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
+        self.epoch: int | None = None  # of the snapshot the core was rebuilt from; None: none yet
 
     # ------------------------------------------------------------------ entry point
 
@@ -41,6 +42,15 @@ class CoreService:
             return protocol.error(str(exc))
         with self.lock:
             self.counters[msg["type"]] += 1
+            if msg["type"] == "snapshot" and self.epoch is not None and (msg.get("epoch") or 0) < self.epoch:
+                self.counters["stale_requests"] += 1
+                return protocol.error(f"snapshot: epoch {msg.get('epoch')!r} is older than {self.epoch}")
+            if msg["type"] not in ("snapshot", "status") and msg.get("epoch") != self.epoch:
+                # A late request from before the last snapshot, or no snapshot yet: applying it
+                # would corrupt the rebuilt state. Java resynchronises on this error.
+                self.counters["stale_requests"] += 1
+                return protocol.error(f"{msg['type']}: epoch {msg.get('epoch')!r} is not the current "
+                                      f"epoch {self.epoch!r}; send a snapshot")
             try:
                 return getattr(self, "_" + msg["type"])(msg)
             except (KeyError, TypeError, ValueError) as exc:
@@ -68,6 +78,7 @@ class CoreService:
         for r in msg.get("asks", ()):
             self._ask(core, r)
         self.core = core
+        self.epoch = msg.get("epoch")
         log.info("resynchronised from a snapshot: %d nodes, %d apps, %d containers, %d asks",
                  len(msg.get("nodes", ())), len(msg.get("apps", ())), len(msg.get("containers", ())),
                  len(msg.get("asks", ())))

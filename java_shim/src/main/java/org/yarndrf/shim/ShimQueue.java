@@ -164,21 +164,21 @@ public final class ShimQueue implements Queue {
     return null;
   }
 
-  /** The configured maximum of one resource type, or -1 if unlimited. */
+  /**
+   * The configured maximum of one resource type, or -1 if unlimited: the queue's own entry for
+   * the type (an integer, or a fraction of the cluster), else its whole-queue fraction. The
+   * core computes it the same way.
+   */
   long limitFor(String resource, Resource cluster) {
-    long limit = -1;
-    long total = clusterValue(cluster, resource);
-    if (!Double.isNaN(maxFraction)) {
-      limit = (long) Math.floor(maxFraction * total);
-    }
     JsonNode m = max == null ? null : max.get(resource);
     if (m != null && m.isIntegralNumber()) {
-      limit = limit < 0 ? m.asLong() : Math.min(limit, m.asLong());
-    } else if (m != null && m.isNumber()) {
-      long l = (long) Math.floor(m.asDouble() * total);
-      limit = limit < 0 ? l : Math.min(limit, l);
+      return m.asLong();
     }
-    return limit;
+    double fraction = m != null && m.isNumber() ? m.asDouble() : maxFraction;
+    if (Double.isNaN(fraction)) {
+      return -1;
+    }
+    return (long) (fraction * clusterValue(cluster, resource));
   }
 
   private static long clusterValue(Resource cluster, String resource) {

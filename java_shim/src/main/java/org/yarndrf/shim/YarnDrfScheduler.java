@@ -115,6 +115,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private CoreSession session;
   private ServeSupervisor supervisor;
   private long heartbeatSeq;
+  /**
+   * Incremented by every snapshot and sent with every request: the core refuses requests of an
+   * older epoch, so a request that timed out here but reaches Python late cannot change the
+   * state rebuilt from a newer snapshot.
+   */
+  private long epoch;
 
   public final AtomicLong assignmentsApplied = new AtomicLong();
   public final AtomicLong assignmentsRefused = new AtomicLong();
@@ -261,7 +267,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   public synchronized void reinitialize(Configuration newConf, RMContext rmContext)
       throws IOException {
     super.reinitialize(newConf, rmContext);
-    ObjectNode req = Protocol.request("reload");
+    if (session.needsResync() && !resync()) {
+      throw new IOException("yarn-drf: the scheduler core is unavailable; queues not reloaded");
+    }
+    ObjectNode req = request("reload", epoch);
     String file = newConf.getTrimmed(ShimConf.QUEUES_FILE, conf.getTrimmed(ShimConf.QUEUES_FILE));
     if (file != null) {
       req.put("path", file);
@@ -515,6 +524,13 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       } else if (!reply.path("accepted").asBoolean(false)) {
         refusal = reply.path("reason").asText("refused by placement");
       } else {
+        if (reply.has("queues")) {
+          try {
+            queues.update(reply.get("queues"));
+          } catch (MalformedReplyException e) {
+            LOG.warn("yarn-drf: bad queue list with placement of {}: {}", appId, e.getMessage());
+          }
+        }
         queue = queues.find(reply.path("queue").asText(""));
         refusal = queue == null ? "placed in unknown queue " + reply.path("queue") : null;
       }
@@ -544,11 +560,21 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Asks the core to place an app; it registers the app when it accepts. Null if no answer. */
   private JsonNode place(ApplicationId appId, String user, String queueName) {
-    ObjectNode req = Protocol.request("submit");
+    ObjectNode req = request("submit", epoch);
     req.put("app", appId.toString());
     req.put("user", user);
     req.put("queue", queueName);
-    ArrayNode groups = req.putArray("groups");
+    req.set("groups", groupsOf(user));
+    if (session.needsResync() && !resync()) {
+      return null;
+    }
+    flushDeltas();
+    return session.exchange("submit " + appId, Protocol.encode(req), true);
+  }
+
+  /** The user's groups by Hadoop's group mapping on the RM host, for ACLs and placement. */
+  private static ArrayNode groupsOf(String user) {
+    ArrayNode groups = Protocol.JSON.createArrayNode();
     try {
       for (String g : UserGroupInformation.createRemoteUser(user).getGroups()) {
         groups.add(g);
@@ -556,11 +582,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     } catch (RuntimeException e) {
       LOG.warn("yarn-drf: cannot resolve groups of {}: {}", user, e.toString());
     }
-    if (session.needsResync() && !resync()) {
-      return null;
-    }
-    flushDeltas();
-    return session.exchange("submit " + appId, Protocol.encode(req), true);
+    return groups;
   }
 
   private synchronized void addApplicationAttempt(ApplicationAttemptId attemptId,
@@ -739,7 +761,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       return;
     }
     collectAskDeltas();
-    ObjectNode req = Protocol.request("heartbeat");
+    ObjectNode req = request("heartbeat", epoch);
     long seq = ++heartbeatSeq;
     req.put("seq", seq);
     req.put("node", nodeName(node.getNodeID()));
@@ -777,7 +799,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Sends YARN's full state; the core rebuilds itself from it. */
   private boolean resync() {
-    ObjectNode req = Protocol.request("snapshot");
+    // Milliseconds since 1970 keep epochs increasing across RM restarts, which matters when the
+    // service outlives the RM (external mode).
+    epoch = Math.max(epoch + 1, System.currentTimeMillis());
+    ObjectNode req = request("snapshot", epoch);
     ArrayNode types = req.putArray("resources");
     for (org.apache.hadoop.yarn.api.records.ResourceInformation ri
         : org.apache.hadoop.yarn.util.resource.ResourceUtils.getResourceTypesArray()) {
@@ -800,6 +825,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       o.put("app", e.getKey().toString());
       o.put("user", e.getValue().getUser());
       o.put("queue", e.getValue().getQueue().getQueueName());
+      o.set("groups", groupsOf(e.getValue().getUser()));
       ShimAppAttempt attempt = e.getValue().getCurrentAppAttempt();
       if (attempt == null) {
         continue;
@@ -835,13 +861,19 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return true;
   }
 
+  private static ObjectNode request(String type, long epoch) {
+    ObjectNode req = Protocol.request(type);
+    req.put("epoch", epoch);
+    return req;
+  }
+
   /** Sends queued deltas with no decision (before a submit, so the core sees events in order). */
   private void flushDeltas() {
     collectAskDeltas();
     if (deltas.isEmpty()) {
       return;
     }
-    ObjectNode req = Protocol.request("events");
+    ObjectNode req = request("events", epoch);
     req.putArray("deltas").addAll(deltas);
     deltas.clear();
     session.exchange("events", Protocol.encode(req), true);

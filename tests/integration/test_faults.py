@@ -1,0 +1,126 @@
+"""Faults the shim must survive: the Python service killed (SIGKILL) or hung (SIGSTOP) while apps
+run, and a work-preserving ResourceManager restart. Each runs its own real cluster."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+
+from tests.integration.test_shim_cluster import CPU, spec
+
+WIDE = {"memory-mb": 256, "vcores": 3}
+
+
+def running(cluster, name: str) -> int:
+    return (cluster.app_named(name) or {}).get("runningContainers", 0)
+
+
+def assert_core_matches_yarn(cluster) -> None:
+    """The core's apps and containers are exactly YARN's: none lost, duplicated or double-counted."""
+    def same():
+        yarn = {a["id"]: a for a in cluster.apps("RUNNING")}
+        status = cluster.core_status()
+        core = status["core"] if status else None
+        if core is None or set(core["apps"]) != set(yarn):
+            return False
+        if any(core["apps"][i]["containers"] != a["runningContainers"] for i, a in yarn.items()):
+            return False
+        if core["containers"] != sum(a["runningContainers"] for a in yarn.values()):
+            return False
+        for queue in {a["queue"] for a in yarn.values()}:
+            vcores = sum(a["allocatedVCores"] for a in yarn.values() if a["queue"] == queue)
+            if core["queues"][queue]["usage"]["vcores"] != vcores:
+                return False
+        return core
+    cluster.wait_for(same, 60, "the core's state to equal YARN's")
+
+
+def fill_and_wait_pending(cluster):
+    """App 'filler' holds 13 of 16 vcores; app 'waiter' runs its AM and has 4 asks that cannot fit."""
+    cluster.dshell("batch", 6, spec(CPU), name="filler")
+    cluster.wait_for(lambda: running(cluster, "filler") == 7, 180, "filler running 7 containers")
+    cluster.dshell("cpu", 4, spec(WIDE), name="waiter")
+    cluster.wait_for(lambda: (cluster.app_named("waiter") or {}).get("state") == "RUNNING", 180, "waiter AM")
+    time.sleep(3)  # the AM's asks reach the core
+    assert running(cluster, "waiter") == 1
+    return cluster.app_named("filler"), cluster.app_named("waiter")
+
+
+def test_python_killed_rm_keeps_running_allocates_nothing_then_resyncs(cluster_factory):
+    cluster = cluster_factory()
+    filler, waiter = fill_and_wait_pending(cluster)
+    pid = cluster.serve_pid()
+    assert pid
+    # Kill the service with its queue file broken, so its restarts fail until the file is fixed.
+    good = cluster.queues_yaml.read_text()
+    cluster.queues_yaml.write_text("queues: [not, a, tree]\n")
+    os.kill(pid, signal.SIGKILL)
+    try:
+        assert cluster.yarn("application", "-kill", filler["id"]).returncode == 0
+        cluster.wait_for(lambda: cluster.app(filler["id"])["state"] == "KILLED", 60, "filler killed")
+        # Room for the waiter's asks now, but no core: nothing may be allocated.
+        for _ in range(6):
+            time.sleep(1)
+            assert cluster.rm.alive()
+            assert running(cluster, "waiter") == 1
+            assert cluster.app(waiter["id"])["state"] == "RUNNING"
+        nodes = cluster.rest("nodes")["nodes"]["node"]
+        assert [n["state"] for n in nodes] == ["RUNNING", "RUNNING"]
+        assert cluster.serve_pid() != pid
+    finally:
+        cluster.queues_yaml.write_text(good)
+    # The supervisor restarts the service; the shim sends a snapshot; allocation resumes.
+    cluster.wait_for(lambda: running(cluster, "waiter") == 5, 120, "waiter's 4 containers after the restart")
+    assert_core_matches_yarn(cluster)
+    log = cluster.rm.log.read_text()
+    assert re.search(r"core service exited with code 2", log), "the broken restarts were supervised"
+    assert re.search(r"started core service \(start #[3-9]", log)
+    assert len(re.findall("core resynchronised", log)) >= 2
+    assert "heartbeat" in log and "unavailable" in log
+
+
+def test_python_hung_heartbeats_time_out_and_allocation_resumes(cluster_factory):
+    cluster = cluster_factory()
+    filler, waiter = fill_and_wait_pending(cluster)
+    pid = cluster.serve_pid()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        assert cluster.yarn("application", "-kill", filler["id"]).returncode == 0
+        for _ in range(4):
+            time.sleep(1)
+            assert cluster.rm.alive()
+            assert running(cluster, "waiter") == 1
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    cluster.wait_for(lambda: running(cluster, "waiter") == 5, 120, "allocation after the hang")
+    assert cluster.serve_pid() == pid, "a hung service is waited for, not restarted"
+    assert_core_matches_yarn(cluster)
+    counts = [int(m) for m in re.findall(r"timeouts=(\d+)", cluster.rm.log.read_text())]
+    assert counts and max(counts) >= 1
+    assert "timed out" in cluster.rm.log.read_text()
+
+
+def test_rm_restart_recovers_running_containers_into_the_core(cluster_factory):
+    cluster = cluster_factory()
+    cluster.dshell("cpu", 3, spec(CPU), name="survivor")
+    cluster.wait_for(lambda: running(cluster, "survivor") == 4, 180, "survivor running 4 containers")
+    app_id = cluster.app_named("survivor")["id"]
+    old_pid = cluster.serve_pid()
+    cluster.rm.stop()
+    assert cluster.serve_pid() is None or cluster.serve_pid() != old_pid
+    cluster.start_rm()
+    cluster.wait_rm()
+    cluster.wait_for(lambda: cluster.app(app_id)["state"] == "RUNNING"
+                     and cluster.app(app_id)["runningContainers"] == 4, 180, "app recovered with 4 containers")
+    core = cluster.wait_for(lambda: (s := cluster.core_status()) and app_id in s["core"]["apps"] and s["core"],
+                            60, "core knows the recovered app")
+    assert_core_matches_yarn(cluster)
+    # Recovered containers count in the queue's usage: AM <256, 1> + 3 x <256, 2>.
+    usage = cluster.core_status()["core"]["queues"]["root.cpu"]["usage"]
+    assert usage["vcores"] == 7 and usage["memory-mb"] == 1024, usage
+    assert core["counters"]["heartbeats"] >= 0
+    # The cluster keeps scheduling after the restart.
+    cluster.dshell("mem", 1, spec(CPU), name="after-restart")
+    cluster.wait_for(lambda: running(cluster, "after-restart") == 2, 180, "a new app runs after the restart")
+    assert cluster.app(app_id)["state"] == "RUNNING"
