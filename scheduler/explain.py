@@ -46,27 +46,53 @@ _MAX_SEGMENTS = 100_000
 
 
 class _Fill:
-    """One queue in the fluid fill: leaves hold t * demand; parents sum their children."""
+    """One queue in the fluid fill: leaves hold t * demand; parents sum their children.
 
-    __slots__ = ("q", "children", "demand", "t", "frozen", "scale", "min_inv", "limit", "alloc",
-                 "growable", "growing", "krate", "slope", "v", "rate")
+    It copies what the fill needs from the live queue, so the fill runs without the service lock.
+    """
 
-    def __init__(self, q: Queue, demand: tuple[float, ...], limit: tuple[float, ...] | None) -> None:
-        self.q = q
+    __slots__ = ("path", "is_root", "children", "raw", "demand", "t", "frozen", "scale", "min_inv", "limit",
+                 "alloc", "growable", "growing", "krate", "slope", "v", "rate")
+
+    def __init__(self, q: Queue, raw: tuple[int, ...], limit: tuple[float, ...] | None) -> None:
+        self.path = q.path
+        self.is_root = q.parent is None
         self.children: list[_Fill] = []
-        self.demand = demand
+        self.raw = raw  # usage + pending of the queue's own apps (then of its subtree, once built)
+        self.demand = tuple(float(v) for v in raw)
         self.t = 0.0
-        self.frozen = not any(demand)
+        self.frozen = not any(raw)
         self.scale = q.scale
         self.min_inv = q.min_inv
         self.limit = limit
-        self.alloc = demand
+        self.alloc = self.demand
         self.growable = False
         self.growing: list[_Fill] = []
         self.krate = 0.0  # how fast this queue's key rises per unit of fill time
         self.slope = 1.0  # how fast its key rises per unit its children's common key rises (leaf: per t)
         self.v: tuple[float, ...] = ()
         self.rate = 0.0  # leaves: dt per unit of fill time
+
+
+class TargetInput:
+    """What the target fill needs, copied from the core: take it under the lock, compute after."""
+
+    def __init__(self, core: SchedulerCore) -> None:
+        """Call right after core.snapshot() in the same lock hold: snapshot refreshes the shares' scales."""
+        self.capacity = core.capacity
+        self.aggregate = core.policy.aggregate
+        self.root = _build_fill(core.root, core.types.zero, tuple(float(c) for c in core.capacity))
+
+    def compute(self) -> dict[str, Target]:
+        """Every queue's weighted-DRF target (see `targets`). Runs once per input."""
+        _fill(self.root, self.aggregate is sum)
+        cap = self.capacity
+        return {node.path: Target(
+            allocation=node.alloc,
+            dominant_share=dominant_share(node.alloc, cap),
+            weighted_share=self.aggregate(map(mul, node.alloc, node.scale)) if node.scale else 0.0,
+            demand=node.raw,
+        ) for node in _fill_nodes(self.root)}
 
 
 def targets(core: SchedulerCore) -> dict[str, Target]:
@@ -80,24 +106,11 @@ def targets(core: SchedulerCore) -> dict[str, Target]:
     min; a parent's dominant resource changes; a waiting child's key is reached.
     """
     core.snapshot()  # brings limits and scales up to date after capacity changes
-    cap = core.capacity
-    demand: dict[str, tuple[int, ...]] = {}
-    root = _build_fill(core.root, core, demand, tuple(float(c) for c in cap))
-    _fill(root, core.policy.aggregate is sum)
-    out = {}
-    for node in _fill_nodes(root):
-        a, q = node.alloc, node.q
-        out[q.path] = Target(
-            allocation=a,
-            dominant_share=dominant_share(a, cap),
-            weighted_share=core.policy.aggregate(map(mul, a, q.scale)) if q.scale else 0.0,
-            demand=demand[q.path],
-        )
-    return out
+    return TargetInput(core).compute()
 
 
-def _build_fill(q: Queue, core: SchedulerCore, demand: dict, limit=None) -> _Fill:
-    raw = core.types.zero
+def _build_fill(q: Queue, zero: tuple[int, ...], limit: tuple[float, ...] | None = None) -> _Fill:
+    raw = zero
     for app in q.apps.values():
         raw = vadd(raw, app.usage)
         if app.runnable:
@@ -105,11 +118,11 @@ def _build_fill(q: Queue, core: SchedulerCore, demand: dict, limit=None) -> _Fil
                 raw = vadd(raw, tuple(v * req.count for v in req.capability))
     if limit is None and q.max is not None:
         limit = tuple(math.inf if m >= UNLIMITED else float(m) for m in q.max)
-    node = _Fill(q, tuple(float(v) for v in raw), limit)
+    node = _Fill(q, raw, limit)
     for child in q.children.values():
-        node.children.append(_build_fill(child, core, demand))
-        raw = vadd(raw, demand[child.path])
-    demand[q.path] = raw
+        node.children.append(_build_fill(child, zero))
+        raw = vadd(raw, node.children[-1].raw)
+    node.raw = raw
     if node.children:
         node.frozen = True  # parents grow through their leaves only
     return node
@@ -216,7 +229,7 @@ def _rates(n: _Fill, krate: float) -> None:
     if not n.children:
         n.rate = krate / n.slope if n.growable else 0.0
         return
-    inner = krate / n.slope if n.q.parent is not None else krate  # root: its children set the pace
+    inner = krate if n.is_root else krate / n.slope  # root: its children set the pace
     growing = set(map(id, n.growing))
     for c in n.children:
         _rates(c, inner if id(c) in growing else 0.0)
@@ -241,7 +254,7 @@ def _next_event(nodes: list[_Fill], leaves: list[_Fill], additive: bool) -> floa
             for a, m, r in zip(n.alloc, n.limit, g):
                 if r > 0 and math.isfinite(m):
                     step = min(step, max(0.0, (m - a) / r))
-        if n.q.parent is None or not any(g):
+        if n.is_root or not any(g):
             continue
         phase = _key(n, additive)[0]
         factors = n.min_inv if phase == 0 else n.scale

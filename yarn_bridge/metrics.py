@@ -19,7 +19,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from scheduler import SchedulerCore
-from scheduler.explain import reservations_by_queue, targets
+from scheduler.explain import TargetInput, reservations_by_queue
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Decisions take tens of microseconds to milliseconds; the py4j round trip ~0.1 to a few ms.
@@ -106,8 +106,9 @@ class CoreCollector(Collector):
         with self.lock if self.lock is not None else nullcontext():
             core = self.get_core()
             snap = core.snapshot()
-            goals = targets(core)
+            fill = TargetInput(core)
             reserved = reservations_by_queue(core)
+        goals = fill.compute()  # outside the lock: heartbeats do not wait for it
         usage = GaugeMetricFamily("yarn_drf_queue_usage", "Resources a queue holds", labels=["queue", "resource"])
         pending = GaugeMetricFamily("yarn_drf_queue_pending", "Resources the runnable and waiting apps of a "
                                     "queue still ask for", labels=["queue", "resource"])

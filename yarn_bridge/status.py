@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from scheduler import SchedulerCore
-from scheduler.explain import reservations_by_queue, targets, why_pending
+from scheduler.explain import TargetInput, reservations_by_queue, why_pending
 from yarn_bridge.metrics import CONTENT_TYPE, Metrics
 
 log = logging.getLogger("yarn_bridge.status")
@@ -72,10 +72,11 @@ class StatusServer:
         with self.lock:
             core = self.get_core()
             snap = core.snapshot()
-            goals = targets(core)
+            fill = TargetInput(core)
             reserved = reservations_by_queue(core)
             tree = [(q.path, q.parent.path if q.parent else None, [c.path for c in q.children.values()],
                      q.spec.max_running_apps) for q in _walk(core.root)]
+        goals = fill.compute()  # outside the lock: heartbeats do not wait for it
         names = snap["resource_types"]
         out = []
         for path, parent, children, max_apps in tree:
