@@ -23,7 +23,7 @@ from operator import mul
 
 from scheduler.core import SchedulerCore
 from scheduler.model import App, Node, Queue, Request
-from scheduler.resources import dominant_share, fits, vadd, vsub
+from scheduler.resources import dominant_resource, dominant_share, fits, vadd, vsub
 
 UNLIMITED = 1 << 62  # the core's "no max on this resource"
 
@@ -54,7 +54,8 @@ class _Fill:
     __slots__ = ("path", "is_root", "children", "raw", "demand", "t", "frozen", "scale", "min_inv", "limit",
                  "alloc", "growable", "growing", "krate", "slope", "v", "rate")
 
-    def __init__(self, q: Queue, raw: tuple[int, ...], limit: tuple[float, ...] | None) -> None:
+    def __init__(self, q: Queue, raw: tuple[int, ...], limit: tuple[float, ...] | None,
+                 scale: tuple[float, ...]) -> None:
         self.path = q.path
         self.is_root = q.parent is None
         self.children: list[_Fill] = []
@@ -62,7 +63,7 @@ class _Fill:
         self.demand = tuple(float(v) for v in raw)
         self.t = 0.0
         self.frozen = not any(raw)
-        self.scale = q.scale
+        self.scale = scale
         self.min_inv = q.min_inv
         self.limit = limit
         self.alloc = self.demand
@@ -78,10 +79,9 @@ class TargetInput:
     """What the target fill needs, copied from the core: take it under the lock, compute after."""
 
     def __init__(self, core: SchedulerCore) -> None:
-        """Call right after core.snapshot() in the same lock hold: snapshot refreshes the shares' scales."""
         self.capacity = core.capacity
         self.aggregate = core.policy.aggregate
-        self.root = _build_fill(core.root, core.types.zero, tuple(float(c) for c in core.capacity))
+        self.root = _build_fill(core.root, core, tuple(float(c) for c in core.capacity))
 
     def compute(self) -> dict[str, Target]:
         """Every queue's weighted-DRF target (see `targets`). Runs once per input."""
@@ -105,12 +105,11 @@ def targets(core: SchedulerCore) -> dict[str, Target]:
     runs out of a resource (the leaves using it stop: DRF progressive filling); a queue reaches its
     min; a parent's dominant resource changes; a waiting child's key is reached.
     """
-    core.snapshot()  # brings limits and scales up to date after capacity changes
     return TargetInput(core).compute()
 
 
-def _build_fill(q: Queue, zero: tuple[int, ...], limit: tuple[float, ...] | None = None) -> _Fill:
-    raw = zero
+def _build_fill(q: Queue, core: SchedulerCore, limit: tuple[float, ...] | None = None) -> _Fill:
+    raw = core.types.zero
     for app in q.apps.values():
         raw = vadd(raw, app.usage)
         if app.runnable:
@@ -118,9 +117,9 @@ def _build_fill(q: Queue, zero: tuple[int, ...], limit: tuple[float, ...] | None
                 raw = vadd(raw, tuple(v * req.count for v in req.capability))
     if limit is None and q.max is not None:
         limit = tuple(math.inf if m >= UNLIMITED else float(m) for m in q.max)
-    node = _Fill(q, raw, limit)
+    node = _Fill(q, raw, limit, share_scale(core, q))
     for child in q.children.values():
-        node.children.append(_build_fill(child, zero))
+        node.children.append(_build_fill(child, core))
         raw = vadd(raw, node.children[-1].raw)
     node.raw = raw
     if node.children:
@@ -277,6 +276,52 @@ def _next_event(nodes: list[_Fill], leaves: list[_Fill], additive: bool) -> floa
                 if k[0] == phase and pace > 0:
                     step = min(step, max(0.0, (k[1] - level) / pace))
     return step
+
+
+# ---------------------------------------------------------------------------- live figures
+
+def share_scale(core: SchedulerCore, q: Queue) -> tuple[float, ...]:
+    """The multipliers turning q's usage into its weighted share, at the current cluster capacity.
+
+    The core refreshes its own copy lazily, at its next decision after nodes change; a status read
+    must not wait for that (nor refresh the core itself, which is the core's business).
+    """
+    return core.policy.scale(core.types.names, core.divided, core.capacity, q.spec.weight)
+
+
+@dataclass(frozen=True)
+class QueueFigures:
+    usage: tuple[int, ...]
+    pending: tuple[int, ...]  # what the apps in and below the queue still ask for
+    dominant_share: float
+    dominant_resource: str | None
+    weighted_share: float
+    running_apps: int
+    waiting_apps: int  # held back by max-running-apps
+    reservations: int  # nodes reserved for requests of apps in and below the queue
+
+
+def queue_figures(core: SchedulerCore) -> dict[str, QueueFigures]:
+    """Per queue, what operators look at, in one pass over apps and nodes (O(apps x depth))."""
+    zero, cap, names = core.types.zero, core.capacity, core.types.names
+    pending = dict.fromkeys(core.queues, zero)
+    waiting = dict.fromkeys(core.queues, 0)
+    for app in core.apps.values():
+        own = zero
+        for req in app.pending:
+            own = vadd(own, tuple(v * req.count for v in req.capability))
+        for q in app.queue.ancestors_and_self():
+            if own != zero:
+                pending[q.path] = vadd(pending[q.path], own)
+            if not app.runnable:
+                waiting[q.path] += 1
+    reserved = reservations_by_queue(core)
+    return {path: QueueFigures(
+        usage=q.usage, pending=pending[path],
+        dominant_share=dominant_share(q.usage, cap), dominant_resource=dominant_resource(q.usage, cap, names),
+        weighted_share=core.policy.aggregate(map(mul, q.usage, share_scale(core, q))),
+        running_apps=q.running_apps, waiting_apps=waiting[path], reservations=reserved.get(path, 0),
+    ) for path, q in core.queues.items()}
 
 
 def reservations_by_queue(core: SchedulerCore) -> dict[str, int]:

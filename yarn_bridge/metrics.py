@@ -19,7 +19,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from scheduler import SchedulerCore
-from scheduler.explain import TargetInput, reservations_by_queue
+from scheduler.explain import TargetInput, queue_figures
+from scheduler.resources import vadd
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Decisions take tens of microseconds to milliseconds; the py4j round trip ~0.1 to a few ms.
@@ -105,13 +106,19 @@ class CoreCollector(Collector):
     def collect(self):
         with self.lock if self.lock is not None else nullcontext():
             core = self.get_core()
-            snap = core.snapshot()
+            names = core.types.names
+            figures = queue_figures(core)
             fill = TargetInput(core)
-            reserved = reservations_by_queue(core)
+            draining = {path: q.draining for path, q in core.queues.items()}
+            capacity_now = core.capacity
+            allocated_now = core.types.zero
+            for node in core.nodes.values():
+                allocated_now = vadd(allocated_now, node.allocated)
+            nodes_now, apps_now = len(core.nodes), len(core.apps)
         goals = fill.compute()  # outside the lock: heartbeats do not wait for it
         usage = GaugeMetricFamily("yarn_drf_queue_usage", "Resources a queue holds", labels=["queue", "resource"])
-        pending = GaugeMetricFamily("yarn_drf_queue_pending", "Resources the runnable and waiting apps of a "
-                                    "queue still ask for", labels=["queue", "resource"])
+        pending = GaugeMetricFamily("yarn_drf_queue_pending", "Resources the apps in and below a queue still ask "
+                                    "for", labels=["queue", "resource"])
         dominant = GaugeMetricFamily("yarn_drf_queue_dominant_share", "A queue's dominant share of the cluster",
                                      labels=["queue"])
         weighted = GaugeMetricFamily("yarn_drf_queue_weighted_share", "A queue's weighted dominant share "
@@ -122,36 +129,30 @@ class CoreCollector(Collector):
                                     labels=["queue"])
         waiting = GaugeMetricFamily("yarn_drf_queue_waiting_apps", "Apps held back by max-running-apps",
                                     labels=["queue"])
-        draining = GaugeMetricFamily("yarn_drf_queue_draining", "1 when a reload removed the queue and it "
-                                     "drains its apps", labels=["queue"])
+        drain = GaugeMetricFamily("yarn_drf_queue_draining", "1 when a reload removed the queue and it "
+                                  "drains its apps", labels=["queue"])
         reservations = GaugeMetricFamily("yarn_drf_queue_reservations", "Nodes reserved for requests of apps "
                                          "in and below a queue", labels=["queue"])
-        for path, q in snap["queues"].items():
-            for res, v in q["usage"].items():
-                usage.add_metric([path, res], v)
-            for res, v in q["pending"].items():
-                pending.add_metric([path, res], v)
-            dominant.add_metric([path], q["dominant_share"])
-            weighted.add_metric([path], q["weighted_share"])
+        for path, f in figures.items():
+            for res, u, p in zip(names, f.usage, f.pending):
+                usage.add_metric([path, res], u)
+                pending.add_metric([path, res], p)
+            dominant.add_metric([path], f.dominant_share)
+            weighted.add_metric([path], f.weighted_share)
             target.add_metric([path], goals[path].dominant_share)
-            running.add_metric([path], q["running_apps"])
-            waiting.add_metric([path], q["waiting_apps"])
-            draining.add_metric([path], 1 if q["draining"] else 0)
-            reservations.add_metric([path], reserved.get(path, 0))
+            running.add_metric([path], f.running_apps)
+            waiting.add_metric([path], f.waiting_apps)
+            drain.add_metric([path], 1 if draining[path] else 0)
+            reservations.add_metric([path], f.reservations)
         capacity = GaugeMetricFamily("yarn_drf_cluster_capacity", "Cluster capacity", labels=["resource"])
         allocated = GaugeMetricFamily("yarn_drf_cluster_allocated", "Resources held by containers",
                                       labels=["resource"])
-        totals = dict.fromkeys(snap["resource_types"], 0)
-        for node in snap["nodes"].values():
-            for res, v in node["allocated"].items():
-                totals[res] += v
-        for res, v in snap["capacity"].items():
-            capacity.add_metric([res], v)
-            allocated.add_metric([res], totals[res])
+        for res, c, a in zip(names, capacity_now, allocated_now):
+            capacity.add_metric([res], c)
+            allocated.add_metric([res], a)
         nodes = GaugeMetricFamily("yarn_drf_nodes", "Nodes known to the core")
-        nodes.add_metric([], len(snap["nodes"]))
+        nodes.add_metric([], nodes_now)
         apps = GaugeMetricFamily("yarn_drf_apps", "Apps known to the core")
-        apps.add_metric([], len(snap["apps"]))
-        yield from (usage, pending, dominant, weighted, target, running, waiting, draining, reservations,
+        apps.add_metric([], apps_now)
+        yield from (usage, pending, dominant, weighted, target, running, waiting, drain, reservations,
                     capacity, allocated, nodes, apps)
-

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from scheduler import SchedulerCore
-from scheduler.explain import TargetInput, reservations_by_queue, why_pending
+from scheduler.explain import TargetInput, queue_figures, why_pending
 from yarn_bridge.metrics import CONTENT_TYPE, Metrics
 
 log = logging.getLogger("yarn_bridge.status")
@@ -71,33 +71,33 @@ class StatusServer:
     def queues(self) -> dict:
         with self.lock:
             core = self.get_core()
-            snap = core.snapshot()
+            types, cap = core.types, core.capacity
+            figures = queue_figures(core)
             fill = TargetInput(core)
-            reserved = reservations_by_queue(core)
             tree = [(q.path, q.parent.path if q.parent else None, [c.path for c in q.children.values()],
-                     q.spec.max_running_apps) for q in _walk(core.root)]
+                     q.spec, q.max, q.is_leaf, q.draining, q.dynamic) for q in _walk(core.root)]
         goals = fill.compute()  # outside the lock: heartbeats do not wait for it
-        names = snap["resource_types"]
         out = []
-        for path, parent, children, max_apps in tree:
-            q, goal = snap["queues"][path], goals[path]
+        for path, parent, children, spec, limit, leaf, draining, dynamic in tree:
+            f, goal = figures[path], goals[path]
             out.append({
-                "name": path, "parent": parent, "children": children, "leaf": q["leaf"],
-                "state": "draining" if q["draining"] else "active",
-                "draining": q["draining"], "dynamic": q["dynamic"],
-                "weight": q["weight"], "min": q["min"], "max": q["max"], "max_running_apps": max_apps,
-                "usage": q["usage"],
-                "dominant_share": round(q["dominant_share"], 6), "dominant_resource": q["dominant_resource"],
-                "weighted_share": round(q["weighted_share"], 6),
+                "name": path, "parent": parent, "children": children, "leaf": leaf,
+                "state": "draining" if draining else "active", "draining": draining, "dynamic": dynamic,
+                "weight": spec.weight, "min": dict(spec.min),
+                "max": types.to_dict(limit) if limit is not None else None,
+                "max_running_apps": spec.max_running_apps,
+                "usage": types.to_dict(f.usage),
+                "dominant_share": round(f.dominant_share, 6), "dominant_resource": f.dominant_resource,
+                "weighted_share": round(f.weighted_share, 6),
                 "target_share": round(goal.dominant_share, 6),
                 "target_weighted_share": round(goal.weighted_share, 6),
-                "target": {n: round(v, 3) for n, v in zip(names, goal.allocation)},
-                "demand": dict(zip(names, goal.demand)),
-                "pending": q["pending"],
-                "running_apps": q["running_apps"], "waiting_apps": q["waiting_apps"],
-                "reservations": reserved.get(path, 0),
+                "target": {n: round(v, 3) for n, v in zip(types.names, goal.allocation)},
+                "demand": types.to_dict(goal.demand),
+                "pending": types.to_dict(f.pending),
+                "running_apps": f.running_apps, "waiting_apps": f.waiting_apps,
+                "reservations": f.reservations,
             })
-        return {"resource_types": names, "capacity": snap["capacity"], "queues": out}
+        return {"resource_types": list(types.names), "capacity": types.to_dict(cap), "queues": out}
 
     def snapshot(self) -> dict:
         """The core's raw snapshot (what `/` served before the /v1 endpoints)."""
