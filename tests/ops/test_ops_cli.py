@@ -95,3 +95,18 @@ def test_console_script_entry(ops, capsys):
     assert main(["status", "--url", ops.url]) == 0  # an 80-column terminal
     out = capsys.readouterr().out
     assert "etl" in out and "batch" in out and "75.0%" in out
+
+
+def test_status_watch_refreshes_until_interrupted(ops, monkeypatch):
+    load(ops)
+    frames = []
+
+    def sleep(seconds):  # the operator presses Ctrl-C during the second wait
+        frames.append(seconds)
+        if len(frames) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("yarn_bridge.ops_cli.time.sleep", sleep)
+    code, text = run(["status", "--url", ops.url, "--watch", "0.5"])
+    assert code == 0 and frames == [0.5, 0.5]
+    assert "etl" in text and "75.0%" in text

@@ -118,3 +118,21 @@ def test_a_failing_read_answers_500_and_the_server_lives_on(ops):
         assert requests.get(server.url + "/v1/queues", timeout=10).status_code == 200
     finally:
         server.stop()
+
+
+def test_queue_figures_agree_with_the_cores_snapshot(ops):
+    run_two_queues(ops)
+    with ops.lock:
+        for app in ("w1", "w2", "w3"):
+            ops.core.submit_app(app, "carol", "root.adhoc")
+            ops.core.update_request(app, 2, {"vcores": 1, "gpu-mem": 500}, 3)
+        ops.core.add_node("n3", {"memory-mb": 4096, "vcores": 4, "gpu-mem": 1000})  # shares not yet refreshed
+        snap = ops.core.snapshot()["queues"]
+    for q in ops.get("/v1/queues")["queues"]:
+        s = snap[q["name"]]
+        assert q["usage"] == s["usage"] and q["pending"] == s["pending"], q["name"]
+        assert (q["running_apps"], q["waiting_apps"]) == (s["running_apps"], s["waiting_apps"]), q["name"]
+        assert q["dominant_share"] == pytest.approx(s["dominant_share"], abs=1e-6)
+        assert q["weighted_share"] == pytest.approx(s["weighted_share"], abs=1e-6)
+        assert q["dominant_resource"] == s["dominant_resource"]
+        assert q["max"] == s["max"] and q["min"] == s["min"] and q["weight"] == s["weight"]
