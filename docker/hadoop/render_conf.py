@@ -59,6 +59,9 @@ def site_files() -> dict[str, dict[str, str]]:
         "fs.defaultFS": "file:///",
         "hadoop.tmp.dir": "/tmp/hadoop-${user.name}",
         "hadoop.security.authentication": "simple",
+        # Web UI and REST requests (127.0.0.1 only) act as this user; the default "dr.who" may not
+        # see app details (usage, containers) with ACLs on.
+        "hadoop.http.staticuser.user": env("HADOOP_HTTP_USER", user),
     }
     yarn = {
         "yarn.resourcemanager.hostname": rm,
@@ -70,6 +73,9 @@ def site_files() -> dict[str, dict[str, str]]:
         # port of the Python scheduler it starts as its child.
         "yarn-drf.queues.file": env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"),
         "yarn-drf.bridge.port": str(env_int("YARN_DRF_BRIDGE_PORT", 25334)),
+        # The core's state as JSON on 127.0.0.1:YARN_DRF_STATUS_PORT (0: off).
+        "yarn-drf.serve.command": "yarn-drf serve" + (
+            f" --status-port {env_int('YARN_DRF_STATUS_PORT', 0)}" if env_int("YARN_DRF_STATUS_PORT", 0) else ""),
         "yarn.acl.enable": "true",
         "yarn.admin.acl": env("YARN_ADMIN_ACL", user),
         "yarn.scheduler.minimum-allocation-mb": "128",

@@ -85,7 +85,7 @@ class Cluster:
     # ---- lifecycle -------------------------------------------------------------------------
     @classmethod
     def create(cls, scheduler: str, queues_file: Path) -> "Cluster":
-        ports = free_ports(6 + 4 * len(SHAPES))
+        ports = free_ports(7 + 4 * len(SHAPES))
         env = {
             "RM_HOST": "127.0.0.1",
             "RM_RPC_PORT": str(ports[0]),
@@ -94,10 +94,11 @@ class Cluster:
             "RM_ADMIN_PORT": str(ports[3]),
             "RM_WEB_PORT": str(ports[4]),
             "YARN_DRF_BRIDGE_PORT": str(ports[5]),
+            "YARN_DRF_STATUS_PORT": str(ports[6]),
         }
         cluster = cls(scheduler=scheduler, queues_file=queues_file, env=env, web_port=ports[4],
                       volume=f"yarn-drf-e2e-{uuid.uuid4().hex[:8]}")
-        cluster._nm_ports = ports[6:]
+        cluster._nm_ports = ports[7:]
         return cluster
 
     def start(self, timeout_s: float = 180) -> None:
@@ -211,6 +212,38 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise AssertionError(f"app {name} not in {states} within {timeout_s}s: {app}")
             time.sleep(0.5)
+
+    def status_port(self) -> int:
+        return int(self.env["YARN_DRF_STATUS_PORT"])
+
+    def core_status(self) -> dict[str, Any]:
+        """The Python core's state (yarn-drf serve --status-port), or raises when it is down."""
+        r = requests.get(f"http://127.0.0.1:{self.status_port()}/", timeout=5)
+        r.raise_for_status()
+        return r.json()["core"]
+
+    def serve_pids(self) -> list[int]:
+        """Process ids of `yarn-drf serve` inside the RM container."""
+        code, out = self.exec(["ps", "-eo", "pid=,args="])
+        assert code == 0, out
+        return [int(line.split(None, 1)[0]) for line in out.splitlines()
+                if "yarn-drf serve" in line and "ps -eo" not in line]
+
+    def running_containers(self) -> dict[str, dict[str, Any]]:
+        """Every running container of every running app, by container id, from the RM REST API:
+        {id: {"app", "queue", "node", "resources": {name: amount}}}."""
+        out: dict[str, dict[str, Any]] = {}
+        for app in self.apps("RUNNING"):
+            queue = app["queue"] if app["queue"].startswith("root.") else f"root.{app['queue']}"
+            for c in self.app_containers(app["id"]):
+                entries = (c.get("allocatedResources") or {}).get("entry") or []
+                if isinstance(entries, dict):
+                    entries = [entries]
+                out[c["containerId"]] = {
+                    "app": app["id"], "queue": queue, "node": c.get("nodeId") or c.get("assignedNodeId"),
+                    "resources": {e["key"]: int(e["value"]) for e in entries},
+                }
+        return out
 
     def app_containers(self, app_id: str) -> list[dict[str, Any]]:
         """Running containers of an app (current attempt) from the RM REST API."""
