@@ -37,12 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policies", default="drf,slots,fair-memory")
     parser.add_argument("--slots-per-node", type=int, default=16)
     parser.add_argument("--limit", type=int, help="only the first N jobs")
+    parser.add_argument("--queue-by", choices=("user", "class"), default="user",
+                        help="how jobs map to the four queues (see `yarn-drf workload swim`)")
     parser.add_argument("--json-dir", help="also keep each run's JSON result here")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
         workload = Path(tmp) / "trace.jsonl"
-        n = convert_swim(args.trace, workload, queues=QUEUES, limit=args.limit)
+        n = convert_swim(args.trace, workload, queues=QUEUES, limit=args.limit, queue_by=args.queue_by)
         sizes = {}
         for line in workload.read_text().splitlines():
             job = json.loads(line)
@@ -54,9 +56,11 @@ def main(argv: list[str] | None = None) -> int:
                                                    slots_per_node=args.slots_per_node)
             results[policy], _ = simulate(request, progress=True)
             if args.json_dir:
-                Path(args.json_dir, f"swim-{policy}.json").write_text(json.dumps(results[policy]))
+                Path(args.json_dir, f"swim-{args.queue_by}-{policy}.json").write_text(
+                    json.dumps(results[policy]))
 
-    print(f"### {Path(args.trace).name}: {n} jobs on 400 nodes of <16 cores, 32 GB>\n")
+    print(f"### {Path(args.trace).name}: {n} jobs on 400 nodes of <16 cores, 32 GB>, "
+          f"queues by {args.queue_by}\n")
     print("Job completion time (finish - submit, s) by job size (map + reduce tasks): mean / p50 / p95\n")
     header = "| job size | jobs | " + " | ".join(results) + " |"
     print(header)
@@ -71,6 +75,16 @@ def main(argv: list[str] | None = None) -> int:
             s = summary(times)
             row.append("-" if s is None else f"{s['mean']:.0f} / {s['p50']:.0f} / {s['p95']:.0f}")
         print(f"| {label} | {count} | " + " | ".join(row) + " |")
+    print()
+    print("Job completion time by queue (mean / p50 / p95 s):\n")
+    print("| queue | jobs | " + " | ".join(results) + " |")
+    print("|---|---:|" + "---:|" * len(results))
+    for queue in QUEUES:
+        stats = [r["queues"].get(queue, {}) for r in results.values()]
+        jobs = max((s.get("completed_apps", 0) for s in stats), default=0)
+        cells = ["-" if not s.get("app_completion_s") else
+                 "{mean:.0f} / {p50:.0f} / {p95:.0f}".format(**s["app_completion_s"]) for s in stats]
+        print(f"| {queue} | {jobs} | " + " | ".join(cells) + " |")
     print()
     print("| policy | end (sim s) | CPU util | mem util | wall s | events | events/s | decisions "
           "| decision p50 us | decision p99 us |")

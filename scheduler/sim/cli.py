@@ -43,6 +43,9 @@ def register(subparsers: Any) -> None:
     swim.add_argument("--queues", default="root.q0,root.q1,root.q2,root.q3", metavar="Q1,Q2,...",
                       help="queues to spread users over (default root.q0..root.q3)")
     swim.add_argument("--users", type=int, default=16, help="number of synthetic users (default 16)")
+    swim.add_argument("--queue-by", choices=("user", "class"), default="user",
+                      help="user: users spread round-robin over the queues (default); class: "
+                           "filter/transform/expand jobs go to the 1st/2nd/3rd queue")
     swim.add_argument("--limit", type=int, help="convert only the first N jobs")
     swim.add_argument("--am", action=argparse.BooleanOptionalAction, default=True,
                       help="give each job an ApplicationMaster container (default yes)")
@@ -122,7 +125,7 @@ def run_swim(args: argparse.Namespace) -> int:
     queues = [q.strip() for q in args.queues.split(",") if q.strip()]
     try:
         n = convert_swim(args.file, args.out, queues=queues, users=args.users, limit=args.limit,
-                         with_am=args.am)
+                         with_am=args.am, queue_by=args.queue_by)
     except SimInputError as exc:
         return _fail(exc.errors)
     print(f"wrote {n} apps to {args.out}")

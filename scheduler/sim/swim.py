@@ -19,9 +19,11 @@ rules below (also in SIMULATOR.md), chosen to follow Hadoop/Hive defaults where 
         reduces <1 vcore, 8 GiB>
     otherwise (transform):                                    maps <1 vcore, 2 GiB>,
         reduces <1 vcore, 4 GiB>
-- users and queues: job k (0-based, file order) belongs to user `user<k mod U>`, and user u
-  submits to queue number (u mod Q) of the given queue list; so every queue gets every kind of
-  job, in the trace's own arrival pattern.
+- users and queues: job k (0-based, file order) belongs to user `user<k mod U>`. By default
+  (`--queue-by user`) user u submits to queue number (u mod Q) of the given queue list, so every
+  queue gets every kind of job in the trace's own arrival pattern. With `--queue-by class` the
+  job's class picks the queue: filter -> 1st, transform -> 2nd, expand -> 3rd (mod Q), so
+  CPU-heavy and memory-heavy work compete as separate tenants.
 - submit = the trace's submit time; AM <1 vcore, 1 GiB> (the workload default) unless --no-am.
 """
 from __future__ import annotations
@@ -41,6 +43,8 @@ MAX_REDUCERS = 999
 TASK_STARTUP_S = 5.0
 BYTES_PER_S = 8 * MIB
 
+QUEUE_BY = ("user", "class")
+CLASS_ORDER = ("filter", "transform", "expand")
 SHAPES = {
     "filter": ({"vcores": 2, "memory-mb": 2048}, {"vcores": 1, "memory-mb": 2048}),
     "transform": ({"vcores": 1, "memory-mb": 2048}, {"vcores": 1, "memory-mb": 4096}),
@@ -57,7 +61,8 @@ def job_class(input_bytes: int, shuffle_bytes: int) -> str:
 
 
 def convert_job(k: int, job_id: str, submit: float, input_bytes: int, shuffle_bytes: int,
-                output_bytes: int, queues: list[str], users: int, with_am: bool = True) -> dict:
+                output_bytes: int, queues: list[str], users: int, with_am: bool = True,
+                queue_by: str = "user") -> dict:
     """The workload line for the k-th job of a trace."""
     kind = job_class(input_bytes, shuffle_bytes)
     map_shape, reduce_shape = SHAPES[kind]
@@ -71,7 +76,8 @@ def convert_job(k: int, job_id: str, submit: float, input_bytes: int, shuffle_by
         stages.append({"tasks": reduces, "resources": reduce_shape,
                        "duration": round(TASK_STARTUP_S + reduce_bytes / reduces / BYTES_PER_S, 3)})
     user = k % users
-    line = {"id": job_id, "queue": queues[user % len(queues)], "user": f"user{user}",
+    pick = user if queue_by == "user" else CLASS_ORDER.index(kind)
+    line = {"id": job_id, "queue": queues[pick % len(queues)], "user": f"user{user}",
             "submit": submit, "stages": stages}
     if not with_am:
         line["am"] = None
@@ -79,10 +85,12 @@ def convert_job(k: int, job_id: str, submit: float, input_bytes: int, shuffle_by
 
 
 def convert_swim(path: str | Path, out: str | Path, *, queues: list[str], users: int = 16,
-                 limit: int | None = None, with_am: bool = True) -> int:
+                 limit: int | None = None, with_am: bool = True, queue_by: str = "user") -> int:
     """Converts a SWIM .tsv file to JSON lines; returns the number of jobs written."""
     if not queues:
         raise SimInputError(["--queues: give at least one queue"])
+    if queue_by not in QUEUE_BY:
+        raise SimInputError([f"--queue-by: must be one of {', '.join(QUEUE_BY)}, got {queue_by!r}"])
     if users < 1:
         raise SimInputError([f"--users: must be >= 1, got {users}"])
     path = Path(path)
@@ -117,7 +125,7 @@ def convert_swim(path: str | Path, out: str | Path, *, queues: list[str], users:
             continue
         seen.add(job_id)
         lines.append(convert_job(len(lines), job_id, submit, *sizes, queues=queues, users=users,
-                                 with_am=with_am))
+                                 with_am=with_am, queue_by=queue_by))
         if len(errors) > 50:
             break
     if errors:

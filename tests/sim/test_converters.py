@@ -52,6 +52,11 @@ def test_swim_users_and_queues_are_round_robin(files):
     assert all(j["am"] is None for j in jobs)
 
 
+def test_swim_queue_by_class_separates_cpu_and_memory_heavy_jobs(files):
+    jobs = {j["id"]: j for j in _convert(files, "--queues", "root.f,root.t,root.e", "--queue-by", "class")}
+    assert [jobs[f"job{i}"]["queue"] for i in range(5)] == ["root.f", "root.f", "root.e", "root.t", "root.e"]
+
+
 def test_swim_bad_line_names_file_and_line(files, capsys):
     trace = files.write("bad.tsv", "job0\t1\t1\t10\t0\t0\njob1\t2\tnot-enough-fields\n")
     assert run_cli(["workload", "swim", trace, "--out", str(files.root / "w.jsonl")]) == 2
