@@ -213,3 +213,12 @@ def test_heartbeat_interval_sets_when_containers_start_and_end_are_seen(files):
         ran = job["finish"] - job["start"]
         assert 10.0 <= ran <= 10.0 + slack + 1e-6      # the end is seen on a later heartbeat
         assert abs(ran / slack - round(ran / slack)) < 1e-3  # ... which is a whole number of beats later
+
+
+def test_bad_queue_yaml_is_reported_with_its_field(files, capsys):
+    d = SCENARIOS / "drf-paper-example"
+    queues = files.write("q.yaml", "queues:\n  root:\n    children:\n      a: {wieght: 1}\n")
+    assert run_cli(["simulate", "--queues", queues, "--cluster", str(d / "cluster.yaml"),
+                    "--workload", str(d / "workload.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "q.yaml" in err and "queues.root.children.a.wieght: unknown field" in err
