@@ -31,7 +31,7 @@ def _group(queue: str) -> str:
 
 
 def drf_vs_slots(seed: int) -> None:
-    print("### DRF vs slot-based fair sharing (conf/scenarios/drf-vs-slots, 10 simulated minutes)\n")
+    print("#### DRF vs slot-based fair sharing (conf/scenarios/drf-vs-slots, 10 simulated minutes)\n")
     print("| policy | small jobs done | large jobs done | small mean response s | large mean response s "
           "| CPU util | mem util |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -50,7 +50,7 @@ def drf_vs_slots(seed: int) -> None:
 
 
 def hdrf(seed: int) -> None:
-    print("### HDRF setup: CPU and GPU tasks (conf/scenarios/hdrf-gpu, 10 simulated minutes)\n")
+    print("#### HDRF setup: CPU and GPU tasks (conf/scenarios/hdrf-gpu, 10 simulated minutes)\n")
     print("| policy | small fw CPU | small fw GPU | large fw CPU | large fw GPU | CPU tasks | GPU tasks "
           "| total | GPU-mem util |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
