@@ -222,3 +222,20 @@ def test_bad_queue_yaml_is_reported_with_its_field(files, capsys):
                     "--workload", str(d / "workload.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "q.yaml" in err and "queues.root.children.a.wieght: unknown field" in err
+
+
+def test_drf_counts_gpu_memory_where_drf_no_gpu_does_not(files):
+    # GPU memory is the scarce type: 8 units on a node with 16 cores.
+    cluster = files.write("c.yaml", "nodes:\n  - {name: g, resources: {vcores: 16, memory-mb: 65536, gpu-mem: 8}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.workload("w.jsonl", [
+        app("gpu", "root.a", 0.0, [(50, {"vcores": 1, "memory-mb": 1024, "gpu-mem": 1}, 500.0)], am=None),
+        app("cpu", "root.b", 0.0, [(50, {"vcores": 1, "memory-mb": 1024}, 500.0)], am=None)])
+    no_gpu = files.simulate(queues, cluster, w, "--until", "10", "--policy", "drf-no-gpu")
+    # Equal CPU shares: 8 cores each (the GPU queue also uses all 8 units of GPU memory).
+    assert no_gpu["queues"]["root.a"]["running"] == 8 and no_gpu["queues"]["root.b"]["running"] == 8
+    drf = files.simulate(queues, cluster, w, "--until", "10", "--policy", "drf")
+    a, b = drf["queues"]["root.a"], drf["queues"]["root.b"]
+    # DRF sees the GPU queue's dominant resource (1/8 per task vs 1/16): it gets fewer tasks.
+    assert a["running"] < 8 < b["running"] and a["running"] + b["running"] == 16
+    assert abs(a["dominant_share"] - b["dominant_share"]) <= 1 / 8 + 1e-9
