@@ -239,3 +239,17 @@ def test_drf_counts_gpu_memory_where_drf_no_gpu_does_not(files):
     # DRF sees the GPU queue's dominant resource (1/8 per task vs 1/16): it gets fewer tasks.
     assert a["running"] < 8 < b["running"] and a["running"] + b["running"] == 16
     assert abs(a["dominant_share"] - b["dominant_share"]) <= 1 / 8 + 1e-9
+
+
+def test_fair_memory_favours_the_cpu_heavy_queue_that_drf_holds_back(files):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 16, memory-mb: 65536}}\n")
+    queues = files.write("q.yaml", TWO_QUEUES)
+    w = files.workload("w.jsonl", [
+        app("cpu-heavy", "root.a", 0.0, [(50, {"vcores": 4, "memory-mb": 1024}, 500.0)], am=None),
+        app("mem-heavy", "root.b", 0.0, [(50, {"vcores": 1, "memory-mb": 4096}, 500.0)], am=None)])
+    drf = files.simulate(queues, cluster, w, "--until", "10", "--policy", "drf")
+    mem = files.simulate(queues, cluster, w, "--until", "10", "--policy", "fair-memory")
+    # DRF: 4 cores = 1/4 per A task, 4 GB = 1/16 per B task -> A 2 tasks, B 8 tasks (both at 1/2).
+    assert (drf["queues"]["root.a"]["running"], drf["queues"]["root.b"]["running"]) == (2, 8)
+    # Memory alone makes A's tasks look 4x cheaper than B's: A gets more, B fewer.
+    assert mem["queues"]["root.a"]["running"] > 2 and mem["queues"]["root.b"]["running"] < 8
