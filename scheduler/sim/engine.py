@@ -391,12 +391,14 @@ class Simulation:
         while finishing and finishing[0][0] <= t + _EPS:
             _, cid = heapq.heappop(finishing)
             self._task_done(cid)
-        if self.pending_total <= 0:
-            self.counters["heartbeats_idle"] += 1
-            return False
-        if self.skip_idle and not self._may_assign(node):
-            self.counters["heartbeats_full"] += 1
-            return False
+        if self.skip_idle:
+            # The core would return nothing: no asks at all, or none that fits this node.
+            if self.pending_total <= 0:
+                self.counters["heartbeats_idle"] += 1
+                return False
+            if not self._may_assign(node):
+                self.counters["heartbeats_full"] += 1
+                return False
         t0 = time.perf_counter_ns()
         assignments = self.core.on_heartbeat(self.node_names[node], now=t)
         self.latency.add((time.perf_counter_ns() - t0) / 1000.0)

@@ -44,7 +44,8 @@ def test_skipping_idle_and_full_heartbeats_changes_nothing():
         assert fast["end_time"] == slow["end_time"]
         # The shortcuts did apply, and the run used reservations, which they must respect.
         assert fast_sim.counters["heartbeats_idle"] + fast_sim.counters["heartbeats_full"] > 0
-        assert slow_sim.counters["heartbeats_full"] == 0
+        assert slow_sim.counters["heartbeats_full"] == slow_sim.counters["heartbeats_idle"] == 0
+        assert slow_sim.counters["decisions"] == slow_sim.counters["heartbeats"]
         assert fast_sim.counters["decisions"] < slow_sim.counters["decisions"]
     assert all(a["finish"] is not None for a in fast["apps"])
 
