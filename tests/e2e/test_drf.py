@@ -29,7 +29,12 @@ def wait_until(predicate, timeout_s: float, what: str, cluster=None):
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+            state = ""
+            if cluster is not None:
+                state = "\napps: " + "; ".join(
+                    f"{a['name']} {a['state']} {a['runningContainers']} {a['diagnostics'][:300]}" for a in cluster.apps())
+                state += "\nRM log:\n" + cluster.logs(cluster.rm, tail=40)
+            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}{state}")
         time.sleep(1)
 
 
