@@ -1,0 +1,138 @@
+package org.yarndrf.shim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.yarndrf.shim.bridge.CoreChannel;
+import org.yarndrf.shim.bridge.CoreUnavailableException;
+import org.yarndrf.shim.bridge.Protocol;
+
+/**
+ * An in-process stand-in for the Python core, speaking the real message format: it keeps the
+ * outstanding ANY asks it is told about and, on each heartbeat, assigns all of them (plus
+ * `extra` more) to the heartbeating node, without checking anything, so the shim's own
+ * re-checks are what the tests observe.
+ */
+final class FakeCore implements CoreChannel {
+  enum Mode { OK, MALFORMED, DOWN, WRONG_VERSION }
+
+  volatile Mode mode = Mode.OK;
+  volatile int extra;
+  final List<JsonNode> requests = new ArrayList<>();
+  final List<JsonNode> deltas = new ArrayList<>();
+  private final Map<String, ObjectNode> asks = new LinkedHashMap<>();
+  private int nextId;
+
+  @Override
+  public synchronized String call(String message) throws CoreUnavailableException {
+    if (mode == Mode.DOWN) {
+      throw new CoreUnavailableException("fake core is down", null, false);
+    }
+    JsonNode req;
+    try {
+      req = Protocol.JSON.readTree(message);
+    } catch (IOException e) {
+      throw new AssertionError("the shim sent invalid JSON: " + message, e);
+    }
+    requests.add(req);
+    if (mode == Mode.MALFORMED) {
+      return "{\"v\":1,\"ok\":true,\"seq\":" + req.path("seq").asLong() + ",\"assignments\":[{\"app\":";
+    }
+    if (mode == Mode.WRONG_VERSION) {
+      return "{\"v\":99,\"ok\":true}";
+    }
+    ObjectNode reply = Protocol.JSON.createObjectNode();
+    reply.put("v", 1);
+    reply.put("ok", true);
+    switch (req.get("type").asText()) {
+      case "snapshot":
+        asks.clear();
+        for (JsonNode a : req.get("asks")) {
+          ask(a);
+        }
+        reply.set("queues", queues());
+        break;
+      case "submit":
+        boolean ok = !"mallory".equals(req.get("user").asText());
+        reply.put("accepted", ok);
+        reply.put("queue", ok ? "root.a" : null);
+        reply.put("reason", ok ? "" : "user 'mallory' may not submit to queue 'root.a'");
+        reply.set("queues", queues());
+        break;
+      case "heartbeat":
+        apply(req.get("deltas"));
+        reply.put("seq", req.get("seq").asLong());
+        ArrayNode out = reply.putArray("assignments");
+        for (ObjectNode a : asks.values()) {
+          int n = a.get("count").asInt() + extra;
+          for (int i = 0; i < n; i++) {
+            ObjectNode as = out.addObject();
+            as.put("assignment_id", "fake-" + (++nextId));
+            as.put("app", a.get("app").asText());
+            as.put("node", req.get("node").asText());
+            as.put("queue", "root.a");
+            as.put("priority", a.get("priority").asInt());
+            as.put("allocation_id", a.get("allocation_id").asLong());
+            as.set("resources", a.get("resources"));
+          }
+          a.put("count", 0);
+        }
+        break;
+      case "events":
+        apply(req.get("deltas"));
+        break;
+      default:
+        reply.put("accepted", true);
+        reply.set("queues", queues());
+    }
+    return Protocol.encode(reply);
+  }
+
+  private void apply(JsonNode batch) {
+    for (JsonNode d : batch) {
+      deltas.add(d);
+      if ("ask".equals(d.get("op").asText())) {
+        ask(d);
+      }
+    }
+  }
+
+  private void ask(JsonNode a) {
+    if ("*".equals(a.get("location").asText())) {
+      String key = a.get("app").asText() + "/" + a.get("priority") + "/" + a.get("allocation_id");
+      asks.put(key, (ObjectNode) a.deepCopy());
+    }
+  }
+
+  private static ArrayNode queues() {
+    ArrayNode q = Protocol.JSON.createArrayNode();
+    q.addObject().put("name", "root").put("leaf", false).put("submit_acl", " ").put("admin_acl", " ");
+    q.addObject().put("name", "root.a").put("leaf", true).put("weight", 2.0).put("submit_acl", "*");
+    ObjectNode b = q.addObject().put("name", "root.b").put("leaf", true).put("submit_acl", "alice");
+    b.putObject("max").put("memory-mb", 2048);
+    return q;
+  }
+
+  synchronized List<JsonNode> deltasOf(String op) {
+    List<JsonNode> out = new ArrayList<>();
+    for (JsonNode d : deltas) {
+      if (op.equals(d.get("op").asText())) {
+        out.add(d);
+      }
+    }
+    return out;
+  }
+
+  synchronized long count(String type) {
+    return requests.stream().filter(r -> type.equals(r.get("type").asText())).count();
+  }
+
+  @Override
+  public void close() {
+  }
+}

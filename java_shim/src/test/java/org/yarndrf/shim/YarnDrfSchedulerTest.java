@@ -1,0 +1,224 @@
+package org.yarndrf.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.QueueACL;
+import org.apache.hadoop.yarn.api.records.QueueInfo;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
+import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The scheduler class inside an in-process ResourceManager (MockRM), deciding via a fake core. */
+class YarnDrfSchedulerTest {
+  private MockRM rm;
+  private FakeCore core;
+  private YarnDrfScheduler scheduler;
+  private MockNM nm;
+
+  @BeforeEach
+  void start() throws Exception {
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    conf.setLong(ShimConf.BACKOFF_INITIAL_MS, 1);
+    conf.setLong(ShimConf.BACKOFF_MAX_MS, 1);
+    // No RM restart here: allocate from the first heartbeat.
+    conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
+    rm = new MockRM(conf);
+    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
+    core = new FakeCore();
+    scheduler.setCoreChannel(core);
+    rm.start();
+    nm = rm.registerNode("127.0.0.1:1234", 8192, 8);
+  }
+
+  @AfterEach
+  void stop() {
+    if (rm != null) {
+      rm.stop();
+    }
+  }
+
+  private RMApp submit(String user, String queue) throws Exception {
+    return submit(user, queue, true);
+  }
+
+  private RMApp submit(String user, String queue, boolean waitAccepted) throws Exception {
+    return MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
+        .withUser(user).withQueue(queue).withWaitForAppAcceptedState(waitAccepted).build());
+  }
+
+  private List<Container> allocate(MockAM am, int count, int memory, int vcores) throws Exception {
+    List<Container> got = new ArrayList<>(am.allocate("*", memory, count, new ArrayList<>())
+        .getAllocatedContainers());
+    for (int i = 0; i < 10 && got.size() < count; i++) {
+      nm.nodeHeartbeat(true);
+      Thread.sleep(50);
+      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
+          .getAllocatedContainers());
+    }
+    return got;
+  }
+
+  /** Heartbeats until `done` holds: NODE_UPDATE events reach the scheduler asynchronously. */
+  private void heartbeatUntil(java.util.function.BooleanSupplier done) throws Exception {
+    for (int i = 0; i < 200 && !done.getAsBoolean(); i++) {
+      nm.nodeHeartbeat(true);
+      Thread.sleep(20);
+    }
+    assertTrue(done.getAsBoolean(), "condition not reached after 200 heartbeats");
+  }
+
+  @Test
+  void usesAMultiResourceCalculator() {
+    assertTrue(scheduler.getResourceCalculator() instanceof DominantResourceCalculator);
+  }
+
+  @Test
+  void theAmAndTaskContainersAreAllocatedFromTheCoresAssignments() throws Exception {
+    RMApp app = submit("alice", "a");
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    assertEquals("root.a", app.getQueue());
+    List<Container> got = allocate(am, 3, 1024, 1);
+    assertEquals(3, got.size());
+    // AM + 3 tasks: each started container names the core's assignment it applied.
+    heartbeatUntil(() -> core.deltasOf("container_started").size() == 4);
+    List<JsonNode> started = core.deltasOf("container_started");
+    assertEquals(4, started.size());
+    for (JsonNode s : started) {
+      assertTrue(s.get("assignment_id").asText().startsWith("fake-"), s.toString());
+    }
+    assertEquals(0, scheduler.assignmentsRefused.get());
+  }
+
+  @Test
+  void assignmentsBeyondTheOutstandingAskAreRefusedWithTheReason() throws Exception {
+    RMApp app = submit("alice", "a");
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    core.extra = 2;
+    List<Container> got = allocate(am, 2, 1024, 1);
+    assertEquals(2, got.size(), "YARN hands out exactly what was asked");
+    heartbeatUntil(() -> !core.deltasOf("assignment_refused").isEmpty());
+    List<JsonNode> refused = core.deltasOf("assignment_refused");
+    assertTrue(refused.get(refused.size() - 1).get("reason").asText().contains("no longer outstanding"));
+    assertEquals(4, rm.getResourceScheduler().getNodeReport(nm.getNodeId()).getNumContainers() + 1,
+        "AM + 2 tasks on the node; refused assignments allocate nothing");
+  }
+
+  @Test
+  void assignmentsThatDoNotFitTheNodeAreRefused() throws Exception {
+    RMApp app = submit("alice", "a");
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    List<Container> got = allocate(am, 10, 2048, 1);
+    // 8192 MB: the AM's 1024 + three 2048 containers fit; the rest are refused.
+    assertEquals(3, got.size());
+    heartbeatUntil(() -> !core.deltasOf("assignment_refused").isEmpty());
+    boolean sawFit = false;
+    for (JsonNode r : core.deltasOf("assignment_refused")) {
+      sawFit |= r.get("reason").asText().contains("does not fit node");
+    }
+    assertTrue(sawFit);
+  }
+
+  @Test
+  void aMalformedReplyAssignsNothingAndTheNextHeartbeatResyncs() throws Exception {
+    RMApp app = submit("alice", "a");
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    core.mode = FakeCore.Mode.MALFORMED;
+    am.allocate("*", 1024, 2, new ArrayList<>());
+    nm.nodeHeartbeat(true);
+    Thread.sleep(50);
+    assertEquals(0, am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
+        .getAllocatedContainers().size());
+    assertTrue(scheduler.bridgeCounters().contains("malformed=1"), scheduler.bridgeCounters());
+    long snapshots = core.count("snapshot");
+    core.mode = FakeCore.Mode.OK;
+    List<Container> got = allocate(am, 2, 1024, 1);
+    assertEquals(2, got.size());
+    assertEquals(snapshots + 1, core.count("snapshot"), "a full snapshot after the failure");
+  }
+
+  @Test
+  void aReplyOfAnotherVersionIsRefused() throws Exception {
+    RMApp app = submit("alice", "a");
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    core.mode = FakeCore.Mode.WRONG_VERSION;
+    am.allocate("*", 1024, 1, new ArrayList<>());
+    nm.nodeHeartbeat(true);
+    Thread.sleep(50);
+    assertEquals(0, am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
+        .getAllocatedContainers().size());
+    assertTrue(scheduler.bridgeCounters().contains("malformed=1"), scheduler.bridgeCounters());
+  }
+
+  @Test
+  void whileTheCoreIsDownNothingIsAllocatedAndTheSnapshotCarriesRunningContainers()
+      throws Exception {
+    RMApp app = submit("alice", "a");
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    assertEquals(1, allocate(am, 1, 1024, 1).size());
+    core.mode = FakeCore.Mode.DOWN;
+    am.allocate("*", 1024, 2, new ArrayList<>());
+    for (int i = 0; i < 3; i++) {
+      nm.nodeHeartbeat(true);
+    }
+    assertEquals(0, am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
+        .getAllocatedContainers().size());
+    long before = core.count("snapshot");
+    core.mode = FakeCore.Mode.OK;
+    heartbeatUntil(() -> core.count("snapshot") > before);
+    JsonNode snapshot = null;
+    for (JsonNode r : core.requests) {
+      if ("snapshot".equals(r.get("type").asText())) {
+        snapshot = r;
+      }
+    }
+    assertEquals(2, snapshot.get("containers").size(), "AM + 1 task, as YARN runs them");
+    boolean askOf2 = false;
+    for (JsonNode a : snapshot.get("asks")) {
+      askOf2 |= "*".equals(a.get("location").asText()) && a.get("count").asInt() == 2;
+    }
+    assertTrue(askOf2, snapshot.get("asks").toString());
+    assertEquals(2, allocate(am, 0, 1024, 1).size() + am.allocate(
+        new ArrayList<ResourceRequest>(), new ArrayList<>()).getAllocatedContainers().size());
+  }
+
+  @Test
+  void aSubmissionTheCoreRefusesIsRejectedWithTheReason() throws Exception {
+    RMApp app = submit("mallory", "a", false);
+    rm.waitForState(app.getApplicationId(), RMAppState.FAILED);
+    assertTrue(app.getDiagnostics().toString().contains("may not submit to queue 'root.a'"),
+        app.getDiagnostics().toString());
+  }
+
+  @Test
+  void queueInfoAndAclsComeFromTheCoresQueueTree() throws Exception {
+    heartbeatUntil(() -> core.count("snapshot") > 0);
+    QueueInfo root = scheduler.getQueueInfo("root", true, true);
+    assertEquals(2, root.getChildQueues().size());
+    QueueInfo a = scheduler.getQueueInfo("a", false, false);
+    assertEquals("root.a", a.getQueuePath());
+    assertTrue(scheduler.checkAccess(UserGroupInformation.createRemoteUser("bob"),
+        QueueACL.SUBMIT_APPLICATIONS, "root.a"));
+    assertFalse(scheduler.checkAccess(UserGroupInformation.createRemoteUser("bob"),
+        QueueACL.SUBMIT_APPLICATIONS, "root.b"));
+    assertTrue(scheduler.checkAccess(UserGroupInformation.createRemoteUser("alice"),
+        QueueACL.SUBMIT_APPLICATIONS, "b"));
+  }
+}
