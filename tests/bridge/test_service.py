@@ -1,0 +1,115 @@
+"""The Python side of the bridge: bridge messages in, the real core's decisions out."""
+from __future__ import annotations
+
+import json
+
+from yarn_bridge.service import CoreService
+
+TYPES = ["memory-mb", "vcores", "gpu-mem"]
+NODE = {"memory-mb": 8192, "vcores": 8, "gpu-mem": 8192}
+
+
+def call(svc: CoreService, **msg) -> dict:
+    return json.loads(svc.handle(json.dumps({"v": 1, **msg})))
+
+
+def snapshot(svc: CoreService, epoch: int = 5, **state) -> dict:
+    return call(svc, type="snapshot", epoch=epoch, resources=TYPES,
+                nodes=state.get("nodes", [{"node": "n1:1", "capacity": NODE, "rack": "/r1"}]),
+                apps=state.get("apps", []), containers=state.get("containers", []), asks=state.get("asks", []))
+
+
+def ask(app: str, count: int, **res) -> dict:
+    return {"op": "ask", "app": app, "priority": 1, "allocation_id": 0, "location": "*",
+            "resources": res or {"memory-mb": 1024, "vcores": 1}, "count": count, "relax_locality": True}
+
+
+def test_snapshot_then_heartbeats_assign_and_follow_yarn(queues_file):
+    svc = CoreService(queues_file)
+    reply = snapshot(svc)
+    assert reply["ok"] and [q["name"] for q in reply["queues"]][0] == "root"
+    placed = call(svc, type="submit", epoch=5, app="app_1", user="alice", queue="cpu", groups=[])
+    assert placed["accepted"] and placed["queue"] == "root.cpu"
+    hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE, deltas=[ask("app_1", 3)])
+    assert hb["seq"] == 1
+    assert len(hb["assignments"]) == 3
+    a1, a2, a3 = hb["assignments"]
+    assert a1["app"] == "app_1" and a1["node"] == "n1:1" and a1["resources"]["vcores"] == 1
+    # YARN applied two, refused one; then one container finished.
+    deltas = [
+        {"op": "container_started", "container": "c_1", "app": "app_1", "node": "n1:1",
+         "resources": a1["resources"], "priority": 1, "allocation_id": 0, "assignment_id": a1["assignment_id"]},
+        {"op": "container_started", "container": "c_2", "app": "app_1", "node": "n1:1",
+         "resources": a2["resources"], "priority": 1, "allocation_id": 0, "assignment_id": a2["assignment_id"]},
+        {"op": "assignment_refused", "assignment_id": a3["assignment_id"], "reason": "does not fit"},
+        {"op": "container_finished", "container": "c_1", "state": "completed"},
+    ]
+    hb2 = call(svc, type="heartbeat", epoch=5, seq=2, node="n1:1", free=NODE, deltas=deltas)
+    assert hb2["ok"]
+    # The refused ask came back and was assigned again; exactly one container (c_2) still runs.
+    state = call(svc, type="status")["core"]
+    assert state["apps"]["app_1"]["containers"] == 1 + len(hb2["assignments"])
+    assert state["queues"]["root.cpu"]["usage"]["vcores"] == 1 + len(hb2["assignments"])
+
+
+def test_placement_refusal_carries_the_acl_reason(queues_file):
+    svc = CoreService(queues_file)
+    snapshot(svc)
+    placed = call(svc, type="submit", epoch=5, app="app_2", user="bob", queue="restricted", groups=["staff"])
+    assert placed["ok"] and not placed["accepted"]
+    assert "may not submit to queue 'root.restricted'" in placed["reason"]
+
+
+def test_requests_of_another_epoch_are_refused_so_late_ones_cannot_touch_a_resynced_core(queues_file):
+    svc = CoreService(queues_file)
+    early = call(svc, type="heartbeat", epoch=1, seq=1, node="n1:1", free=NODE, deltas=[])
+    assert not early["ok"] and "send a snapshot" in early["error"]
+    snapshot(svc, epoch=7)
+    late = call(svc, type="heartbeat", epoch=6, seq=2, node="n1:1", free=NODE, deltas=[ask("app_9", 1)])
+    assert not late["ok"]
+    older = snapshot(svc, epoch=6)
+    assert not older["ok"]
+    assert svc.counters["stale_requests"] == 3
+    assert call(svc, type="heartbeat", epoch=7, seq=3, node="n1:1", free=NODE, deltas=[])["ok"]
+
+
+def test_snapshot_rebuilds_apps_containers_and_asks(queues_file):
+    svc = CoreService(queues_file)
+    snapshot(svc, apps=[{"app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}],
+             containers=[{"container": "c_1", "app": "app_1", "node": "n1:1",
+                          "resources": {"memory-mb": 2048, "vcores": 1}, "priority": 0, "allocation_id": 0}],
+             asks=[{k: v for k, v in ask("app_1", 2).items() if k != "op"}])
+    core = call(svc, type="status")["core"]
+    assert core["apps"]["app_1"]["containers"] == 1 and core["apps"]["app_1"]["pending"] == 2
+    assert core["queues"]["root.mem"]["usage"]["memory-mb"] == 2048
+    assert svc.counters["snapshot_app_mismatch"] == 0
+
+
+def test_bad_requests_and_bad_deltas_are_answered_and_counted_never_raised(queues_file):
+    svc = CoreService(queues_file)
+    for text in ("not json", "[1]", json.dumps({"v": 2, "type": "heartbeat"}), json.dumps({"v": 1, "type": "dance"})):
+        reply = json.loads(svc.handle(text))
+        assert reply["v"] == 1 and reply["ok"] is False and reply["error"]
+    assert svc.counters["bad_requests"] == 4
+    snapshot(svc)
+    call(svc, type="submit", epoch=5, app="app_1", user="alice", queue="cpu", groups=[])
+    hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE,
+              deltas=[{"op": "teleport"}, {"op": "ask", "app": "app_1"}, ask("app_1", 1)])
+    assert hb["ok"] and len(hb["assignments"]) == 1, "the good delta still applies"
+    assert svc.counters["bad_deltas"] == 2
+    missing_node = call(svc, type="heartbeat", epoch=5, seq=2, free=NODE, deltas=[])
+    assert not missing_node["ok"] and "node" in missing_node["error"]
+
+
+def test_reload_refuses_a_bad_file_whole_and_keeps_the_old_queues(queues_file):
+    svc = CoreService(queues_file)
+    snapshot(svc)
+    good = queues_file.read_text()
+    queues_file.write_text(good.replace("weight: 2", "weight: -2"))
+    bad = call(svc, type="reload", epoch=5)
+    assert bad["ok"] and bad["accepted"] is False
+    assert any("queues.root.children.mem.weight" in e for e in bad["errors"]), bad["errors"]
+    assert call(svc, type="submit", epoch=5, app="a1", user="u", queue="mem", groups=[])["accepted"]
+    queues_file.write_text(good.replace("      batch:", "      extra:\n        weight: 3\n      batch:"))
+    ok = call(svc, type="reload", epoch=5)
+    assert ok["accepted"] and "root.extra" in [q["name"] for q in ok["queues"]]
