@@ -1,0 +1,231 @@
+"""Site files for one SLS run, generated from a yarn-drf queue YAML.
+
+The same queue tree becomes FairScheduler's allocation file (policy `drf`, the YAML's weights) and
+CapacityScheduler's capacity-scheduler.xml (DominantResourceCalculator, capacities proportional to
+the weights), so the three schedulers divide the cluster by the same weights. Only what all three
+can express is translated; anything else is refused with the queue and field named.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from scheduler.config import QueueConfig, QueueSpec, load_config
+
+FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
+CAPACITY = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+YARN_DRF = "org.yarndrf.sls.SlsYarnDrfScheduler"
+SCHEDULERS = {"fair": FAIR, "capacity": CAPACITY, "yarn-drf": YARN_DRF}
+
+
+class Untranslatable(ValueError):
+    """A queue setting the Fair or Capacity configuration cannot express the same way."""
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    memory_mb: int
+    vcores: int
+    gpu_mem: int
+
+
+def _props(props: dict[str, object]) -> str:
+    body = "".join(f"  <property>\n    <name>{escape(k)}</name>\n    <value>{escape(str(v))}</value>\n"
+                   f"  </property>\n" for k, v in props.items())
+    return f'<?xml version="1.0"?>\n<configuration>\n{body}</configuration>\n'
+
+
+def _weight(q: QueueSpec) -> float:
+    if isinstance(q.weight, dict):
+        raise Untranslatable(f"{q.path}: per-resource weights have no Fair/Capacity equivalent; "
+                             "use one number")
+    return q.weight
+
+
+def _check(cfg: QueueConfig) -> None:
+    for q in cfg.root.walk():
+        _weight(q)
+        if q.min:
+            raise Untranslatable(f"{q.path}: min has no CapacityScheduler equivalent in weight terms")
+        if q.max:
+            raise Untranslatable(f"{q.path}: per-resource max is not translated; use a percentage")
+        if q.order != "drf":
+            raise Untranslatable(f"{q.path}: order {q.order!r} is not translated (only drf)")
+        if q.parent and not q.children:
+            raise Untranslatable(f"{q.path}: parent queues without children are not translated")
+
+
+def fair_allocation_xml(cfg: QueueConfig) -> str:
+    """FairScheduler allocation file: every queue `drf`, weights and max shares from the YAML."""
+    _check(cfg)
+
+    def queue(q: QueueSpec, indent: str) -> str:
+        kind = ' type="parent"' if q.children else ""
+        lines = [f'{indent}<queue name="{escape(q.name)}"{kind}>',
+                 f"{indent}  <weight>{_weight(q)}</weight>",
+                 f"{indent}  <schedulingPolicy>drf</schedulingPolicy>"]
+        if q.max_fraction is not None:
+            lines.append(f"{indent}  <maxResources>{q.max_fraction * 100:g}%</maxResources>")
+        if q.max_running_apps is not None:
+            lines.append(f"{indent}  <maxRunningApps>{q.max_running_apps}</maxRunningApps>")
+        lines += [queue(c, indent + "  ") for c in q.children]
+        lines.append(f"{indent}</queue>")
+        return "\n".join(lines)
+
+    children = "\n".join(queue(c, "  ") for c in cfg.root.children)
+    # AM shares are not limited: yarn-drf has no AM limit, so neither do the others.
+    return ('<?xml version="1.0"?>\n<allocations>\n'
+            "  <defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy>\n"
+            "  <queueMaxAMShareDefault>-1.0</queueMaxAMShareDefault>\n"
+            f"{children}\n"
+            '  <queuePlacementPolicy>\n    <rule name="specified" create="false"/>\n'
+            '    <rule name="reject"/>\n  </queuePlacementPolicy>\n'
+            "</allocations>\n")
+
+
+def _capacities(children: tuple[QueueSpec, ...]) -> list[float]:
+    """Percentages proportional to the weights, summing to exactly 100 (CS checks the sum)."""
+    total = sum(_weight(c) for c in children)
+    shares = [round(100 * _weight(c) / total, 3) for c in children]
+    shares[-1] = round(100 - sum(shares[:-1]), 3)
+    return shares
+
+
+def capacity_scheduler_xml(cfg: QueueConfig) -> str:
+    """capacity-scheduler.xml: DRC, capacity in proportion to weight, elastic up to max."""
+    _check(cfg)
+    props: dict[str, object] = {
+        "yarn.scheduler.capacity.resource-calculator":
+            "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator",
+        # No AM limit, as for the other two.
+        "yarn.scheduler.capacity.maximum-am-resource-percent": 1.0,
+        "yarn.scheduler.capacity.maximum-applications": 100000,
+        # Jobs carry no locality; do not wait for node-local offers.
+        "yarn.scheduler.capacity.node-locality-delay": -1,
+    }
+
+    def queue(q: QueueSpec) -> None:
+        key = f"yarn.scheduler.capacity.{q.path}"
+        if q.children:
+            props[f"{key}.queues"] = ",".join(c.name for c in q.children)
+            for c, cap in zip(q.children, _capacities(q.children)):
+                ck = f"yarn.scheduler.capacity.{c.path}"
+                props[f"{ck}.capacity"] = cap
+                props[f"{ck}.maximum-capacity"] = (
+                    c.max_fraction * 100 if c.max_fraction is not None else 100)
+                # One SLS user per queue may use the whole queue and grow to its maximum.
+                props[f"{ck}.user-limit-factor"] = 100
+                if c.max_running_apps is not None:
+                    props[f"{ck}.maximum-applications"] = c.max_running_apps
+            for c in q.children:
+                queue(c)
+
+    queue(cfg.root)
+    return _props(props)
+
+
+def resource_types_xml() -> str:
+    return _props({"yarn.resource-types": "gpu-mem",
+                   "yarn.resource-types.gpu-mem.units": "",
+                   "yarn.resource-types.gpu-mem.minimum-allocation": 0})
+
+
+def yarn_site_xml(scheduler: str, conf_dir: Path, serve_command: str, queues_file: Path) -> str:
+    props: dict[str, object] = {
+        "yarn.resourcemanager.scheduler.class": SCHEDULERS[scheduler],
+        # Every RM server on loopback, ephemeral ports (the run is in its own network namespace).
+        "yarn.resourcemanager.hostname": "127.0.0.1",
+        "yarn.resourcemanager.address": "127.0.0.1:0",
+        "yarn.resourcemanager.scheduler.address": "127.0.0.1:0",
+        "yarn.resourcemanager.resource-tracker.address": "127.0.0.1:0",
+        "yarn.resourcemanager.admin.address": "127.0.0.1:0",
+        "yarn.resourcemanager.webapp.address": "127.0.0.1:0",
+        "yarn.scheduler.minimum-allocation-mb": 512,
+        "yarn.scheduler.maximum-allocation-mb": 65536,
+        "yarn.scheduler.minimum-allocation-vcores": 1,
+        "yarn.scheduler.maximum-allocation-vcores": 64,
+        # No work-preserving wait: schedule from the first heartbeat, for all three.
+        "yarn.resourcemanager.recovery.enabled": "false",
+        "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms": 0,
+        # Keep every finished app in the RM, so each job maps back to its queue.
+        "yarn.resourcemanager.max-completed-applications": 100000,
+    }
+    if scheduler == "fair":
+        props.update({
+            "yarn.scheduler.fair.allocation.file": str(conf_dir / "fair-scheduler.xml"),
+            # Several containers per heartbeat, as CapacityScheduler and yarn-drf do.
+            "yarn.scheduler.fair.assignmultiple": "true",
+            "yarn.scheduler.fair.user-as-default-queue": "false",
+            "yarn.scheduler.fair.allow-undeclared-pools": "false",
+            "yarn.scheduler.fair.preemption": "false",
+        })
+    if scheduler == "capacity":
+        # SLS forces the preemption monitor on for CapacityScheduler; observe only, since the
+        # other two do not preempt.
+        props["yarn.resourcemanager.monitor.capacity.preemption.observe_only"] = "true"
+    if scheduler == "yarn-drf":
+        props.update({
+            "yarn-drf.queues.file": str(queues_file),
+            "yarn-drf.serve.mode": "child",
+            "yarn-drf.serve.command": serve_command,
+            "yarn-drf.serve.log": str(conf_dir.parent / "yarn-drf-serve.log"),
+        })
+    return _props(props)
+
+
+def sls_runner_xml(node: NodeShape, timer_window: int) -> str:
+    return _props({
+        "yarn.sls.runner.pool.size": 20,
+        "yarn.sls.nm.memory.mb": node.memory_mb,
+        "yarn.sls.nm.vcores": node.vcores,
+        "yarn.sls.nm.gpu-mem": node.gpu_mem,
+        "yarn.sls.nm.heartbeat.interval.ms": 1000,
+        "yarn.sls.am.heartbeat.interval.ms": 1000,
+        "yarn.sls.am.container.memory": 1024,
+        "yarn.sls.am.container.vcores": 1,
+        "yarn.sls.container.memory.mb": 1024,
+        "yarn.sls.container.vcores": 1,
+        "yarn.sls.metrics.switch": "ON",
+        "yarn.sls.metrics.web.address.port": 10001,
+        "yarn.sls.metrics.record.interval.ms": 1000,
+        # Keep every timed call of the run, not SLS's default last 100, for exact p50/p99.
+        "yarn.sls.metrics.timer.window.size": timer_window,
+        "yarn.sls.am.type.mapreduce": "org.apache.hadoop.yarn.sls.appmaster.MRAMSimulator",
+    })
+
+
+LOG4J = """log4j.rootLogger=WARN, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n
+log4j.logger.org.apache.hadoop.yarn.sls.SLSRunner=INFO
+log4j.logger.org.apache.hadoop.yarn.sls.RMRunner=INFO
+log4j.logger.org.apache.hadoop.yarn.sls.NMRunner=INFO
+log4j.logger.org.yarndrf=INFO
+"""
+
+
+def write_conf(conf_dir: Path, scheduler: str, queues_yaml: Path, node: NodeShape,
+               serve_command: str, timer_window: int) -> None:
+    """Writes the classpath configuration directory of one run."""
+    cfg = load_config(queues_yaml)
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        # Simulated nodes have made-up host names: name token services by host, never resolve.
+        "core-site.xml": _props({"hadoop.security.token.service.use_ip": "false"}),
+        "yarn-site.xml": yarn_site_xml(scheduler, conf_dir, serve_command, queues_yaml.resolve()),
+        "resource-types.xml": resource_types_xml(),
+        "sls-runner.xml": sls_runner_xml(node, timer_window),
+        "fair-scheduler.xml": fair_allocation_xml(cfg),
+        "capacity-scheduler.xml": capacity_scheduler_xml(cfg),
+        "log4j.properties": LOG4J,
+    }
+    for name, text in files.items():
+        (conf_dir / name).write_text(text)
+
+
+def weights(queues_yaml: Path) -> dict[str, float]:
+    """Leaf queue name -> weight, for the fairness figures."""
+    cfg = load_config(queues_yaml)
+    return {q.name: _weight(q) for q in cfg.root.walk() if q.is_leaf}

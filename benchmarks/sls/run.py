@@ -1,0 +1,129 @@
+"""Runs Hadoop's Scheduler Load Simulator on the same nodes and trace with FairScheduler (drf),
+CapacityScheduler (DominantResourceCalculator) and yarn-drf, and writes one comparison table.
+
+    make bench-sls                       # 200 and 1,000 nodes, all three schedulers
+    .venv/bin/python benchmarks/sls/run.py --sizes 200 --schedulers yarn-drf --out build/sls
+
+Each run is one JVM (SLS + a real ResourceManager) in its own network namespace with only a
+loopback interface. Output per run: <out>/<nodes>/<scheduler>/{conf,sls,run.log}; then
+<out>/results.json and <out>/table.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import confgen
+import netns
+import report
+import workload
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+COMPANION_JAR = HERE / "java" / "target" / "yarn-drf-sls-0.1.0.jar"
+CLASSPATH_TXT = HERE / "java" / "target" / "classpath.txt"
+SHIM_JAR = REPO / "java_shim" / "target" / "yarn-drf-shim-0.1.0.jar"
+JAVA17_OPENS = REPO / "conf" / "hadoop" / "java17-opens"
+
+
+def java_command(conf_dir: Path, run_out: Path, nodes: Path, trace: Path, timeout_s: int,
+                 heap_mb: int) -> list[str]:
+    for f in (COMPANION_JAR, CLASSPATH_TXT, SHIM_JAR):
+        if not f.exists():
+            raise SystemExit(f"sls: {f.relative_to(REPO)} is missing; run `make sls-jar` first")
+    opens = JAVA17_OPENS.read_text().split()
+    cp = os.pathsep.join([str(conf_dir), str(COMPANION_JAR), str(SHIM_JAR),
+                          CLASSPATH_TXT.read_text().strip()])
+    return ["java", *opens, f"-Xmx{heap_mb}m", "-XX:+UseParallelGC",
+            f"-Dyarndrf.bench.timeout-s={timeout_s}",
+            # log4j 1.x, as Hadoop 3.4.1 uses it
+            f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",
+            "-cp", cp, "org.yarndrf.sls.BenchRunner",
+            "-tracetype", "SLS", "-tracelocation", str(trace), "-nodes", str(nodes),
+            "-output", str(run_out)]
+
+
+def run_one(scheduler: str, dir_: Path, nodes: Path, trace: Path, queues: Path,
+            timeout_s: int, heap_mb: int, timer_window: int) -> Path:
+    """One SLS run; returns SLS's output directory (holding bench.json)."""
+    conf_dir = dir_ / "conf"
+    sls_out = dir_ / "sls"
+    serve = f"{Path(sys.executable).parent / 'yarn-drf'} serve"
+    confgen.write_conf(conf_dir, scheduler, queues, workload.NODE, serve, timer_window)
+    cmd = java_command(conf_dir, sls_out, nodes, trace, timeout_s, heap_mb)
+    log = dir_ / "run.log"
+    t0 = time.monotonic()
+    with open(log, "w") as out:
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=dir_,
+                              preexec_fn=netns.enter_private_loopback,
+                              timeout=timeout_s + 120)
+    print(f"  {scheduler}: exit {proc.returncode} after {time.monotonic() - t0:.0f} s "
+          f"(log {log})", flush=True)
+    if not (sls_out / "bench.json").exists():
+        tail = "\n".join(log.read_text().splitlines()[-30:])
+        raise SystemExit(f"sls: {scheduler} wrote no bench.json; last lines of {log}:\n{tail}")
+    return sls_out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="200,1000", help="simulated node counts (default 200,1000)")
+    ap.add_argument("--schedulers", default="fair,capacity,yarn-drf")
+    ap.add_argument("--queues", type=Path, default=HERE / "queues.yaml")
+    ap.add_argument("--out", type=Path, default=REPO / "build" / "sls")
+    ap.add_argument("--duration-s", type=float, default=90,
+                    help="work each queue brings, in seconds of the whole cluster x load")
+    ap.add_argument("--arrival-s", type=float, default=30, help="jobs arrive over this many seconds")
+    ap.add_argument("--tasks-per-job", type=int, default=40)
+    ap.add_argument("--task-s", default="10,30", help="task duration range, seconds")
+    ap.add_argument("--load", type=float, default=0.5,
+                    help="each queue's work as a fraction of the cluster over --duration-s")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--timeout-s", type=int, default=900)
+    ap.add_argument("--heap-mb", type=int, default=3072)
+    ap.add_argument("--timer-window", type=int, default=300000,
+                    help="SLS timer samples kept (covers every call of a benchmark run)")
+    args = ap.parse_args(argv)
+
+    schedulers = [s.strip() for s in args.schedulers.split(",") if s.strip()]
+    for s in schedulers:
+        if s not in confgen.SCHEDULERS:
+            ap.error(f"--schedulers: unknown scheduler {s!r} (choose from {', '.join(confgen.SCHEDULERS)})")
+    sizes = [int(n) for n in args.sizes.split(",")]
+    task_s = tuple(float(x) for x in args.task_s.split(","))
+    if not netns.available():
+        raise SystemExit("sls: cannot create a network namespace (needs root); the benchmark "
+                         "isolates SLS's servers that way")
+    weights = confgen.weights(args.queues)
+    all_results: dict[str, dict] = {}
+    tables = []
+    for n in sizes:
+        size_dir = args.out / str(n)
+        nodes, trace = workload.write(size_dir, n, args.duration_s, args.arrival_s,
+                                      args.tasks_per_job, task_s, args.load, args.seed)
+        print(f"sls: {n} nodes, {len(workload.job_queues(trace))} jobs", flush=True)
+        results = {}
+        for s in schedulers:
+            sls_out = run_one(s, size_dir / s, nodes, trace, args.queues, args.timeout_s,
+                              args.heap_mb, args.timer_window)
+            results[s] = report.analyse(sls_out, weights)
+        all_results[str(n)] = results
+        tables.append(report.table(results, f"{n} simulated nodes"))
+    (args.out / "results.json").write_text(json.dumps(all_results, indent=2) + "\n")
+    text = "\n".join(tables)
+    (args.out / "table.md").write_text(text)
+    print(text)
+    unfinished = [f"{n}/{s}" for n, rs in all_results.items() for s, r in rs.items() if not r["finished"]]
+    if unfinished:
+        print(f"sls: runs that did not finish every job: {', '.join(unfinished)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""The benchmark's cluster and jobs, written in SLS's own input formats.
+
+Nodes: one rack per 40 nodes, every node the same shape (memory, vcores, gpu-mem).
+Jobs: three classes, one queue each, arriving over the first part of the run:
+  cpu  - tasks heavy on vcores, no GPU memory
+  mem  - tasks heavy on memory
+  gpu  - tasks heavy on GPU memory
+Each class is sized so its queue alone would keep about `load` of the whole cluster busy for
+`duration_s`: the cluster is oversubscribed, so fairness and throughput are measured at saturation.
+Values are written as strings: SLS reads the trace into Map<String, String>.
+"""
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from confgen import NodeShape
+
+NODE = NodeShape(memory_mb=16384, vcores=16, gpu_mem=16384)
+
+
+@dataclass(frozen=True)
+class JobClass:
+    queue: str
+    memory_mb: int
+    vcores: int
+    gpu_mem: int
+
+
+CLASSES = (
+    JobClass("cpu", memory_mb=1024, vcores=4, gpu_mem=0),
+    JobClass("mem", memory_mb=6144, vcores=1, gpu_mem=0),
+    JobClass("gpu", memory_mb=2048, vcores=1, gpu_mem=6144),
+)
+
+
+def _dominant_fraction(c: JobClass, node: NodeShape) -> float:
+    shares = [c.memory_mb / node.memory_mb, c.vcores / node.vcores]
+    if node.gpu_mem:
+        shares.append(c.gpu_mem / node.gpu_mem)
+    return max(shares)
+
+
+def nodes_json(n_nodes: int, node: NodeShape = NODE, per_rack: int = 40) -> str:
+    racks: dict[int, list[dict]] = {}
+    for i in range(n_nodes):
+        racks.setdefault(i // per_rack, []).append({
+            "node": f"node{i}", "memory-mb": node.memory_mb, "vcores": node.vcores,
+            "gpu-mem": node.gpu_mem})
+    return "\n".join(json.dumps({"rack": f"rack{r}", "nodes": ns}) for r, ns in sorted(racks.items()))
+
+
+def jobs(n_nodes: int, duration_s: float, arrival_s: float, tasks_per_job: int,
+         task_s: tuple[float, float], load: float, seed: int,
+         node: NodeShape = NODE) -> list[dict]:
+    """SLS job records, sorted by start time."""
+    rng = random.Random(seed)
+    mean_task_s = sum(task_s) / 2
+    out = []
+    for c in CLASSES:
+        # node-seconds this queue should bring, over node-seconds one task uses
+        tasks = int(load * n_nodes * duration_s / (_dominant_fraction(c, node) * mean_task_s))
+        n_jobs = max(1, round(tasks / tasks_per_job))
+        for j in range(n_jobs):
+            start_ms = int(rng.uniform(0, arrival_s) * 1000)
+            out.append({
+                "am.type": "mapreduce",
+                "job.start.ms": str(start_ms),
+                "job.end.ms": str(start_ms + int(duration_s * 1000)),
+                "job.queue.name": c.queue,
+                "job.id": f"{c.queue}_{j}",
+                "job.user": f"user_{c.queue}",
+                "job.tasks": [{
+                    "count": "1",
+                    "container.duration.ms": str(int(rng.uniform(*task_s) * 1000)),
+                    "container.priority": "20",
+                    "container.type": "map",
+                    "container.memory-mb": str(c.memory_mb),
+                    "container.vcores": str(c.vcores),
+                    "container.gpu-mem": str(c.gpu_mem),
+                } for _ in range(tasks_per_job)],
+            })
+    out.sort(key=lambda j: (int(j["job.start.ms"]), j["job.id"]))
+    return out
+
+
+def write(dir_: Path, n_nodes: int, duration_s: float, arrival_s: float, tasks_per_job: int,
+          task_s: tuple[float, float], load: float, seed: int) -> tuple[Path, Path]:
+    """Writes nodes.json and trace.json; returns their paths."""
+    dir_.mkdir(parents=True, exist_ok=True)
+    nodes = dir_ / "nodes.json"
+    trace = dir_ / "trace.json"
+    nodes.write_text(nodes_json(n_nodes) + "\n")
+    trace.write_text("\n".join(json.dumps(j) for j in
+                               jobs(n_nodes, duration_s, arrival_s, tasks_per_job, task_s, load, seed))
+                     + "\n")
+    return nodes, trace
+
+
+def job_queues(trace: Path) -> dict[str, str]:
+    """job id -> queue, read back from a trace file."""
+    out = {}
+    for line in trace.read_text().splitlines():
+        if line.strip():
+            j = json.loads(line)
+            out[j["job.id"]] = j["job.queue.name"]
+    return out
