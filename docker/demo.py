@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The yarn-drf demo on the Docker mini-cluster (`make cluster-demo`).
+
+Starts a ResourceManager running yarn-drf and three NodeManagers of different shapes, submits a
+mixed workload from three queues (prod: CPU-heavy, weight 2; dev: memory-heavy; ml: GPU-memory
+heavy), prints a live table of each queue's usage and dominant share as measured from YARN's REST
+API, writes a plot of dominant share over time, prints a verdict comparing the measured shares with
+the weighted-DRF target, and tears the cluster down (--keep leaves it running).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
+os.environ.setdefault("TC_HOST", "127.0.0.1")
+
+from rich.console import Console  # noqa: E402
+from rich.live import Live  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+console = Console(width=None if sys.stdout.isatty() else 120)
+
+WEIGHTS = {"root.prod": 2.0, "root.dev": 1.0, "root.ml": 1.0}
+# queue -> (container shape, number of containers); each container sleeps CONTAINER_S seconds, so
+# allocations churn and every freed container goes to the queue furthest below its weighted share.
+WORKLOAD = {
+    "root.prod": ({"memory-mb": 1024, "vcores": 2}, 60),
+    "root.dev": ({"memory-mb": 4096, "vcores": 1}, 50),
+    "root.ml": ({"memory-mb": 2048, "vcores": 1, "gpu-mem": 2048}, 40),
+}
+CONTAINER_S = 20
+AM = {"memory-mb": 256, "vcores": 1}  # the distributed-shell AM of each app
+RES = ("memory-mb", "vcores", "gpu-mem")
+
+
+def ensure_engine() -> None:
+    if os.environ.get("DOCKER_HOST"):
+        return
+    out = subprocess.run([str(ROOT / "docker" / "engine.sh"), "env"], capture_output=True, text=True)
+    if out.returncode != 0:
+        console.print("[yellow]No Docker engine answers; starting yarn-drf's private engine "
+                      "(root, host networking only, under .docker-engine/)[/]")
+        subprocess.run([str(ROOT / "docker" / "engine.sh"), "start"], check=True)
+        out = subprocess.run([str(ROOT / "docker" / "engine.sh"), "env"], capture_output=True, text=True, check=True)
+    os.environ["DOCKER_HOST"] = out.stdout.strip().removeprefix("export DOCKER_HOST=")
+
+
+def fluid_targets(capacity: dict[str, int]) -> dict[str, float]:
+    """Weighted-DRF dominant-share targets when every queue wants more than the cluster: all
+    queues at one weighted share, the largest the pooled capacity allows once each queue's AM is
+    placed (progressive filling in the fluid limit; node boundaries ignored)."""
+    free = {r: capacity[r] - len(WORKLOAD) * AM.get(r, 0) for r in RES}
+    delta = {q: max(s.get(r, 0) / capacity[r] for r in RES if capacity[r]) for q, (s, _) in WORKLOAD.items()}
+    level = min(
+        free[r] / sum(WEIGHTS[q] / delta[q] * WORKLOAD[q][0].get(r, 0) for q in WORKLOAD)
+        for r in RES if capacity[r] and any(WORKLOAD[q][0].get(r, 0) for q in WORKLOAD)
+    )
+    out = {}
+    for q, (shape, _) in WORKLOAD.items():
+        n = WEIGHTS[q] * level / delta[q]
+        out[q] = max((n * shape.get(r, 0) + AM.get(r, 0)) / capacity[r] for r in RES if capacity[r])
+    return out
+
+
+def measure(cluster, capacity: dict[str, int]) -> dict[str, dict]:
+    from tests.e2e.drf import dominant_share, queue_usage
+
+    running = cluster.running_containers()
+    usage = queue_usage(running)
+    out = {}
+    for q in WORKLOAD:
+        u = usage.get(q, dict.fromkeys(RES, 0))
+        out[q] = {"usage": u, "containers": sum(1 for c in running.values() if c["queue"] == q),
+                  "dominant": dominant_share(u, capacity)}
+    return out
+
+
+def render(sample: dict[str, dict], targets: dict[str, float], elapsed: float, pending: dict[str, int]) -> Table:
+    t = Table(title=f"yarn-drf on the Docker cluster — {elapsed:5.0f} s (measured from the RM REST API)")
+    for col in ("queue", "weight", "containers", "pending", "memory-mb", "vcores", "gpu-mem",
+                "dominant share", "DRF target", "weighted share"):
+        t.add_column(col, justify="right")
+    for q, m in sample.items():
+        t.add_row(q, f"{WEIGHTS[q]:g}", str(m["containers"]), str(pending.get(q, "?")),
+                  *(str(m["usage"][r]) for r in RES), f"{m['dominant']:.3f}", f"{targets[q]:.3f}",
+                  f"{m['dominant'] / WEIGHTS[q]:.3f}")
+    return t
+
+
+def plot(history: list[tuple[float, dict]], targets: dict[str, float], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for i, q in enumerate(WORKLOAD):
+        color = f"C{i}"
+        ax.plot([t for t, _ in history], [s[q]["dominant"] for _, s in history], color=color,
+                label=f"{q} (weight {WEIGHTS[q]:g})")
+        ax.axhline(targets[q], color=color, linestyle="--", linewidth=1)
+    ax.set_xlabel("seconds since submission")
+    ax.set_ylabel("dominant share (dashed: weighted-DRF target)")
+    ax.set_title("yarn-drf: dominant share per queue on a 3-node YARN cluster")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=150, help="how long to run the workload (default 150)")
+    ap.add_argument("--keep", action="store_true", help="leave the cluster running at the end")
+    ap.add_argument("--plot", type=Path, default=ROOT / "out" / "cluster-demo.png", help="PNG to write")
+    args = ap.parse_args(argv)
+    started = time.monotonic()
+    ensure_engine()
+
+    from tests.e2e.cluster import YARN_DRF_SCHEDULER, Cluster, resource_map
+
+    cluster = Cluster.create(YARN_DRF_SCHEDULER, ROOT / "conf" / "docker-queues.yaml")
+    console.print("Starting the cluster: 1 ResourceManager (yarn-drf) + 3 NodeManagers "
+                  "(CPU-rich 16 vcores/8 GiB, memory-rich 4 vcores/32 GiB, GPU 8 vcores/16 GiB/2x10 GiB gpu-mem)")
+    try:
+        cluster.start()
+        nodes = cluster.running_nodes()
+        capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in nodes) for r in RES}
+        console.print(f"Cluster up in {time.monotonic() - started:.0f} s: capacity {capacity}; "
+                      f"RM web UI http://127.0.0.1:{cluster.web_port}, core status "
+                      f"http://127.0.0.1:{cluster.status_port()}/")
+        targets = fluid_targets(capacity)
+        tag = uuid.uuid4().hex[:4]
+        for q, (shape, n) in WORKLOAD.items():
+            cluster.submit_dshell(f"demo-{q.split('.')[-1]}-{tag}", q.split(".")[-1], n, shape,
+                                  command=f"sleep {CONTAINER_S}")
+        t0 = time.monotonic()
+        history: list[tuple[float, dict]] = []
+        with Live(console=console, refresh_per_second=2) as live:
+            while time.monotonic() - t0 < args.seconds:
+                sample = measure(cluster, capacity)
+                try:  # containers still asked for, from the core (informative only)
+                    apps = cluster.core_status()["apps"].values()
+                    pending = {q: sum(a["pending"] for a in apps if a["queue"] == q) for q in WORKLOAD}
+                except Exception:
+                    pending = {}
+                history.append((time.monotonic() - t0, sample))
+                live.update(render(sample, targets, time.monotonic() - t0, pending))
+                time.sleep(2)
+        plot(history, targets, args.plot)
+        # Verdict over the second half of the run (after the first containers have churned).
+        steady = [s for t, s in history if t >= args.seconds / 2]
+        table = Table(title="Verdict (means over the second half of the run)")
+        for col in ("queue", "weight", "dominant share", "weighted share", "fluid DRF target", "one container"):
+            table.add_column(col, justify="right")
+        mean = {q: sum(s[q]["dominant"] for s in steady) / len(steady) for q in WORKLOAD}
+        weighted = {q: mean[q] / WEIGHTS[q] for q in WORKLOAD}
+        one = {q: max(WORKLOAD[q][0].get(r, 0) / capacity[r] for r in RES if capacity[r]) / WEIGHTS[q]
+               for q in WORKLOAD}
+        for q in WORKLOAD:
+            table.add_row(q, f"{WEIGHTS[q]:g}", f"{mean[q]:.3f}", f"{weighted[q]:.3f}", f"{targets[q]:.3f}",
+                          f"{one[q]:.3f}")
+        console.print(table)
+        spread = max(weighted.values()) - min(weighted.values())
+        ok = spread <= max(one.values())
+        console.print(f"prod/dev dominant-share ratio {mean['root.prod'] / mean['root.dev']:.2f}, "
+                      f"prod/ml {mean['root.prod'] / mean['root.ml']:.2f} (weights say 2.00); "
+                      f"weighted shares differ by at most {spread:.3f}")
+        verdict = ("MATCHES weighted DRF: weighted dominant shares equal within one container"
+                   if ok else "DEVIATES from weighted DRF by more than one container")
+        console.print(f"[bold]{verdict}[/] (largest container: {max(one.values()):.3f}); plot: {args.plot}")
+        return 0 if ok else 1
+    finally:
+        if args.keep:
+            console.print(f"Cluster left running (--keep): RM http://127.0.0.1:{cluster.web_port}; "
+                          "remove it with: docker rm -f $(docker ps -aq --filter label=yarn-drf=1)")
+        else:
+            cluster.stop()
+        console.print(f"Total demo time {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
