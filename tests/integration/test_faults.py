@@ -47,58 +47,58 @@ def fill_and_wait_pending(cluster):
     return cluster.app_named("filler"), cluster.app_named("waiter")
 
 
-def test_python_killed_rm_keeps_running_allocates_nothing_then_resyncs(cluster_factory):
+def test_python_hung_then_killed_rm_keeps_running_allocates_nothing_then_resyncs(cluster_factory):
     cluster = cluster_factory()
+
+    # Phase 1: the service hangs (SIGSTOP). Calls time out; nothing is allocated; it is waited for.
     filler, waiter = fill_and_wait_pending(cluster)
     pid = cluster.serve_pid()
     assert pid
-    # Kill the service with its queue file broken, so its restarts fail until the file is fixed.
-    good = cluster.queues_yaml.read_text()
-    cluster.queues_yaml.write_text("queues: [not, a, tree]\n")
-    os.kill(pid, signal.SIGKILL)
-    try:
-        assert cluster.yarn("application", "-kill", filler["id"]).returncode == 0
-        cluster.wait_for(lambda: cluster.app(filler["id"])["state"] == "KILLED", 60, "filler killed")
-        # Room for the waiter's asks now, but no core: nothing may be allocated.
-        for _ in range(6):
-            time.sleep(1)
-            assert cluster.rm.alive()
-            assert running(cluster, "waiter") == 1
-            assert cluster.app(waiter["id"])["state"] == "RUNNING"
-        nodes = cluster.rest("nodes")["nodes"]["node"]
-        assert [n["state"] for n in nodes] == ["RUNNING", "RUNNING"]
-        assert cluster.serve_pid() != pid
-    finally:
-        cluster.queues_yaml.write_text(good)
-    # The supervisor restarts the service; the shim sends a snapshot; allocation resumes.
-    cluster.wait_for(lambda: running(cluster, "waiter") == 5, 120, "waiter's 4 containers after the restart")
-    assert_core_matches_yarn(cluster)
-    log = cluster.rm.log.read_text()
-    assert re.search(r"core service exited with code 2", log), "the broken restarts were supervised"
-    assert re.search(r"started core service \(start #[3-9]", log)
-    assert len(re.findall("core resynchronised", log)) >= 2
-    assert "heartbeat" in log and "unavailable" in log
-
-
-def test_python_hung_heartbeats_time_out_and_allocation_resumes(cluster_factory):
-    cluster = cluster_factory()
-    filler, waiter = fill_and_wait_pending(cluster)
-    pid = cluster.serve_pid()
     os.kill(pid, signal.SIGSTOP)
     try:
         assert cluster.yarn("application", "-kill", filler["id"]).returncode == 0
+        cluster.wait_for(lambda: cluster.app(filler["id"])["state"] == "KILLED", 60, "filler killed")
         for _ in range(4):
             time.sleep(1)
             assert cluster.rm.alive()
-            assert running(cluster, "waiter") == 1
+            assert running(cluster, "waiter") == 1, "room for the waiter, but no answer: nothing allocated"
     finally:
         os.kill(pid, signal.SIGCONT)
     cluster.wait_for(lambda: running(cluster, "waiter") == 5, 120, "allocation after the hang")
     assert cluster.serve_pid() == pid, "a hung service is waited for, not restarted"
     assert_core_matches_yarn(cluster)
-    counts = [int(m) for m in re.findall(r"timeouts=(\d+)", cluster.rm.log.read_text())]
-    assert counts and max(counts) >= 1
-    assert "timed out" in cluster.rm.log.read_text()
+    log = cluster.rm.log.read_text()
+    assert "timed out" in log
+    assert max(int(m) for m in re.findall(r"timeouts=(\d+)", log)) >= 1
+
+    # Phase 2: the service is killed (SIGKILL) and its restarts fail (queue file broken) for a while.
+    cluster.dshell("gpu", 3, spec(WIDE), name="waiter2")
+    cluster.wait_for(lambda: (cluster.app_named("waiter2") or {}).get("state") == "RUNNING", 180, "waiter2 AM")
+    time.sleep(3)
+    assert running(cluster, "waiter2") == 1, "16 vcores: waiter 13 + waiter2's AM 1; its 3-vcore asks wait"
+    good = cluster.queues_yaml.read_text()
+    cluster.queues_yaml.write_text("queues: [not, a, tree]\n")
+    os.kill(pid, signal.SIGKILL)
+    try:
+        assert cluster.yarn("application", "-kill", waiter["id"]).returncode == 0
+        cluster.wait_for(lambda: cluster.app(waiter["id"])["state"] == "KILLED", 60, "waiter killed")
+        for _ in range(6):
+            time.sleep(1)
+            assert cluster.rm.alive()
+            assert running(cluster, "waiter2") == 1, "no core: nothing may be allocated"
+            assert cluster.app_named("waiter2")["state"] == "RUNNING", "running containers are untouched"
+        assert [n["state"] for n in cluster.rest("nodes")["nodes"]["node"]] == ["RUNNING", "RUNNING"]
+        assert cluster.serve_pid() != pid
+    finally:
+        cluster.queues_yaml.write_text(good)
+    # The supervisor restarts the service; the shim sends a snapshot; allocation resumes.
+    cluster.wait_for(lambda: running(cluster, "waiter2") == 4, 120, "waiter2's containers after the restart")
+    assert_core_matches_yarn(cluster)
+    log = cluster.rm.log.read_text()
+    assert "core service exited with code 2" in log, "the failing restarts were supervised"
+    assert re.search(r"started core service \(start #[3-9]", log)
+    assert len(re.findall("core resynchronised", log)) >= 3
+    assert "unavailable" in log
 
 
 def test_rm_restart_recovers_running_containers_into_the_core(cluster_factory):

@@ -12,6 +12,18 @@ import py4j.Py4JException;
  * hung Python costs one heartbeat, not the scheduler thread.
  */
 public final class Py4jChannel implements CoreChannel {
+  /**
+   * py4j logs every call at INFO through java.util.logging (to the RM's stderr), which costs
+   * tens of microseconds per heartbeat; keep warnings only. Held here so it is not collected.
+   */
+  private static final java.util.logging.Logger PY4J_LOG = quiet();
+
+  private static java.util.logging.Logger quiet() {
+    java.util.logging.Logger l = java.util.logging.Logger.getLogger("py4j");
+    l.setLevel(java.util.logging.Level.WARNING);
+    return l;
+  }
+
   private final InetAddress address;
   private final int pythonPort;
   private final String token;

@@ -1,0 +1,115 @@
+"""Heartbeat round trip through the real shim bridge and the real core, next to a raw loopback
+socket round trip, for 1 and 50 pending deltas per heartbeat, in three CPU layouts.
+
+    .venv/bin/python benchmarks/bridge/run.py [--calls 10000] [--warmup 2000]
+
+Needs the shim built (`make shim`). Prints a table; targets: bridge p50 within 2x of the raw
+round trip, and no call above 5 ms in 10,000 heartbeats.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SHIM = REPO / "java_shim"
+QUEUES = REPO / "tests" / "integration" / "queues.yaml"
+LAYOUTS = {  # name -> (cpus for Java, cpus for Python); None = not pinned
+    "same-core": ("0", "0"),
+    "split-cores": ("0", "1"),
+    "unpinned": (None, None),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pinned(cpus: str | None, cmd: list[str]) -> list[str]:
+    return ["taskset", "-c", cpus, *cmd] if cpus else cmd
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+def java_cmd(args: list[str]) -> list[str]:
+    jar = next(p for p in (SHIM / "target").glob("yarn-drf-shim-*.jar") if not p.name.startswith("original-"))
+    cp = os.pathsep.join([str(jar), str(SHIM / "target" / "test-classes"),
+                          (SHIM / "target" / "classpath.txt").read_text().strip()])
+    return ["java", "-Xmx256m", "-cp", cp, "org.yarndrf.shim.bench.BridgeBench", *args]
+
+
+def measure(layout: str, mode: str, deltas: int, calls: int, warmup: int, tmp: Path) -> dict:
+    jcpu, pcpu = LAYOUTS[layout]
+    port = free_port()
+    token = secrets.token_hex(16)
+    token_file = tmp / "token"
+    token_file.write_text(token)
+    if mode == "py4j":
+        server_cmd = [sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(QUEUES),
+                      "--port", str(port), "--token-file", str(token_file)]
+    else:
+        server_cmd = [sys.executable, str(Path(__file__).with_name("raw_server.py")), str(port)]
+    server = subprocess.Popen(pinned(pcpu, server_cmd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              cwd=REPO)
+    try:
+        if mode == "py4j":
+            wait_port(port, server)
+        else:
+            time.sleep(0.5)
+        out = subprocess.run(pinned(jcpu, java_cmd([mode, str(port), token, str(deltas), str(calls), str(warmup)])),
+                             capture_output=True, text=True, timeout=600, check=True)
+        return {"layout": layout, **json.loads(out.stdout.strip().splitlines()[-1])}
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=10000)
+    ap.add_argument("--warmup", type=int, default=2000)
+    ap.add_argument("--layouts", default=",".join(LAYOUTS))
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for layout in args.layouts.split(","):
+            for deltas in (1, 50):
+                for mode in ("raw", "py4j"):
+                    rows.append(measure(layout, mode, deltas, args.calls, args.warmup, Path(tmp)))
+                    r = rows[-1]
+                    print(f"{layout:12} {mode:5} deltas={deltas:<3} bytes={r['bytes']:<6} p50={r['p50_us']:8.1f}us "
+                          f"p99={r['p99_us']:8.1f}us max={r['max_us']:9.1f}us >5ms={r['over_5ms']:<3} "
+                          f"{r['per_s']:8.0f}/s", flush=True)
+    print("\nbridge vs raw (p50 ratio, target <= 2.0; calls > 5 ms, target 0):")
+    for layout in args.layouts.split(","):
+        for deltas in (1, 50):
+            raw = next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas and r["mode"] == "raw")
+            bri = next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas and r["mode"] == "py4j")
+            print(f"  {layout:12} deltas={deltas:<3} ratio={bri['p50_us'] / raw['p50_us']:.2f} "
+                  f"over_5ms={bri['over_5ms']} of {bri['calls']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+package org.yarndrf.shim.bench;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.yarndrf.shim.bridge.Backoff;
+import org.yarndrf.shim.bridge.CoreSession;
+import org.yarndrf.shim.bridge.Protocol;
+import org.yarndrf.shim.bridge.Py4jChannel;
+
+/**
+ * Heartbeat round trips as the RM's scheduler thread sees them: System.nanoTime() around
+ * CoreSession.exchange() over Py4jChannel (the code YarnDrfScheduler.decide() runs) against a
+ * real `yarn-drf serve`, with k pending deltas per heartbeat; and, for comparison, the same
+ * message bytes over a raw loopback TCP socket (length-prefixed, TCP_NODELAY) to a Python echo.
+ *
+ * Usage: BridgeBench py4j|raw PORT TOKEN DELTAS CALLS WARMUP
+ * Prints one JSON line of statistics (microseconds).
+ */
+public final class BridgeBench {
+  private static final int APPS = 50;
+
+  public static void main(String[] args) throws Exception {
+    String mode = args[0];
+    int port = Integer.parseInt(args[1]);
+    String token = args[2];
+    int deltas = Integer.parseInt(args[3]);
+    int calls = Integer.parseInt(args[4]);
+    int warmup = Integer.parseInt(args[5]);
+    InetAddress lo = InetAddress.getByName("127.0.0.1");
+    long epoch = System.currentTimeMillis();
+    long[] times = new long[calls];
+    int bytes = 0;
+    if ("py4j".equals(mode)) {
+      CoreSession session = new CoreSession(new Py4jChannel(lo, port, token, 5000),
+          new Backoff(1, 1), System::currentTimeMillis);
+      if (session.exchange("snapshot", Protocol.encode(snapshot(epoch)), true) == null) {
+        throw new IllegalStateException("snapshot refused: " + session.counters());
+      }
+      for (int i = 0; i < warmup + calls; i++) {
+        String msg = heartbeat(epoch, i, deltas);
+        bytes = msg.length();
+        long t0 = System.nanoTime();
+        if (session.exchange("heartbeat", msg, true) == null) {
+          throw new IllegalStateException("heartbeat failed: " + session.counters());
+        }
+        long dt = System.nanoTime() - t0;
+        if (i >= warmup) {
+          times[i - warmup] = dt;
+        }
+      }
+      session.close();
+    } else {
+      try (Socket s = new Socket(lo, port)) {
+        s.setTcpNoDelay(true);
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        for (int i = 0; i < warmup + calls; i++) {
+          String msg = heartbeat(epoch, i, deltas);
+          bytes = msg.length();
+          long t0 = System.nanoTime();
+          byte[] b = msg.getBytes(StandardCharsets.UTF_8);
+          byte[] frame = new byte[4 + b.length];
+          frame[0] = (byte) (b.length >>> 24);
+          frame[1] = (byte) (b.length >>> 16);
+          frame[2] = (byte) (b.length >>> 8);
+          frame[3] = (byte) b.length;
+          System.arraycopy(b, 0, frame, 4, b.length);
+          out.write(frame);
+          out.flush();
+          byte[] reply = new byte[in.readInt()];
+          in.readFully(reply);
+          new String(reply, StandardCharsets.UTF_8);
+          long dt = System.nanoTime() - t0;
+          if (i >= warmup) {
+            times[i - warmup] = dt;
+          }
+        }
+      }
+    }
+    long total = 0;
+    int over5ms = 0;
+    for (long t : times) {
+      total += t;
+      over5ms += t > 5_000_000L ? 1 : 0;
+    }
+    long[] sorted = times.clone();
+    Arrays.sort(sorted);
+    System.out.printf("{\"mode\":\"%s\",\"deltas\":%d,\"calls\":%d,\"bytes\":%d,\"p50_us\":%.1f,"
+        + "\"p99_us\":%.1f,\"max_us\":%.1f,\"over_5ms\":%d,\"per_s\":%.0f}%n", mode, deltas, calls,
+        bytes, sorted[calls / 2] / 1e3, sorted[(int) (calls * 0.99)] / 1e3,
+        sorted[calls - 1] / 1e3, over5ms, calls / (total / 1e9));
+  }
+
+  private static ObjectNode amounts(long mem, long vcores) {
+    ObjectNode r = Protocol.JSON.createObjectNode();
+    r.put("memory-mb", mem);
+    r.put("vcores", vcores);
+    r.put("gpu-mem", 0);
+    return r;
+  }
+
+  /** One node, full with one container per app, so the asks stay pending: decisions, no churn. */
+  private static ObjectNode snapshot(long epoch) {
+    ObjectNode req = Protocol.request("snapshot");
+    req.put("epoch", epoch);
+    ArrayNode types = req.putArray("resources");
+    types.add("memory-mb").add("vcores").add("gpu-mem");
+    ObjectNode node = req.putArray("nodes").addObject();
+    node.put("node", "bench-node:1");
+    node.set("capacity", amounts(APPS * 1024L, APPS));
+    node.put("rack", "/default-rack");
+    ArrayNode apps = req.putArray("apps");
+    ArrayNode containers = req.putArray("containers");
+    for (int a = 0; a < APPS; a++) {
+      ObjectNode app = apps.addObject();
+      app.put("app", "application_1_" + a);
+      app.put("user", "bench");
+      app.put("queue", a % 2 == 0 ? "root.cpu" : "root.mem");
+      app.putArray("groups");
+      ObjectNode c = containers.addObject();
+      c.put("container", "container_1_" + a);
+      c.put("app", "application_1_" + a);
+      c.put("node", "bench-node:1");
+      c.set("resources", amounts(1024, 1));
+      c.put("priority", 0);
+      c.put("allocation_id", 0);
+    }
+    req.putArray("asks");
+    return req;
+  }
+
+  /** A heartbeat with `deltas` ask changes (absolute counts alternating 1 and 2). */
+  private static String heartbeat(long epoch, int seq, int deltas) {
+    ObjectNode req = Protocol.request("heartbeat");
+    req.put("epoch", epoch);
+    req.put("seq", seq);
+    req.put("node", "bench-node:1");
+    req.set("free", amounts(0, 0));
+    ArrayNode batch = req.putArray("deltas");
+    for (int j = 0; j < deltas; j++) {
+      int app = (seq * deltas + j) % APPS;
+      ObjectNode d = batch.addObject();
+      d.put("op", "ask");
+      d.put("app", "application_1_" + app);
+      d.put("priority", 1);
+      d.put("allocation_id", 0);
+      d.put("location", "*");
+      d.set("resources", amounts(1024, 1));
+      d.put("count", 1 + (seq % 2));
+      d.put("relax_locality", true);
+    }
+    return Protocol.encode(req);
+  }
+}
