@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timer-window", type=int, default=300000,
                     help="SLS timer samples kept (covers every call of a benchmark run)")
     args = ap.parse_args(argv)
+    # The JVM runs in the run's own directory; every path it gets must be absolute.
+    args.out = args.out.resolve()
+    args.queues = args.queues.resolve()
 
     schedulers = [s.strip() for s in args.schedulers.split(",") if s.strip()]
     for s in schedulers:

@@ -54,8 +54,9 @@ def nodes_json(n_nodes: int, node: NodeShape = NODE, per_rack: int = 40) -> str:
 
 def jobs(n_nodes: int, duration_s: float, arrival_s: float, tasks_per_job: int,
          task_s: tuple[float, float], load: float, seed: int,
-         node: NodeShape = NODE) -> list[dict]:
-    """SLS job records, sorted by start time."""
+         node: NodeShape = NODE, first_job_s: float = 5.0) -> list[dict]:
+    """SLS job records, sorted by start time. The first job comes `first_job_s` after the start,
+    once every simulated node has heartbeated, so no scheduler decides on a half-known cluster."""
     rng = random.Random(seed)
     mean_task_s = sum(task_s) / 2
     out = []
@@ -64,7 +65,7 @@ def jobs(n_nodes: int, duration_s: float, arrival_s: float, tasks_per_job: int,
         tasks = int(load * n_nodes * duration_s / (_dominant_fraction(c, node) * mean_task_s))
         n_jobs = max(1, round(tasks / tasks_per_job))
         for j in range(n_jobs):
-            start_ms = int(rng.uniform(0, arrival_s) * 1000)
+            start_ms = int((first_job_s + rng.uniform(0, arrival_s)) * 1000)
             out.append({
                 "am.type": "mapreduce",
                 "job.start.ms": str(start_ms),
@@ -87,14 +88,16 @@ def jobs(n_nodes: int, duration_s: float, arrival_s: float, tasks_per_job: int,
 
 
 def write(dir_: Path, n_nodes: int, duration_s: float, arrival_s: float, tasks_per_job: int,
-          task_s: tuple[float, float], load: float, seed: int) -> tuple[Path, Path]:
+          task_s: tuple[float, float], load: float, seed: int,
+          first_job_s: float = 5.0) -> tuple[Path, Path]:
     """Writes nodes.json and trace.json; returns their paths."""
     dir_.mkdir(parents=True, exist_ok=True)
     nodes = dir_ / "nodes.json"
     trace = dir_ / "trace.json"
     nodes.write_text(nodes_json(n_nodes) + "\n")
     trace.write_text("\n".join(json.dumps(j) for j in
-                               jobs(n_nodes, duration_s, arrival_s, tasks_per_job, task_s, load, seed))
+                               jobs(n_nodes, duration_s, arrival_s, tasks_per_job, task_s, load, seed,
+                                                    first_job_s=first_job_s))
                      + "\n")
     return nodes, trace
 

@@ -5,7 +5,6 @@ import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
-import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.exceptions.YarnException;
@@ -80,15 +79,18 @@ public class SlsYarnDrfScheduler extends YarnDrfScheduler implements SchedulerWr
     super.serviceStop();
   }
 
-  /** The queue's name as the scheduler reports it, for SLS's per-queue tracking. */
+  /**
+   * The queue's name as the scheduler reports it, for SLS's per-queue tracking only. The shim
+   * learns its queue tree from the core on its first exchange, which may come after SLS asks;
+   * until then the name is passed through unchanged. Placement stays the core's: an app sent
+   * to a queue the YAML lacks is still rejected at submission.
+   */
   @Override
   public String getRealQueueName(String queue) throws YarnException {
     try {
-      QueueInfo info = getQueueInfo(queue, false, false);
-      return info.getQueueName();
-    } catch (IOException e) {
-      throw new YarnException("Can't find the queue by the given name: " + queue
-          + "! Please check that queue " + queue + " is in the yarn-drf queue YAML.", e);
+      return getQueueInfo(queue, false, false).getQueueName();
+    } catch (IOException notKnownYet) {
+      return queue;
     }
   }
 
