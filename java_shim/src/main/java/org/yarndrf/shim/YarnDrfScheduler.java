@@ -131,11 +131,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** For tests: run against a given channel instead of py4j. */
   public void setCoreChannel(CoreChannel channel) {
-    this.session = newSession(channel);
+    this.session = newSession(channel, channel);
   }
 
-  private CoreSession newSession(CoreChannel channel) {
-    return new CoreSession(channel, new Backoff(
+  private CoreSession newSession(CoreChannel channel, CoreChannel slowChannel) {
+    return new CoreSession(channel, slowChannel, new Backoff(
         conf.getLong(ShimConf.BACKOFF_INITIAL_MS, ShimConf.DEFAULT_BACKOFF_INITIAL_MS),
         conf.getLong(ShimConf.BACKOFF_MAX_MS, ShimConf.DEFAULT_BACKOFF_MAX_MS)),
         System::currentTimeMillis);
@@ -208,7 +208,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
     }
     InetAddress loopback = InetAddress.getByName("127.0.0.1");
-    session = newSession(new Py4jChannel(loopback, port, token, timeoutMs));
+    int snapshotTimeoutMs = Math.max(timeoutMs,
+        conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_MS, ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_MS));
+    session = newSession(new Py4jChannel(loopback, port, token, timeoutMs),
+        new Py4jChannel(loopback, port, token, snapshotTimeoutMs));
     if ("child".equals(mode)) {
       List<String> command = new ArrayList<>(Arrays.asList(
           conf.getTrimmed(ShimConf.SERVE_COMMAND, ShimConf.DEFAULT_SERVE_COMMAND).split("\\s+")));
@@ -275,7 +278,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (file != null) {
       req.put("path", file);
     }
-    JsonNode reply = session.exchange("reload", Protocol.encode(req), true);
+    JsonNode reply = session.exchangeSlow("reload", Protocol.encode(req));
     if (reply == null) {
       throw new IOException("yarn-drf: the scheduler core is unavailable; queues not reloaded");
     }
@@ -842,9 +845,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
     }
     dirtyApps.clear();
-    JsonNode reply = session.exchange("snapshot", Protocol.encode(req), true);
+    JsonNode reply = session.exchangeSlow("snapshot", Protocol.encode(req));
     if (reply == null) {
       askMirror.clear();
+      // The next snapshot will carry everything: queued deltas would only pile up meanwhile.
+      deltas.clear();
       return false;
     }
     try {

@@ -16,6 +16,7 @@ public final class CoreSession {
   private static final Logger LOG = LoggerFactory.getLogger(CoreSession.class);
 
   private final CoreChannel channel;
+  private final CoreChannel slowChannel;
   private final Backoff backoff;
   private final LongSupplier clockMs;
   private volatile boolean needsResync = true;
@@ -28,7 +29,17 @@ public final class CoreSession {
   public final AtomicLong resyncs = new AtomicLong();
 
   public CoreSession(CoreChannel channel, Backoff backoff, LongSupplier clockMs) {
+    this(channel, channel, backoff, clockMs);
+  }
+
+  /**
+   * @param slowChannel the same core with a longer timeout, for snapshots and reloads, whose
+   *     size grows with the cluster
+   */
+  public CoreSession(CoreChannel channel, CoreChannel slowChannel, Backoff backoff,
+      LongSupplier clockMs) {
     this.channel = channel;
+    this.slowChannel = slowChannel;
     this.backoff = backoff;
     this.clockMs = clockMs;
   }
@@ -54,6 +65,15 @@ public final class CoreSession {
    * @param ignoreBackoff true for calls that must not wait for the backoff (app submission)
    */
   public JsonNode exchange(String what, String request, boolean ignoreBackoff) {
+    return exchange(channel, what, request, ignoreBackoff);
+  }
+
+  /** Like exchange, with the slow channel's longer timeout (snapshots, reloads). */
+  public JsonNode exchangeSlow(String what, String request) {
+    return exchange(slowChannel, what, request, true);
+  }
+
+  private JsonNode exchange(CoreChannel via, String what, String request, boolean ignoreBackoff) {
     if (!ignoreBackoff && !mayCall()) {
       skipped.incrementAndGet();
       return null;
@@ -61,7 +81,7 @@ public final class CoreSession {
     calls.incrementAndGet();
     String reply;
     try {
-      reply = channel.call(request);
+      reply = via.call(request);
     } catch (CoreUnavailableException e) {
       failures.incrementAndGet();
       if (e.isTimeout()) {
@@ -103,5 +123,8 @@ public final class CoreSession {
 
   public void close() {
     channel.close();
+    if (slowChannel != channel) {
+      slowChannel.close();
+    }
   }
 }
