@@ -31,6 +31,12 @@ class Endpoint:
 
 
 class _NoDelayPythonServer(PythonServer):
+    def start(self):
+        super().start()
+        # py4j calls listen() in its accept thread, so a connection right after start() could be
+        # refused; listening here (again, harmlessly) makes the port ready when start() returns.
+        self.server_socket.listen(5)
+
     def _create_connection(self, sock, stream):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return super()._create_connection(sock, stream)

@@ -85,6 +85,40 @@ def measure(layout: str, mode: str, deltas: int, calls: int, warmup: int, tmp: P
         server.wait()
 
 
+def core_alone(deltas: int, calls: int, warmup: int) -> dict:
+    """The same heartbeats handled in-process by the service (JSON + core, no transport), in the
+    benchmark's own process: the part of the bridge round trip that is not the bridge."""
+    from yarn_bridge.service import CoreService
+
+    apps, epoch = 50, 1
+
+    def amounts(mem: int, vcores: int) -> dict:
+        return {"memory-mb": mem, "vcores": vcores, "gpu-mem": 0}
+
+    svc = CoreService(QUEUES)
+    svc.handle(json.dumps({
+        "v": 1, "type": "snapshot", "epoch": epoch, "resources": ["memory-mb", "vcores", "gpu-mem"],
+        "nodes": [{"node": "bench-node:1", "capacity": amounts(apps * 1024, apps), "rack": "/default-rack"}],
+        "apps": [{"app": f"application_1_{a}", "user": "bench", "queue": "root.cpu" if a % 2 == 0 else "root.mem",
+                  "groups": []} for a in range(apps)],
+        "containers": [{"container": f"container_1_{a}", "app": f"application_1_{a}", "node": "bench-node:1",
+                        "resources": amounts(1024, 1), "priority": 0, "allocation_id": 0} for a in range(apps)],
+        "asks": []}))
+    times = []
+    for seq in range(warmup + calls):
+        msg = json.dumps({"v": 1, "type": "heartbeat", "epoch": epoch, "seq": seq, "node": "bench-node:1",
+                          "free": amounts(0, 0), "deltas": [
+                              {"op": "ask", "app": f"application_1_{(seq * deltas + j) % apps}", "priority": 1,
+                               "allocation_id": 0, "location": "*", "resources": amounts(1024, 1),
+                               "count": 1 + seq % 2, "relax_locality": True} for j in range(deltas)]})
+        t0 = time.perf_counter_ns()
+        svc.handle(msg)
+        if seq >= warmup:
+            times.append(time.perf_counter_ns() - t0)
+    times.sort()
+    return {"p50_us": times[len(times) // 2] / 1e3, "p99_us": times[int(len(times) * 0.99)] / 1e3}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=10000)
@@ -101,6 +135,11 @@ def main() -> int:
                     print(f"{layout:12} {mode:5} deltas={deltas:<3} bytes={r['bytes']:<6} p50={r['p50_us']:8.1f}us "
                           f"p99={r['p99_us']:8.1f}us max={r['max_us']:9.1f}us >5ms={r['over_5ms']:<3} "
                           f"{r['per_s']:8.0f}/s", flush=True)
+    print("\ncore alone (in-process JSON + core, no transport, this process unpinned):")
+    for deltas in (1, 50):
+        c = core_alone(deltas, args.calls, args.warmup)
+        print(f"  deltas={deltas:<3} p50={c['p50_us']:8.1f}us p99={c['p99_us']:8.1f}us")
+    print(f"\nload average at the end: {os.getloadavg()}")
     print("\nbridge vs raw (p50 ratio, target <= 2.0; calls > 5 ms, target 0):")
     for layout in args.layouts.split(","):
         for deltas in (1, 50):
