@@ -111,6 +111,7 @@ def test_queues_of_different_shapes_share_the_cluster_by_weighted_drf(cluster):
     queues = {f"root.{q}": {"weight": WEIGHTS[f"root.{q}"], "used": AM, "task": shape, "pending": 12}
               for q, shape in (("cpu", CPU), ("mem", MEM), ("gpu", GPU))}
     expected = progressive_filling(total, queues)
+    print(f"\nrunning containers per app (incl. AM): {running}; progressive filling (tasks): {expected}")
     for q in ("cpu", "mem", "gpu"):
         tasks = running[f"drf-{q}"] - 1  # minus the AM container
         assert abs(tasks - expected[f"root.{q}"]) <= 1, (q, running, expected)
