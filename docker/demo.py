@@ -30,14 +30,15 @@ from rich.table import Table  # noqa: E402
 console = Console(width=None if sys.stdout.isatty() else 120)
 
 WEIGHTS = {"root.prod": 2.0, "root.dev": 1.0, "root.ml": 1.0}
-# queue -> (container shape, number of containers); each container sleeps CONTAINER_S seconds, so
-# allocations churn and every freed container goes to the queue furthest below its weighted share.
+# queue -> (container shape, number of containers); containers are short, so allocations churn and
+# every freed container goes to the queue furthest below its weighted share.
 WORKLOAD = {
-    "root.prod": ({"memory-mb": 1024, "vcores": 2}, 60),
-    "root.dev": ({"memory-mb": 4096, "vcores": 1}, 50),
-    "root.ml": ({"memory-mb": 2048, "vcores": 1, "gpu-mem": 2048}, 40),
+    "root.prod": ({"memory-mb": 512, "vcores": 1}, 120),                   # CPU-heavy
+    "root.dev": ({"memory-mb": 3072, "vcores": 1}, 60),                    # memory-heavy
+    "root.ml": ({"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60),    # GPU-memory-heavy
 }
-CONTAINER_S = 20
+# Containers run 10-29 s (bash's $RANDOM): staggered ends free resources one by one.
+CONTAINER_CMD = "sleep $((10 + RANDOM % 20))"
 AM = {"memory-mb": 256, "vcores": 1}  # the distributed-shell AM of each app
 RES = ("memory-mb", "vcores", "gpu-mem")
 
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         tag = uuid.uuid4().hex[:4]
         for q, (shape, n) in WORKLOAD.items():
             cluster.submit_dshell(f"demo-{q.split('.')[-1]}-{tag}", q.split(".")[-1], n, shape,
-                                  command=f"sleep {CONTAINER_S}")
+                                  command=CONTAINER_CMD)
         t0 = time.monotonic()
         history: list[tuple[float, dict]] = []
         with Live(console=console, refresh_per_second=2) as live:
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         # Verdict over the second half of the run (after the first containers have churned).
         steady = [s for t, s in history if t >= args.seconds / 2]
         table = Table(title="Verdict (means over the second half of the run)")
-        for col in ("queue", "weight", "dominant share", "weighted share", "fluid DRF target", "one container"):
+        for col in ("queue", "weight", "dominant share", "weighted share", "pooled DRF target", "one container"):
             table.add_column(col, justify="right")
         mean = {q: sum(s[q]["dominant"] for s in steady) / len(steady) for q in WORKLOAD}
         weighted = {q: mean[q] / WEIGHTS[q] for q in WORKLOAD}

@@ -58,11 +58,12 @@ start() {
 
 stop() {
   if private_running; then
+    # Everything in the private engine is ours: remove every container and the cluster volumes.
     local ids
-    ids="$(DOCKER_HOST="unix://$SOCK" "$DOCKER" ps -aq --filter label=org.testcontainers=true --filter label=yarn-drf=1 2>/dev/null || true)"
-    ids="$ids $(DOCKER_HOST="unix://$SOCK" "$DOCKER" ps -aq 2>/dev/null || true)"
+    ids="$(DOCKER_HOST="unix://$SOCK" "$DOCKER" ps -aq 2>/dev/null || true)"
     # shellcheck disable=SC2086
-    [ -n "${ids// /}" ] && DOCKER_HOST="unix://$SOCK" "$DOCKER" rm -f -v $ids >/dev/null 2>&1 || true
+    [ -n "$ids" ] && DOCKER_HOST="unix://$SOCK" "$DOCKER" rm -f -v $ids >/dev/null 2>&1 || true
+    DOCKER_HOST="unix://$SOCK" "$DOCKER" volume prune -f >/dev/null 2>&1 || true
   fi
   if [ -f "$PIDFILE" ]; then
     local pid
