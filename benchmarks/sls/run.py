@@ -49,12 +49,14 @@ def java_command(conf_dir: Path, run_out: Path, nodes: Path, trace: Path, timeou
 
 
 def run_one(scheduler: str, dir_: Path, nodes: Path, trace: Path, queues: Path,
-            timeout_s: int, heap_mb: int, timer_window: int) -> Path:
+            timeout_s: int, heap_mb: int, timer_window: int,
+            bridge_timeout_ms: int | None = None) -> Path:
     """One SLS run; returns SLS's output directory (holding bench.json)."""
     conf_dir = dir_ / "conf"
     sls_out = dir_ / "sls"
     serve = f"{Path(sys.executable).parent / 'yarn-drf'} serve"
-    confgen.write_conf(conf_dir, scheduler, queues, workload.NODE, serve, timer_window)
+    confgen.write_conf(conf_dir, scheduler, queues, workload.NODE, serve, timer_window,
+                       bridge_timeout_ms)
     cmd = java_command(conf_dir, sls_out, nodes, trace, timeout_s, heap_mb)
     log = dir_ / "run.log"
     t0 = time.monotonic()
@@ -88,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heap-mb", type=int, default=3072)
     ap.add_argument("--timer-window", type=int, default=300000,
                     help="SLS timer samples kept (covers every call of a benchmark run)")
+    ap.add_argument("--bridge-timeout-ms", type=int, default=None,
+                    help="yarn-drf.bridge.timeout-ms for the yarn-drf runs (default: the shim's)")
     args = ap.parse_args(argv)
     # The JVM runs in the run's own directory; every path it gets must be absolute.
     args.out = args.out.resolve()
@@ -113,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         results = {}
         for s in schedulers:
             sls_out = run_one(s, size_dir / s, nodes, trace, args.queues, args.timeout_s,
-                              args.heap_mb, args.timer_window)
+                              args.heap_mb, args.timer_window, args.bridge_timeout_ms)
             results[s] = report.analyse(sls_out, weights)
         all_results[str(n)] = results
         tables.append(report.table(results, f"{n} simulated nodes"))

@@ -92,3 +92,7 @@ def test_each_scheduler_gets_its_class_and_settings(tmp_path: Path) -> None:
     assert fair["yarn.scheduler.fair.assignmultiple"] == "true"
     drf = _props((tmp_path / "yarn-drf" / "conf" / "yarn-site.xml").read_text())
     assert drf["yarn-drf.queues.file"] == str(queues.resolve())
+    assert "yarn-drf.bridge.timeout-ms" not in drf  # the shim's own default unless asked
+    confgen.write_conf(tmp_path / "t", "yarn-drf", queues, confgen.NodeShape(1, 1, 1), "x", 10,
+                       bridge_timeout_ms=2000)
+    assert _props((tmp_path / "t" / "yarn-site.xml").read_text())["yarn-drf.bridge.timeout-ms"] == "2000"
