@@ -82,17 +82,22 @@ def test_python_hung_then_killed_rm_keeps_running_allocates_nothing_then_resyncs
     try:
         assert cluster.yarn("application", "-kill", waiter["id"]).returncode == 0
         cluster.wait_for(lambda: cluster.app(waiter["id"])["state"] == "KILLED", 60, "waiter killed")
+        # Submitted during the outage: it waits to be placed, it is not rejected.
+        cluster.dshell("mem", 1, spec(CPU), name="during-outage")
+        cluster.wait_for(lambda: cluster.app_named("during-outage"), 120, "the RM to know the new app")
         for _ in range(6):
             time.sleep(1)
             assert cluster.rm.alive()
             assert running(cluster, "waiter2") == 1, "no core: nothing may be allocated"
             assert cluster.app_named("waiter2")["state"] == "RUNNING", "running containers are untouched"
+            assert cluster.app_named("during-outage")["state"] == "SUBMITTED"
         assert [n["state"] for n in cluster.rest("nodes")["nodes"]["node"]] == ["RUNNING", "RUNNING"]
         assert cluster.serve_pid() != pid
     finally:
         cluster.queues_yaml.write_text(good)
     # The supervisor restarts the service; the shim sends a snapshot; allocation resumes.
     cluster.wait_for(lambda: running(cluster, "waiter2") == 4, 120, "waiter2's containers after the restart")
+    cluster.wait_for(lambda: running(cluster, "during-outage") == 2, 180, "the app submitted during the outage")
     assert_core_matches_yarn(cluster)
     log = cluster.rm.log.read_text()
     assert "core service exited with code 2" in log, "the failing restarts were supervised"

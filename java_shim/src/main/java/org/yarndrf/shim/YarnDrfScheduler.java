@@ -111,6 +111,24 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final AskMirror askMirror = new AskMirror();
   private final Set<ApplicationId> dirtyApps = ConcurrentHashMap.newKeySet();
   private final List<ObjectNode> deltas = new ArrayList<>();
+  /**
+   * Apps submitted while the core was unreachable, in submission order: they wait in SUBMITTED
+   * (YARN has no timeout there) and are placed once the core is back, instead of being rejected
+   * for an outage that is not theirs.
+   */
+  private final Map<ApplicationId, Submission> awaitingPlacement = new java.util.LinkedHashMap<>();
+
+  private static final class Submission {
+    final String user;
+    final String queue;
+    final boolean unmanagedAM;
+
+    Submission(String user, String queue, boolean unmanagedAM) {
+      this.user = user;
+      this.queue = queue;
+      this.unmanagedAM = unmanagedAM;
+    }
+  }
   private final Resource usedResource = Resource.newInstance(0, 0);
   private CoreSession session;
   private ServeSupervisor supervisor;
@@ -519,33 +537,23 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       d.put("queue", queue.getQueueName());
       deltas.add(d);
     } else {
-      String refusal;
-      queue = null;
       JsonNode reply = place(appId, user, queueName);
       if (reply == null) {
-        refusal = "the yarn-drf scheduler core is unavailable; resubmit shortly";
-      } else if (!reply.path("accepted").asBoolean(false)) {
-        refusal = reply.path("reason").asText("refused by placement");
-      } else {
-        if (reply.has("queues")) {
-          try {
-            queues.update(reply.get("queues"));
-          } catch (MalformedReplyException e) {
-            LOG.warn("yarn-drf: bad queue list with placement of {}: {}", appId, e.getMessage());
-          }
-        }
-        queue = queues.find(reply.path("queue").asText(""));
-        refusal = queue == null ? "placed in unknown queue " + reply.path("queue") : null;
+        LOG.warn("yarn-drf: the scheduler core is unavailable; {} waits in SUBMITTED until it "
+            + "can be placed", appId);
+        awaitingPlacement.put(appId, new Submission(user, queueName, unmanagedAM));
+        return;
       }
-      if (refusal != null) {
-        String msg = "yarn-drf rejected application " + appId + " (user " + user + ", queue "
-            + queueName + "): " + refusal;
-        LOG.info(msg);
-        rmContext.getDispatcher().getEventHandler()
-            .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
+      queue = placed(appId, user, queueName, reply);
+      if (queue == null) {
         return;
       }
     }
+    register(appId, queue, user, recovering, unmanagedAM);
+  }
+
+  private void register(ApplicationId appId, ShimQueue queue, String user, boolean recovering,
+      boolean unmanagedAM) {
     SchedulerApplication<ShimAppAttempt> application =
         new SchedulerApplication<>(queue, user, unmanagedAM);
     applications.put(appId, application);
@@ -561,6 +569,55 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
   }
 
+  /**
+   * Applies the core's placement: returns the queue, or rejects the app (APP_REJECTED with the
+   * core's reason, shown by `yarn application -status`) and returns null.
+   */
+  private ShimQueue placed(ApplicationId appId, String user, String queueName, JsonNode reply) {
+    String refusal;
+    ShimQueue queue = null;
+    if (!reply.path("accepted").asBoolean(false)) {
+      refusal = reply.path("reason").asText("refused by placement");
+    } else {
+      if (reply.has("queues")) {
+        try {
+          queues.update(reply.get("queues"));
+        } catch (MalformedReplyException e) {
+          LOG.warn("yarn-drf: bad queue list with placement of {}: {}", appId, e.getMessage());
+        }
+      }
+      queue = queues.find(reply.path("queue").asText(""));
+      refusal = queue == null ? "placed in unknown queue " + reply.path("queue") : null;
+    }
+    if (refusal != null) {
+      String msg = "yarn-drf rejected application " + appId + " (user " + user + ", queue "
+          + queueName + "): " + refusal;
+      LOG.info(msg);
+      rmContext.getDispatcher().getEventHandler()
+          .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
+      return null;
+    }
+    return queue;
+  }
+
+  /** Places the apps that were submitted while the core was unreachable, oldest first. */
+  private void placeAwaiting() {
+    for (java.util.Iterator<Map.Entry<ApplicationId, Submission>> it =
+        awaitingPlacement.entrySet().iterator(); it.hasNext();) {
+      Map.Entry<ApplicationId, Submission> e = it.next();
+      Submission sub = e.getValue();
+      JsonNode reply = place(e.getKey(), sub.user, sub.queue);
+      if (reply == null) {
+        return;
+      }
+      it.remove();
+      ShimQueue queue = placed(e.getKey(), sub.user, sub.queue, reply);
+      if (queue != null) {
+        register(e.getKey(), queue, sub.user, false, sub.unmanagedAM);
+      }
+    }
+  }
+
   /** Asks the core to place an app; it registers the app when it accepts. Null if no answer. */
   private JsonNode place(ApplicationId appId, String user, String queueName) {
     ObjectNode req = request("submit", epoch);
@@ -568,6 +625,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     req.put("user", user);
     req.put("queue", queueName);
     req.set("groups", groupsOf(user));
+    if (!session.mayCall()) {
+      return null;  // backing off after a failure: do not stall the event thread again
+    }
     if (session.needsResync() && !resync()) {
       return null;
     }
@@ -633,6 +693,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   private synchronized void doneApplication(ApplicationId appId, RMAppState finalState) {
+    awaitingPlacement.remove(appId);
     SchedulerApplication<ShimAppAttempt> application = applications.get(appId);
     if (application == null) {
       return;
@@ -762,6 +823,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     if (session.needsResync() && !resync()) {
       return;
+    }
+    if (!awaitingPlacement.isEmpty()) {
+      placeAwaiting();
     }
     collectAskDeltas();
     ObjectNode req = request("heartbeat", epoch);

@@ -200,6 +200,21 @@ class YarnDrfSchedulerTest {
   }
 
   @Test
+  void anAppSubmittedWhileTheCoreIsDownWaitsAndIsPlacedWhenItIsBack() throws Exception {
+    heartbeatUntil(() -> core.count("snapshot") > 0);
+    core.mode = FakeCore.Mode.DOWN;
+    RMApp app = submit("alice", "a", false);
+    for (int i = 0; i < 5; i++) {
+      nm.nodeHeartbeat(true);
+      Thread.sleep(20);
+    }
+    assertEquals(RMAppState.SUBMITTED, app.getState(), "neither accepted nor rejected");
+    core.mode = FakeCore.Mode.OK;
+    heartbeatUntil(() -> app.getState() == RMAppState.ACCEPTED);
+    assertEquals("root.a", app.getQueue());
+  }
+
+  @Test
   void aSubmissionTheCoreRefusesIsRejectedWithTheReason() throws Exception {
     RMApp app = submit("mallory", "a", false);
     rm.waitForState(app.getApplicationId(), RMAppState.FAILED);
