@@ -45,13 +45,13 @@ def test_kill_9_of_the_python_scheduler(idle_cluster, requires_yarn_drf):
 
     code, out = c.exec(["kill", "-9", str(old[0])])
     assert code == 0, out
-    # The RM stays up and answers while the scheduler is gone; new work is submitted meanwhile.
-    c.submit_dshell(f"after-{tag}", "ml", 2, {"memory-mb": 512, "vcores": 1, "gpu-mem": 1024})
+    # The RM stays up and answers while the scheduler is gone.
     assert c.rest("/info")["clusterInfo"]["state"] == "STARTED"
 
-    # The shim restarts the scheduler, resynchronises it, and allocation resumes.
+    # The shim restarts the scheduler, resynchronises it, and allocation resumes for new work.
     new = wait_until(lambda: [p for p in c.serve_pids() if p not in old], 60, "a new yarn-drf serve", c)
     assert len(new) == 1, new
+    c.submit_dshell(f"after-{tag}", "ml", 2, {"memory-mb": 512, "vcores": 1, "gpu-mem": 1024})
     wait_until(lambda: _app_running(c, f"after-{tag}", 3), 120, "the new app's containers after the restart", c)
     # Running containers kept running throughout: same ids, still running.
     still = {x["containerId"] for x in c.app_containers(app["id"]) if x.get("containerState") == "RUNNING"}
