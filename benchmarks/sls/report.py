@@ -151,4 +151,5 @@ def table(results: dict[str, dict], title: str) -> str:
     lines.append(row("NODE_UPDATE events timed", lambda r: float(r["node_update"].get("count", 0)), 0))
     lines.append(row("saturated period (s)", lambda r: r["saturated_s"], 0))
     lines.append(row("run wall time (s)", lambda r: r["wall_s"], 0))
+    lines.append(row("SLS attempts (a crashed SLS JVM is rerun)", lambda r: float(r.get("attempts", 1)), 0))
     return "\n".join(lines) + "\n"

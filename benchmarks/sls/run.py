@@ -48,7 +48,7 @@ def java_command(conf_dir: Path, run_out: Path, nodes: Path, trace: Path, timeou
             "-output", str(run_out)]
 
 
-def run_one(scheduler: str, dir_: Path, nodes: Path, trace: Path, queues: Path,
+def run_one(scheduler: str, dir_: Path, *, nodes: Path, trace: Path, queues: Path,
             timeout_s: int, heap_mb: int, timer_window: int,
             bridge_timeout_ms: int | None = None) -> Path:
     """One SLS run; returns SLS's output directory (holding bench.json)."""
@@ -68,8 +68,27 @@ def run_one(scheduler: str, dir_: Path, nodes: Path, trace: Path, queues: Path,
           f"(log {log})", flush=True)
     if not (sls_out / "bench.json").exists():
         tail = "\n".join(log.read_text().splitlines()[-30:])
-        raise SystemExit(f"sls: {scheduler} wrote no bench.json; last lines of {log}:\n{tail}")
+        raise RunFailed(f"sls: {scheduler} wrote no bench.json; last lines of {log}:\n{tail}")
     return sls_out
+
+
+class RunFailed(RuntimeError):
+    """An SLS JVM ended without writing its results."""
+
+
+def run_with_retries(scheduler: str, dir_: Path, retries: int, **kw) -> tuple[Path, int]:
+    """SLS 3.4 itself sometimes dies at random under load (e.g. "Didn't find any AMSimulator for
+    applicationId": its mock AM launcher can run before the AM simulator registered the app),
+    for any scheduler. Such a run is repeated from scratch, and the attempts are reported."""
+    for attempt in range(1, retries + 2):
+        try:
+            return run_one(scheduler, dir_ if attempt == 1 else dir_.with_name(f"{dir_.name}.{attempt}"),
+                           **kw), attempt
+        except RunFailed as e:
+            print(str(e).splitlines()[0] + (" - retrying" if attempt <= retries else ""), flush=True)
+            if attempt > retries:
+                raise SystemExit(str(e)) from e
+    raise AssertionError("unreachable")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="SLS timer samples kept (covers every call of a benchmark run)")
     ap.add_argument("--bridge-timeout-ms", type=int, default=None,
                     help="yarn-drf.bridge.timeout-ms for the yarn-drf runs (default: the shim's)")
+    ap.add_argument("--retries", type=int, default=1,
+                    help="repeat a run whose SLS JVM died without results (default 1)")
     args = ap.parse_args(argv)
     # The JVM runs in the run's own directory; every path it gets must be absolute.
     args.out = args.out.resolve()
@@ -116,9 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sls: {n} nodes, {len(workload.job_queues(trace))} jobs", flush=True)
         results = {}
         for s in schedulers:
-            sls_out = run_one(s, size_dir / s, nodes, trace, args.queues, args.timeout_s,
-                              args.heap_mb, args.timer_window, args.bridge_timeout_ms)
+            sls_out, attempts = run_with_retries(
+                s, size_dir / s, args.retries, nodes=nodes, trace=trace, queues=args.queues,
+                timeout_s=args.timeout_s, heap_mb=args.heap_mb, timer_window=args.timer_window,
+                bridge_timeout_ms=args.bridge_timeout_ms)
             results[s] = report.analyse(sls_out, weights)
+            results[s]["attempts"] = attempts
         all_results[str(n)] = results
         tables.append(report.table(results, f"{n} simulated nodes"))
     (args.out / "results.json").write_text(json.dumps(all_results, indent=2) + "\n")
