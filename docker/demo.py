@@ -171,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
             table.add_row(q, f"{WEIGHTS[q]:g}", f"{mean[q]:.3f}", f"{weighted[q]:.3f}", f"{targets[q]:.3f}",
                           f"{one[q]:.3f}")
         console.print(table)
+        # Why the pooled target may not be reached: free resources stranded on nodes where no
+        # queue's next container fits (e.g. vcores left on a node whose memory is used up).
+        free = {n["id"]: resource_map(n["availableResource"]) for n in cluster.running_nodes()}
+        console.print("free per node at the end: " + "; ".join(
+            f"{node} {f['vcores']} vcores / {f['memory-mb']} MB / {f['gpu-mem']} gpu-mem" for node, f in free.items()))
         spread = max(weighted.values()) - min(weighted.values())
         ok = spread <= max(one.values())
         console.print(f"prod/dev dominant-share ratio {mean['root.prod'] / mean['root.dev']:.2f}, "
