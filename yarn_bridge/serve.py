@@ -6,18 +6,17 @@ and the shim configured with yarn-drf.serve.mode=external.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from scheduler import ConfigError
 from yarn_bridge.gateway import LOOPBACK, start_gateway
+from yarn_bridge.ops_wiring import attach_ops
 from yarn_bridge.service import CoreService
 
 log = logging.getLogger("yarn_bridge.serve")
@@ -33,7 +32,11 @@ def register(subparsers) -> None:
                    help="file holding the py4j auth token the shim must present")
     p.add_argument("--policy", default="drf", help="fairness policy of the core (default drf)")
     p.add_argument("--status-port", type=int, default=0,
-                   help="serve the core's state as JSON on http://127.0.0.1:PORT/ (default off)")
+                   help="serve status, why-pending, reload and Prometheus metrics on http://127.0.0.1:PORT/ "
+                        "(default off; the status CLI expects 25335)")
+    p.add_argument("--queues-watch-s", type=float, default=2.0,
+                   help="with --status-port: reload the queue file when it changes, polled every S seconds "
+                        "(0 turns it off; default 2)")
     p.add_argument("--parent-pid", type=int, default=0,
                    help="exit when this process (the ResourceManager) is gone")
     p.set_defaults(func=run)
@@ -47,25 +50,6 @@ def _read_token(path: str) -> str:
     if not token:
         raise SystemExit(f"yarn-drf serve: --token-file {path} is empty")
     return token
-
-
-def _status_server(service: CoreService, port: int) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's naming)
-            body = json.loads(service.handle(json.dumps({"v": 1, "type": "status"})))
-            data = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer((LOOPBACK, port), Handler)
-    threading.Thread(target=server.serve_forever, name="status-http", daemon=True).start()
-    return server
 
 
 def _watch_parent(pid: int) -> None:
@@ -92,9 +76,9 @@ def run(args: argparse.Namespace) -> int:
         for err in exc.errors:
             print(f"  {err}", file=sys.stderr)
         return 2
-    gateway = start_gateway(service, args.port, token)
     if args.status_port:
-        _status_server(service, args.status_port)
+        attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None)
+    gateway = start_gateway(service, args.port, token)
     if args.parent_pid:
         threading.Thread(target=_watch_parent, args=(args.parent_pid,), daemon=True).start()
     log.info("yarn-drf serve: listening on %s:%d (queues %s, policy %s)", LOOPBACK, args.port,
