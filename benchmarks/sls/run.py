@@ -143,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                 bridge_timeout_ms=args.bridge_timeout_ms)
             results[s] = report.analyse(sls_out, weights)
             results[s]["attempts"] = attempts
+            results[s]["sls_dir"] = str(sls_out)
         all_results[str(n)] = results
         tables.append(report.table(results, f"{n} simulated nodes"))
     (args.out / "results.json").write_text(json.dumps(all_results, indent=2) + "\n")
