@@ -142,6 +142,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   public final AtomicLong assignmentsApplied = new AtomicLong();
   public final AtomicLong assignmentsRefused = new AtomicLong();
+  public final AtomicLong eventErrors = new AtomicLong();
 
   public YarnDrfScheduler() {
     super(YarnDrfScheduler.class.getName());
@@ -424,8 +425,22 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   // ---------------------------------------------------------------- events
 
+  /**
+   * YARN's scheduler event thread exits the whole RM on an uncaught exception: a bad event or a
+   * bug here is logged and counted instead, and the event dropped.
+   */
   @Override
   public void handle(SchedulerEvent event) {
+    try {
+      dispatch(event);
+    } catch (RuntimeException e) {
+      eventErrors.incrementAndGet();
+      LOG.error("yarn-drf: failed to handle scheduler event {} [event errors={}]", event, 
+          eventErrors.get(), e);
+    }
+  }
+
+  private void dispatch(SchedulerEvent event) {
     switch (event.getType()) {
       case NODE_ADDED: {
         NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
