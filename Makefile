@@ -11,7 +11,7 @@ PIP := $(VENV)/bin/pip
 TEST_PREREQS :=
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo bench clean
+.PHONY: venv test demo replay bench clean
 
 venv: $(VENV)/.installed
 
@@ -29,8 +29,11 @@ $(VENV)/.installed: pyproject.toml
 test: venv $(TEST_PREREQS)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-# Until the mini-cluster demo lands, the demo replays the built-in workload through the core.
-demo: venv
+# The main job: the Docker mini-cluster running real YARN apps under yarn-drf (docker/docker.mk).
+demo: cluster-demo
+
+# The core alone on a simulated clock: no Docker, no Java, a second.
+replay: venv
 	$(VENV)/bin/yarn-drf replay
 
 bench: venv
