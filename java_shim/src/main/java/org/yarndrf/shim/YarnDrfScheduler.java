@@ -635,17 +635,18 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Asks the core to place an app; it registers the app when it accepts. Null if no answer. */
   private JsonNode place(ApplicationId appId, String user, String queueName) {
-    ObjectNode req = request("submit", epoch);
-    req.put("app", appId.toString());
-    req.put("user", user);
-    req.put("queue", queueName);
-    req.set("groups", groupsOf(user));
     if (!session.mayCall()) {
       return null;  // backing off after a failure: do not stall the event thread again
     }
     if (session.needsResync() && !resync()) {
       return null;
     }
+    // Built after the resync: a resync starts a new epoch, and the core refuses older ones.
+    ObjectNode req = request("submit", epoch);
+    req.put("app", appId.toString());
+    req.put("user", user);
+    req.put("queue", queueName);
+    req.set("groups", groupsOf(user));
     flushDeltas();
     return session.exchange("submit " + appId, Protocol.encode(req), true);
   }
