@@ -48,6 +48,9 @@ class SchedulerCore:
             ("heartbeats", "assignments", "ignored_events", "refused", "apps_accepted", "apps_rejected",
              "reservations_made", "reservations_satisfied", "reservations_dropped", "reloads"), 0)
         self._ids = count(1)
+        # ask id (chosen by the caller) -> (app, request, location): lets a heartbeat change an
+        # ask's count without resending its app, key, location and shape (update_count)
+        self.asks: dict[int, tuple[App, Request, str]] = {}
         self.waiting: list[App] = []  # apps held back by max-running-apps, oldest first
         self._stale = False  # cluster capacity changed: shares and limits to recompute
         self.config = config
@@ -314,6 +317,9 @@ class SchedulerCore:
             if req.reserved_node is not None:
                 self._unreserve(req.reserved_node)
         app.requests.clear()
+        for ask_id in app.ask_ids:
+            self.asks.pop(ask_id, None)
+        app.ask_ids.clear()
 
     def set_blacklist(self, app_id: str, places: Sequence[str]) -> None:
         """The nodes (ids) and racks the app's AM has blacklisted: nothing of it is placed there."""
@@ -325,7 +331,10 @@ class SchedulerCore:
 
     def update_request(self, app_id: str, priority: int, resources: Mapping[str, int], count: int, *,
                        allocation_id: int = 0, location: str = ANY, relax_locality: bool = True,
-                       now: float | None = None) -> None:
+                       now: float | None = None, ask_id: int | None = None) -> None:
+        """Sets one of YARN's asks: `count` containers of `resources` at `location` (ANY, a rack
+        or a node) for the request key (priority, allocation_id). With `ask_id`, later count
+        changes of this ask can go through update_count."""
         app = self._app(app_id, "update_request")
         if app is None:
             return
@@ -354,6 +363,39 @@ class SchedulerCore:
             self._set_pending(app, req, count > 0)
         elif location.startswith("/"):
             req.racks[location] = [count, relax_locality]
+        else:
+            req.nodes[location] = count
+        if req.count == 0 and req.reserved_node is not None:
+            self._unreserve(req.reserved_node)
+        if ask_id is not None:
+            known = self.asks.get(ask_id)
+            if known is None or known[0] is not app:
+                if known is not None:  # a caller reusing ids across apps: the newest wins
+                    known[0].ask_ids.remove(ask_id)
+                app.ask_ids.append(ask_id)
+            self.asks[ask_id] = (app, req, location)
+
+    def update_count(self, ask_id: int, count: int, now: float | None = None) -> None:
+        """A new count for an ask registered by update_request(ask_id=...), shape and locality
+        relaxation unchanged. This is the usual change between two heartbeats, so it is kept to a
+        couple of lookups."""
+        ref = self.asks.get(ask_id)
+        if ref is None:
+            self._ignore("update_count", f"unknown ask id {ask_id!r}")
+            return
+        if type(count) is not int or count < 0:
+            self._ignore("update_count", f"ask {ask_id}: count must be an integer >= 0, got {count!r}")
+            return
+        app, req, location = ref
+        if location == ANY:
+            before = req.count
+            if count > 0 and before == 0:
+                req.since = self._now(now)
+            req.count = count
+            if (before > 0) != (count > 0):
+                self._set_pending(app, req, count > 0)
+        elif location.startswith("/"):
+            req.racks[location][0] = count
         else:
             req.nodes[location] = count
         if req.count == 0 and req.reserved_node is not None:

@@ -95,7 +95,7 @@ class Request:
 
 class App:
     __slots__ = ("id", "user", "queue", "priority", "seq", "usage", "requests", "pending",
-                 "containers", "runnable", "submitted", "blacklist")
+                 "containers", "runnable", "submitted", "blacklist", "ask_ids")
 
     def __init__(self, app_id: str, user: str, queue: Queue, priority: int, zero: Vector, now: float) -> None:
         self.id = app_id
@@ -110,6 +110,7 @@ class App:
         self.runnable = False
         self.submitted = now
         self.blacklist: frozenset[str] = frozenset()  # node ids (and racks) the app's AM refuses
+        self.ask_ids: list[int] = []  # its asks registered for SchedulerCore.update_count
 
 
 class Queue:

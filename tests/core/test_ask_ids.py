@@ -1,0 +1,114 @@
+"""Ask ids: update_count must leave the core exactly as update_request with the full ask would."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.core.helpers import make_core
+
+YAML = "queues:\n  root:\n    children:\n      a: {weight: 2}\n      b: {}\n"
+NODES = {"h1": {"vcores": 8, "memory-mb": 8192}, "h2": {"vcores": 4, "memory-mb": 16384}}
+RACKS = {"h1": "/r1", "h2": "/r2"}
+APPS = {"x": "a", "y": "b"}
+SHAPES = ({"vcores": 1, "memory-mb": 1024}, {"vcores": 2, "memory-mb": 512}, {"vcores": 1, "memory-mb": 4096})
+LOCATIONS = ("*", "*", "/r1", "h2")
+
+# An ask: (app, priority, location) -> shape and relax are fixed per ask, as in YARN.
+asks = st.tuples(st.sampled_from(sorted(APPS)), st.integers(1, 2), st.sampled_from(LOCATIONS))
+steps = st.lists(st.one_of(
+    st.tuples(st.just("count"), asks, st.integers(0, 6)),
+    st.tuples(st.just("heartbeat"), st.sampled_from(sorted(NODES))),
+    st.tuples(st.just("finish"), st.integers(0, 50)),
+    st.tuples(st.just("reset"), st.sampled_from(sorted(APPS))),
+), min_size=1, max_size=60)
+
+
+def fresh():
+    core = make_core(YAML, {})
+    for node, capacity in NODES.items():
+        core.add_node(node, capacity, rack=RACKS[node])
+    for app, queue in APPS.items():
+        assert core.submit_app(app, "u", queue).accepted
+    return core
+
+
+def state(core) -> dict:
+    snap = core.snapshot()
+    return {"queues": {p: q["usage"] for p, q in snap["queues"].items()},
+            "apps": {a: (s["pending"], s["usage"]) for a, s in snap["apps"].items()},
+            "requests": {a: sorted((k, r.count, sorted(r.racks.items()), sorted(r.nodes.items()), r.relax)
+                                   for k, r in core.apps[a].requests.items()) for a in APPS}}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps)
+def test_count_updates_by_id_equal_full_updates(script):
+    full, by_id = fresh(), fresh()
+    ids: dict[tuple, int] = {}  # what the shim remembers: the asks it sent in full since a reset
+    for t, step in enumerate(script):
+        if step[0] == "count":
+            (app, prio, location), count = step[1], step[2]
+            shape, relax = SHAPES[(prio + len(location)) % len(SHAPES)], location != "/r1"
+            full.update_request(app, prio, shape, count, location=location, relax_locality=relax)
+            key = (app, prio, location)
+            if key in ids:
+                by_id.update_count(ids[key], count)
+            else:
+                ids[key] = len(ids) + 100 * t + 1
+                by_id.update_request(app, prio, shape, count, location=location, relax_locality=relax,
+                                     ask_id=ids[key])
+        elif step[0] == "heartbeat":
+            got = [(a.app_id, a.priority, a.resources) for a in full.on_heartbeat(step[1], now=float(t))]
+            assert got == [(a.app_id, a.priority, a.resources) for a in by_id.on_heartbeat(step[1], now=float(t))]
+        elif step[0] == "finish":
+            running = sorted(full.containers)
+            if running:
+                cid = running[step[1] % len(running)]
+                full.container_finished(cid)
+                by_id.container_finished(cid)
+        else:
+            full.reset_requests(step[1])
+            by_id.reset_requests(step[1])
+            ids = {k: v for k, v in ids.items() if k[0] != step[1]}
+        assert state(full) == state(by_id)
+    assert by_id.counters["ignored_events"] == full.counters["ignored_events"] == 0
+
+
+def test_ids_die_with_their_app_and_unknown_ids_are_counted_not_raised():
+    core = fresh()
+    core.update_request("x", 1, SHAPES[0], 2, ask_id=7)
+    core.update_count(7, 5)
+    assert core.snapshot()["apps"]["x"]["pending"] == 5
+    core.reset_requests("x")  # a new attempt: YARN dropped the asks, so their ids go too
+    core.update_count(7, 3)
+    core.update_count(99, 1)
+    core.update_count(7, -1)
+    assert core.counters["ignored_events"] == 3
+    assert core.snapshot()["apps"]["x"]["pending"] == 0
+    core.update_request("y", 1, SHAPES[0], 1, ask_id=8)
+    core.remove_app("y")
+    assert 8 not in core.asks and not core.asks
+
+
+def test_a_bad_count_by_id_changes_nothing():
+    core = fresh()
+    core.update_request("x", 1, SHAPES[0], 2, ask_id=1)
+    for bad in (True, 1.5, "3", None):
+        core.update_count(1, bad)
+    assert core.counters["ignored_events"] == 4
+    assert core.snapshot()["apps"]["x"]["pending"] == 2
+
+
+def test_withdrawing_by_id_drops_the_reservation():
+    core = make_core("reservation: {starvation-timeout-s: 5}\n" + YAML, {"n1": {"vcores": 4, "memory-mb": 4096}})
+    for app, queue in APPS.items():
+        core.submit_app(app, "u", queue)
+    core.update_request("x", 1, {"vcores": 1, "memory-mb": 1024}, 100, now=0)
+    running = [a.assignment_id for a in core.on_heartbeat("n1", now=0)]
+    core.update_request("y", 1, {"vcores": 4, "memory-mb": 4096}, 1, now=0, ask_id=3)
+    core.container_finished(running.pop())
+    assert core.on_heartbeat("n1", now=10) == []
+    assert core.snapshot()["nodes"]["n1"]["reserved_for"].startswith("y")
+    core.update_count(3, 0)
+    assert core.snapshot()["nodes"]["n1"]["reserved_for"] is None
+    assert [a.app_id for a in core.on_heartbeat("n1", now=11)] == ["x"]
