@@ -1,19 +1,23 @@
-"""The bridge message format, version 1 (see BRIDGE.md): JSON objects in, JSON objects out.
+"""The bridge message format, version 2 (see BRIDGE.md): JSON objects in, JSON objects out.
 
 Java sends one request per call; each request has "v" and "type". Replies always have "v" and
 "ok"; a request that cannot be understood gets {"ok": false, "error": ...} and never an exception.
+Version 2 moved asks out of "deltas" into "asks", compact arrays with ids (see ASK_FIELDS).
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-VERSION = 1
+VERSION = 2
 REQUEST_TYPES = ("snapshot", "heartbeat", "events", "submit", "reload", "status")
 DELTA_OPS = (
     "node_added", "node_updated", "node_removed", "app_added", "app_removed", "attempt_added",
-    "ask", "container_started", "container_finished", "assignment_refused",
+    "container_started", "container_finished", "assignment_refused",
 )
+# An ask in full: these, then one amount per resource type in the snapshot's "resources" order.
+# Afterwards [id, count] changes its count (shape and relax_locality unchanged).
+ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "relax_locality")
 
 
 class ProtocolError(ValueError):

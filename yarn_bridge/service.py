@@ -75,8 +75,7 @@ class CoreService:
         for c in msg.get("containers", ()):
             core.container_started(c["container"], c["app"], c["node"], c["resources"],
                                    priority=c.get("priority"), allocation_id=c.get("allocation_id", 0))
-        for r in msg.get("asks", ()):
-            self._ask(core, r)
+        self._apply_asks(core, msg.get("asks", ()))
         self.core = core
         self.epoch = msg.get("epoch")
         log.info("resynchronised from a snapshot: %d nodes, %d apps, %d containers, %d asks",
@@ -86,6 +85,7 @@ class CoreService:
 
     def _heartbeat(self, msg: dict) -> str:
         self._apply(msg.get("deltas", ()))
+        self._apply_asks(self.core, msg.get("asks", ()))
         node = msg["node"]
         assignments = self.core.on_heartbeat(node)
         return protocol.reply(seq=msg["seq"], assignments=[
@@ -95,6 +95,7 @@ class CoreService:
 
     def _events(self, msg: dict) -> str:
         self._apply(msg.get("deltas", ()))
+        self._apply_asks(self.core, msg.get("asks", ()))
         return protocol.reply()
 
     def _submit(self, msg: dict) -> str:
@@ -125,9 +126,7 @@ class CoreService:
         for d in deltas:
             op = d.get("op") if isinstance(d, dict) else None
             try:
-                if op == "ask":
-                    self._ask(core, d)
-                elif op == "container_started":
+                if op == "container_started":
                     core.container_started(d["container"], d["app"], d["node"], d["resources"],
                                            priority=d.get("priority"), allocation_id=d.get("allocation_id", 0),
                                            assignment_id=d.get("assignment_id"))
@@ -154,11 +153,36 @@ class CoreService:
                 self.counters["bad_deltas"] += 1
                 log.warning("ignored delta %r: %r", d, exc)
 
+    def _apply_asks(self, core: SchedulerCore, asks) -> None:
+        """Asks, after the deltas (Java collects them last): [id, count] for a new count, or the
+        ask in full (protocol.ASK_FIELDS, then the amounts). Most heartbeats carry only counts,
+        so that case is one core call each."""
+        applied = 0
+        for a in asks:
+            try:
+                if len(a) == 2:
+                    core.update_count(a[0], a[1])
+                else:
+                    self._full_ask(core, a)
+                applied += 1
+            except (KeyError, TypeError, ValueError) as exc:
+                self.counters["bad_deltas"] += 1
+                log.warning("ignored ask %r: %r", a, exc)
+        self.counters["deltas"] += applied
+
     @staticmethod
-    def _ask(core: SchedulerCore, d: dict) -> None:
-        core.update_request(d["app"], int(d["priority"]), d["resources"], int(d["count"]),
-                            allocation_id=int(d.get("allocation_id", 0)), location=d.get("location", "*"),
-                            relax_locality=bool(d.get("relax_locality", True)))
+    def _full_ask(core: SchedulerCore, a: list) -> None:
+        fields = len(protocol.ASK_FIELDS)
+        names = core.types.names
+        if not isinstance(a, list) or len(a) != fields + len(names):
+            raise ValueError(f"an ask is [id, count] or {fields} fields and one amount for each of "
+                             f"{', '.join(names)}")
+        ask_id, count, app, priority, allocation_id, location, relax = a[:fields]
+        if type(ask_id) is not int or not isinstance(location, str):
+            raise ValueError("ask id must be an integer and location a string")
+        core.update_request(app, int(priority), dict(zip(names, a[fields:])), count,
+                            allocation_id=int(allocation_id), location=location,
+                            relax_locality=bool(relax), ask_id=ask_id)
 
     # ------------------------------------------------------------------ the queue tree for Java
 

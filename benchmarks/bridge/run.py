@@ -4,7 +4,9 @@ socket round trip, for 1 and 50 pending deltas per heartbeat, in three CPU layou
     .venv/bin/python benchmarks/bridge/run.py [--calls 10000] [--warmup 2000]
 
 Needs the shim built (`make shim`). Prints a table; targets: bridge p50 within 2x of the raw
-round trip, and no call above 5 ms in 10,000 heartbeats.
+round trip, and no call above 5 ms in 10,000 heartbeats. Deltas are ask changes: "counts" are
+count changes of asks the core already has ([id, count], what heartbeats mostly carry), "full"
+are asks sent whole (an app's first asks, a new shape).
 """
 from __future__ import annotations
 
@@ -59,7 +61,10 @@ def java_cmd(args: list[str]) -> list[str]:
     return ["java", "-Xmx256m", "-cp", cp, "org.yarndrf.shim.bench.BridgeBench", *args]
 
 
-def measure(layout: str, mode: str, deltas: int, calls: int, warmup: int, tmp: Path) -> dict:
+CASES = ((1, "counts"), (50, "counts"), (50, "full"))  # (deltas per heartbeat, kind of ask delta)
+
+
+def measure(layout: str, mode: str, deltas: int, asks: str, calls: int, warmup: int, tmp: Path) -> dict:
     jcpu, pcpu = LAYOUTS[layout]
     port = free_port()
     token = secrets.token_hex(16)
@@ -77,7 +82,8 @@ def measure(layout: str, mode: str, deltas: int, calls: int, warmup: int, tmp: P
             wait_port(port, server)
         else:
             time.sleep(0.5)
-        out = subprocess.run(pinned(jcpu, java_cmd([mode, str(port), token, str(deltas), str(calls), str(warmup)])),
+        out = subprocess.run(pinned(jcpu, java_cmd([mode, str(port), token, str(deltas), str(calls), str(warmup),
+                                                     asks])),
                              capture_output=True, text=True, timeout=600, check=True)
         return {"layout": layout, **json.loads(out.stdout.strip().splitlines()[-1])}
     finally:
@@ -85,9 +91,10 @@ def measure(layout: str, mode: str, deltas: int, calls: int, warmup: int, tmp: P
         server.wait()
 
 
-def core_alone(deltas: int, calls: int, warmup: int) -> dict:
+def core_alone(deltas: int, asks: str, calls: int, warmup: int) -> dict:
     """The same heartbeats handled in-process by the service (JSON + core, no transport), in the
-    benchmark's own process: the part of the bridge round trip that is not the bridge."""
+    benchmark's own process: the part of the bridge round trip that is not the bridge. Messages
+    as BridgeBench builds them."""
     from yarn_bridge.service import CoreService
 
     apps, epoch = 50, 1
@@ -95,22 +102,24 @@ def core_alone(deltas: int, calls: int, warmup: int) -> dict:
     def amounts(mem: int, vcores: int) -> dict:
         return {"memory-mb": mem, "vcores": vcores, "gpu-mem": 0}
 
+    def full_ask(app: int, count: int) -> list:
+        return [app + 1, count, f"application_1_{app}", 1, 0, "*", True, 1024, 1, 0]
+
     svc = CoreService(QUEUES)
     svc.handle(json.dumps({
-        "v": 1, "type": "snapshot", "epoch": epoch, "resources": ["memory-mb", "vcores", "gpu-mem"],
+        "v": 2, "type": "snapshot", "epoch": epoch, "resources": ["memory-mb", "vcores", "gpu-mem"],
         "nodes": [{"node": "bench-node:1", "capacity": amounts(apps * 1024, apps), "rack": "/default-rack"}],
         "apps": [{"app": f"application_1_{a}", "user": "bench", "queue": "root.cpu" if a % 2 == 0 else "root.mem",
                   "groups": []} for a in range(apps)],
         "containers": [{"container": f"container_1_{a}", "app": f"application_1_{a}", "node": "bench-node:1",
                         "resources": amounts(1024, 1), "priority": 0, "allocation_id": 0} for a in range(apps)],
-        "asks": []}))
+        "asks": [full_ask(a, 1) for a in range(apps)]}))
     times = []
     for seq in range(warmup + calls):
-        msg = json.dumps({"v": 1, "type": "heartbeat", "epoch": epoch, "seq": seq, "node": "bench-node:1",
-                          "free": amounts(0, 0), "deltas": [
-                              {"op": "ask", "app": f"application_1_{(seq * deltas + j) % apps}", "priority": 1,
-                               "allocation_id": 0, "location": "*", "resources": amounts(1024, 1),
-                               "count": 1 + seq % 2, "relax_locality": True} for j in range(deltas)]})
+        changed = [((seq * deltas + j) % apps, 1 + seq % 2) for j in range(deltas)]
+        msg = json.dumps({"v": 2, "type": "heartbeat", "epoch": epoch, "seq": seq, "node": "bench-node:1",
+                          "free": amounts(0, 0), "deltas": [],
+                          "asks": [full_ask(a, n) if asks == "full" else [a + 1, n] for a, n in changed]})
         t0 = time.perf_counter_ns()
         svc.handle(msg)
         if seq >= warmup:
@@ -128,25 +137,25 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for layout in args.layouts.split(","):
-            for deltas in (1, 50):
+            for deltas, asks in CASES:
                 for mode in ("raw", "py4j"):
-                    rows.append(measure(layout, mode, deltas, args.calls, args.warmup, Path(tmp)))
+                    rows.append(measure(layout, mode, deltas, asks, args.calls, args.warmup, Path(tmp)))
                     r = rows[-1]
-                    print(f"{layout:12} {mode:5} deltas={deltas:<3} bytes={r['bytes']:<6} p50={r['p50_us']:8.1f}us "
-                          f"p99={r['p99_us']:8.1f}us max={r['max_us']:9.1f}us >5ms={r['over_5ms']:<3} "
-                          f"{r['per_s']:8.0f}/s", flush=True)
+                    print(f"{layout:12} {mode:5} deltas={deltas:<3} {asks:6} bytes={r['bytes']:<6} "
+                          f"p50={r['p50_us']:8.1f}us p99={r['p99_us']:8.1f}us max={r['max_us']:9.1f}us "
+                          f">5ms={r['over_5ms']:<3} {r['per_s']:8.0f}/s", flush=True)
     print("\ncore alone (in-process JSON + core, no transport, this process unpinned):")
-    for deltas in (1, 50):
-        c = core_alone(deltas, args.calls, args.warmup)
-        print(f"  deltas={deltas:<3} p50={c['p50_us']:8.1f}us p99={c['p99_us']:8.1f}us")
+    for deltas, asks in CASES:
+        c = core_alone(deltas, asks, args.calls, args.warmup)
+        print(f"  deltas={deltas:<3} {asks:6} p50={c['p50_us']:8.1f}us p99={c['p99_us']:8.1f}us")
     print(f"\nload average at the end: {os.getloadavg()}")
     print("\nbridge vs raw (p50 ratio, target <= 2.0; calls > 5 ms, target 0):")
     for layout in args.layouts.split(","):
-        for deltas in (1, 50):
-            raw = next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas and r["mode"] == "raw")
-            bri = next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas and r["mode"] == "py4j")
-            print(f"  {layout:12} deltas={deltas:<3} ratio={bri['p50_us'] / raw['p50_us']:.2f} "
-                  f"over_5ms={bri['over_5ms']} of {bri['calls']}")
+        for deltas, asks in CASES:
+            raw, bri = (next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas
+                             and r["asks"] == asks and r["mode"] == mode) for mode in ("raw", "py4j"))
+            print(f"  {layout:12} deltas={deltas:<3} {asks:6} ratio={bri['p50_us'] / raw['p50_us']:.2f} "
+                  f"over_5ms={bri['over_5ms']} of {bri['calls']} (raw: {raw['over_5ms']})")
     return 0
 
 

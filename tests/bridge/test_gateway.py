@@ -53,9 +53,9 @@ def test_a_client_with_the_token_gets_replies(gateway):
     gw, port, token = gateway
     client = Py4jClient(port, token)
     assert client.auth_reply.startswith("!yv")
-    reply = json.loads(client.call(json.dumps({"v": 1, "type": "status"})))
+    reply = json.loads(client.call(json.dumps({"v": 2, "type": "status"})))
     assert reply["ok"] and "core" in reply
-    big = json.loads(client.call(json.dumps({"v": 1, "type": "status", "pad": "x" * 20000})))
+    big = json.loads(client.call(json.dumps({"v": 2, "type": "status", "pad": "x" * 20000})))
     assert big["ok"], "messages over 8 KB pass too"
     client.close()
 
@@ -65,14 +65,14 @@ def test_a_client_without_the_right_token_is_refused(gateway):
     client = Py4jClient(port, "wrong")
     assert client.auth_reply.startswith("!x")
     with pytest.raises((OSError, AssertionError)):
-        client.call(json.dumps({"v": 1, "type": "status"}))
-        client.call(json.dumps({"v": 1, "type": "status"}))
+        client.call(json.dumps({"v": 2, "type": "status"}))
+        client.call(json.dumps({"v": 2, "type": "status"}))
 
 
 def test_accepted_sockets_have_tcp_nodelay_and_listen_on_loopback_only(gateway):
     gw, port, token = gateway
     client = Py4jClient(port, token)
-    client.call(json.dumps({"v": 1, "type": "status"}))
+    client.call(json.dumps({"v": 2, "type": "status"}))
     server = gw._callback_server
     assert server.server_socket.getsockname()[0] == "127.0.0.1"
     conns = list(server.connections)

@@ -51,14 +51,14 @@ def serve(tmp_path):
     proc.wait(10)
 
 
-@pytest.mark.parametrize("deltas", [1, 50])
-def test_java_channel_exchanges_heartbeats_with_the_real_service(serve, deltas):
+@pytest.mark.parametrize("deltas,asks", [(1, "counts"), (50, "counts"), (250, "full")])
+def test_java_channel_exchanges_heartbeats_with_the_real_service(serve, deltas, asks):
     port, token = serve
-    run = java("py4j", str(port), token, str(deltas), "200", "20")
+    run = java("py4j", str(port), token, str(deltas), "200", "20", asks)
     assert run.returncode == 0, run.stderr[-2000:]
     stats = json.loads(run.stdout.strip().splitlines()[-1])
-    assert stats["calls"] == 200
-    if deltas == 50:
+    assert stats["calls"] == 200 and stats["asks"] == asks
+    if asks == "full":
         assert stats["bytes"] > 8192, "large enough to stall without TCP_NODELAY"
 
 

@@ -10,7 +10,7 @@ NODE = {"memory-mb": 8192, "vcores": 8, "gpu-mem": 8192}
 
 
 def call(svc: CoreService, **msg) -> dict:
-    return json.loads(svc.handle(json.dumps({"v": 1, **msg})))
+    return json.loads(svc.handle(json.dumps({"v": 2, **msg})))
 
 
 def snapshot(svc: CoreService, epoch: int = 5, **state) -> dict:
@@ -19,9 +19,9 @@ def snapshot(svc: CoreService, epoch: int = 5, **state) -> dict:
                 apps=state.get("apps", []), containers=state.get("containers", []), asks=state.get("asks", []))
 
 
-def ask(app: str, count: int, **res) -> dict:
-    return {"op": "ask", "app": app, "priority": 1, "allocation_id": 0, "location": "*",
-            "resources": res or {"memory-mb": 1024, "vcores": 1}, "count": count, "relax_locality": True}
+def ask(ask_id: int, app: str, count: int, memory: int = 1024, vcores: int = 1, gpu: int = 0) -> list:
+    """An ask in full: id, count, app, priority, allocation id, location, relax, amounts in TYPES order."""
+    return [ask_id, count, app, 1, 0, "*", True, memory, vcores, gpu]
 
 
 def test_snapshot_then_heartbeats_assign_and_follow_yarn(queues_file):
@@ -30,7 +30,7 @@ def test_snapshot_then_heartbeats_assign_and_follow_yarn(queues_file):
     assert reply["ok"] and [q["name"] for q in reply["queues"]][0] == "root"
     placed = call(svc, type="submit", epoch=5, app="app_1", user="alice", queue="cpu", groups=[])
     assert placed["accepted"] and placed["queue"] == "root.cpu"
-    hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE, deltas=[ask("app_1", 3)])
+    hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE, deltas=[], asks=[ask(1, "app_1", 3)])
     assert hb["seq"] == 1
     assert len(hb["assignments"]) == 3
     a1, a2, a3 = hb["assignments"]
@@ -65,7 +65,7 @@ def test_requests_of_another_epoch_are_refused_so_late_ones_cannot_touch_a_resyn
     early = call(svc, type="heartbeat", epoch=1, seq=1, node="n1:1", free=NODE, deltas=[])
     assert not early["ok"] and "send a snapshot" in early["error"]
     snapshot(svc, epoch=7)
-    late = call(svc, type="heartbeat", epoch=6, seq=2, node="n1:1", free=NODE, deltas=[ask("app_9", 1)])
+    late = call(svc, type="heartbeat", epoch=6, seq=2, node="n1:1", free=NODE, deltas=[], asks=[ask(1, "app_9", 1)])
     assert not late["ok"]
     older = snapshot(svc, epoch=6)
     assert not older["ok"]
@@ -78,7 +78,7 @@ def test_snapshot_rebuilds_apps_containers_and_asks(queues_file):
     snapshot(svc, apps=[{"app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}],
              containers=[{"container": "c_1", "app": "app_1", "node": "n1:1",
                           "resources": {"memory-mb": 2048, "vcores": 1}, "priority": 0, "allocation_id": 0}],
-             asks=[{k: v for k, v in ask("app_1", 2).items() if k != "op"}])
+             asks=[ask(1, "app_1", 2)])
     core = call(svc, type="status")["core"]
     assert core["apps"]["app_1"]["containers"] == 1 and core["apps"]["app_1"]["pending"] == 2
     assert core["queues"]["root.mem"]["usage"]["memory-mb"] == 2048
@@ -87,16 +87,17 @@ def test_snapshot_rebuilds_apps_containers_and_asks(queues_file):
 
 def test_bad_requests_and_bad_deltas_are_answered_and_counted_never_raised(queues_file):
     svc = CoreService(queues_file)
-    for text in ("not json", "[1]", json.dumps({"v": 2, "type": "heartbeat"}), json.dumps({"v": 1, "type": "dance"})):
+    for text in ("not json", "[1]", json.dumps({"v": 1, "type": "heartbeat"}), json.dumps({"v": 2, "type": "dance"})):
         reply = json.loads(svc.handle(text))
-        assert reply["v"] == 1 and reply["ok"] is False and reply["error"]
+        assert reply["v"] == 2 and reply["ok"] is False and reply["error"]
     assert svc.counters["bad_requests"] == 4
     snapshot(svc)
     call(svc, type="submit", epoch=5, app="app_1", user="alice", queue="cpu", groups=[])
     hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE,
-              deltas=[{"op": "teleport"}, {"op": "ask", "app": "app_1"}, ask("app_1", 1)])
-    assert hb["ok"] and len(hb["assignments"]) == 1, "the good delta still applies"
-    assert svc.counters["bad_deltas"] == 2
+              deltas=[{"op": "teleport"}, {"op": "container_finished"}],
+              asks=[[1], ask(2, "app_1", 1)[:-1], [[3], 1], "ask", ask(4, "app_1", 1)])
+    assert hb["ok"] and len(hb["assignments"]) == 1, "the good ask still applies"
+    assert svc.counters["bad_deltas"] == 6
     missing_node = call(svc, type="heartbeat", epoch=5, seq=2, free=NODE, deltas=[])
     assert not missing_node["ok"] and "node" in missing_node["error"]
 
@@ -113,3 +114,19 @@ def test_reload_refuses_a_bad_file_whole_and_keeps_the_old_queues(queues_file):
     queues_file.write_text(good.replace("      batch:", "      extra:\n        weight: 3\n      batch:"))
     ok = call(svc, type="reload", epoch=5)
     assert ok["accepted"] and "root.extra" in [q["name"] for q in ok["queues"]]
+
+
+def test_count_only_asks_change_the_asks_sent_in_full(queues_file):
+    svc = CoreService(queues_file)
+    snapshot(svc, apps=[{"app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}],
+             asks=[ask(10, "app_1", 2, memory=2048)])
+    assert call(svc, type="events", epoch=5, deltas=[], asks=[[10, 5]])["ok"]
+    assert svc.core.snapshot()["apps"]["app_1"]["pending"] == 5
+    hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE, deltas=[], asks=[[10, 1]])
+    [a] = hb["assignments"]
+    assert a["resources"] == {"memory-mb": 2048, "vcores": 1, "gpu-mem": 0}
+    # An id from before a snapshot means nothing to the rebuilt core: counted, not applied.
+    snapshot(svc, epoch=6, apps=[{"app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}])
+    call(svc, type="events", epoch=6, deltas=[], asks=[[10, 4]])
+    assert svc.core.counters["ignored_events"] == 1
+    assert svc.core.snapshot()["apps"]["app_1"]["pending"] == 0

@@ -16,7 +16,7 @@ RES = ["memory-mb", "vcores", "gpu-mem"]
 
 
 def call(service, **msg) -> dict:
-    reply = json.loads(service.handle(json.dumps({"v": 1, "epoch": 1, **msg})))
+    reply = json.loads(service.handle(json.dumps({"v": 2, "epoch": 1, **msg})))
     assert reply["ok"], reply
     return reply
 
@@ -28,9 +28,9 @@ def snapshot(service, asks: int = 6) -> dict:
                 apps=[{"app": "app_etl", "user": "alice", "queue": "root.prod.etl"},
                       {"app": "app_batch", "user": "bob", "queue": "root.batch"}],
                 containers=[],
-                asks=[{"app": "app_etl", "priority": 1, "resources": {"memory-mb": 1024, "vcores": 1}, "count": asks},
-                      {"app": "app_batch", "priority": 1, "resources": {"memory-mb": 1024, "vcores": 1},
-                       "count": asks}])
+                # [id, count, app, priority, allocation id, location, relax, memory-mb, vcores, gpu-mem]
+                asks=[[1, asks, "app_etl", 1, 0, "*", True, 1024, 1, 0],
+                      [2, asks, "app_batch", 1, 0, "*", True, 1024, 1, 0]])
 
 
 def scrape(url: str) -> dict:
@@ -106,7 +106,7 @@ def test_bad_requests_still_get_the_services_own_answer(served):
     service, _, _ = served
     reply = json.loads(service.handle("not json"))
     assert reply["ok"] is False and "not JSON" in reply["error"]
-    reply = json.loads(service.handle('{"v": 1, "type": "reload", "path": 7}'))
+    reply = json.loads(service.handle('{"v": 2, "type": "reload", "path": 7}'))
     assert reply["ok"] is False and "path must be a string" in reply["error"]
-    reply = json.loads(service.handle('{"v": 1, "type": "reload", "path": "/nonexistent/queues.yaml"}'))
+    reply = json.loads(service.handle('{"v": 2, "type": "reload", "path": "/nonexistent/queues.yaml"}'))
     assert reply["ok"] is True and reply["accepted"] is False and "cannot read file" in reply["errors"][0]

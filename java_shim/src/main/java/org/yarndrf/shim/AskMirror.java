@@ -1,7 +1,8 @@
 package org.yarndrf.shim;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,43 +14,66 @@ import org.yarndrf.shim.bridge.Protocol;
 
 /**
  * What the core was last told about each app's outstanding asks. Diffing YARN's current asks
- * (AppSchedulingInfo, the truth) against it yields exactly the "ask" deltas to send: absolute
- * counts, count 0 for asks that disappeared. This also catches asks YARN re-adds by itself
- * (containers killed before the AM pulled them).
+ * (AppSchedulingInfo, the truth) against it yields exactly the asks to send: absolute counts,
+ * count 0 for asks that disappeared. This also catches asks YARN re-adds by itself (containers
+ * killed before the AM pulled them).
+ *
+ * <p>Each ask (app, priority, allocation id, location) gets an id the first time it is sent, in
+ * full; after that a change of its count alone, by far the most common change, is sent as
+ * {@code [id, count]} (bridge protocol version 2, BRIDGE.md). Ids are never reused, so an id
+ * from before a {@link #forget} or {@link #clear} cannot be mistaken for a newer ask.
  */
 public final class AskMirror {
-  private static final class Ask {
-    final int count;
-    final Map<String, Long> resources;
-    final boolean relax;
+  private static final class Key {
+    final int priority;
+    final long allocationId;
+    final String location;
 
-    Ask(int count, Map<String, Long> resources, boolean relax) {
-      this.count = count;
-      this.resources = resources;
-      this.relax = relax;
+    Key(int priority, long allocationId, String location) {
+      this.priority = priority;
+      this.allocationId = allocationId;
+      this.location = location;
     }
 
     @Override
     public boolean equals(Object o) {
-      if (!(o instanceof Ask)) {
+      if (!(o instanceof Key)) {
         return false;
       }
-      Ask a = (Ask) o;
-      return count == a.count && relax == a.relax && resources.equals(a.resources);
+      Key k = (Key) o;
+      return priority == k.priority && allocationId == k.allocationId
+          && location.equals(k.location);
     }
 
     @Override
     public int hashCode() {
-      return Objects.hash(count, resources, relax);
+      return Objects.hash(priority, allocationId, location);
     }
   }
 
-  private final Map<String, Map<String, Ask>> sent = new HashMap<>();
+  private static final class Ask {
+    final long id;
+    final int count;
+    final long[] amounts;
+    final boolean relax;
 
-  private static String key(int priority, long allocationId, String location) {
-    return priority + "/" + allocationId + "/" + location;
+    Ask(long id, int count, long[] amounts, boolean relax) {
+      this.id = id;
+      this.count = count;
+      this.amounts = amounts;
+      this.relax = relax;
+    }
+
+    boolean sameShape(long[] otherAmounts, boolean otherRelax) {
+      return relax == otherRelax && Arrays.equals(amounts, otherAmounts);
+    }
   }
 
+  /** app id -> every ask sent for it, including withdrawn ones (count 0), which keep their id. */
+  private final Map<String, Map<Key, Ask>> sent = new HashMap<>();
+  private long lastId;
+
+  /** {name: amount}, for the bridge's resource objects (nodes, containers, free resources). */
   public static Map<String, Long> amounts(Resource r) {
     Map<String, Long> out = new java.util.TreeMap<>();
     for (ResourceInformation ri : r.getResources()) {
@@ -58,46 +82,61 @@ public final class AskMirror {
     return out;
   }
 
-  public static ObjectNode askDelta(String appId, int priority, long allocationId,
-      String location, Map<String, Long> resources, int count, boolean relax) {
-    ObjectNode d = Protocol.delta("ask");
-    d.put("app", appId);
-    d.put("priority", priority);
-    d.put("allocation_id", allocationId);
-    d.put("location", location);
-    d.set("resources", Protocol.amounts(resources));
-    d.put("count", count);
-    d.put("relax_locality", relax);
-    return d;
+  /** Amounts in YARN's resource type order, the order of the snapshot's "resources". */
+  static long[] vector(Resource r) {
+    ResourceInformation[] infos = r.getResources();
+    long[] out = new long[infos.length];
+    for (int i = 0; i < infos.length; i++) {
+      out[i] = infos[i].getValue();
+    }
+    return out;
   }
 
-  /** Returns the ask deltas that bring the core from what it was told to `current`. */
-  public synchronized List<ObjectNode> diff(String appId, List<ResourceRequest> current) {
-    Map<String, Ask> before = sent.get(appId);
-    if (before == null) {
-      before = new HashMap<>();
-    }
-    Map<String, Ask> now = new HashMap<>();
-    List<ObjectNode> out = new ArrayList<>();
+  /** Returns the asks that bring the core from what it was told to `current`. */
+  public synchronized List<ArrayNode> diff(String appId, List<ResourceRequest> current) {
+    Map<Key, Ask> before = sent.getOrDefault(appId, new HashMap<>());
+    Map<Key, Ask> now = new HashMap<>();
+    List<ArrayNode> out = new ArrayList<>();
     for (ResourceRequest rr : current) {
-      int prio = rr.getPriority().getPriority();
-      long alloc = rr.getAllocationRequestId();
-      String k = key(prio, alloc, rr.getResourceName());
-      Ask a = new Ask(rr.getNumContainers(), amounts(rr.getCapability()), rr.getRelaxLocality());
-      now.put(k, a);
-      if (!a.equals(before.get(k))) {
-        out.add(askDelta(appId, prio, alloc, rr.getResourceName(), a.resources, a.count, a.relax));
+      Key k = new Key(rr.getPriority().getPriority(), rr.getAllocationRequestId(),
+          rr.getResourceName());
+      int count = rr.getNumContainers();
+      long[] amounts = vector(rr.getCapability());
+      Ask was = before.remove(k);
+      if (was != null && was.sameShape(amounts, rr.getRelaxLocality())) {
+        now.put(k, was.count == count ? was : new Ask(was.id, count, was.amounts, was.relax));
+        if (was.count != count) {
+          out.add(countOnly(was.id, count));
+        }
+      } else {
+        Ask a = new Ask(++lastId, count, amounts, rr.getRelaxLocality());
+        now.put(k, a);
+        out.add(full(appId, k, a));
       }
     }
-    for (Map.Entry<String, Ask> e : before.entrySet()) {
-      if (!now.containsKey(e.getKey()) && e.getValue().count > 0) {
-        String[] parts = e.getKey().split("/", 3);
-        out.add(askDelta(appId, Integer.parseInt(parts[0]), Long.parseLong(parts[1]), parts[2],
-            e.getValue().resources, 0, e.getValue().relax));
+    for (Map.Entry<Key, Ask> e : before.entrySet()) {
+      Ask gone = e.getValue();
+      now.put(e.getKey(), gone.count == 0 ? gone : new Ask(gone.id, 0, gone.amounts, gone.relax));
+      if (gone.count > 0) {
+        out.add(countOnly(gone.id, 0));
       }
     }
     sent.put(appId, now);
     return out;
+  }
+
+  private static ArrayNode countOnly(long id, int count) {
+    return Protocol.JSON.createArrayNode().add(id).add(count);
+  }
+
+  /** [id, count, app, priority, allocation_id, location, relax_locality, amounts...]. */
+  private static ArrayNode full(String appId, Key k, Ask a) {
+    ArrayNode n = Protocol.JSON.createArrayNode().add(a.id).add(a.count).add(appId)
+        .add(k.priority).add(k.allocationId).add(k.location).add(a.relax);
+    for (long v : a.amounts) {
+      n.add(v);
+    }
+    return n;
   }
 
   public synchronized void forget(String appId) {

@@ -843,14 +843,13 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (!awaitingPlacement.isEmpty()) {
       placeAwaiting();
     }
-    collectAskDeltas();
     ObjectNode req = request("heartbeat", epoch);
     long seq = ++heartbeatSeq;
     req.put("seq", seq);
     req.put("node", nodeName(node.getNodeID()));
     req.set("free", Protocol.amounts(AskMirror.amounts(node.getUnallocatedResource())));
-    ArrayNode batch = req.putArray("deltas");
-    batch.addAll(deltas);
+    req.putArray("deltas").addAll(deltas);
+    req.set("asks", changedAsks());
     String what = "heartbeat " + node.getNodeID();
     JsonNode reply = session.exchange(what, Protocol.encode(req), false);
     deltas.clear();
@@ -917,11 +916,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         containers.add(containerStarted(c, null));
       }
       synchronized (attempt) {
-        for (ObjectNode d : askMirror.diff(e.getKey().toString(),
-            attempt.getAppSchedulingInfo().getAllResourceRequests())) {
-          d.remove("op");
-          asks.add(d);
-        }
+        asks.addAll(askMirror.diff(e.getKey().toString(),
+            attempt.getAppSchedulingInfo().getAllResourceRequests()));
       }
     }
     dirtyApps.clear();
@@ -954,17 +950,24 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Sends queued deltas with no decision (before a submit, so the core sees events in order). */
   private void flushDeltas() {
-    collectAskDeltas();
-    if (deltas.isEmpty()) {
+    ArrayNode asks = changedAsks();
+    if (deltas.isEmpty() && asks.isEmpty()) {
       return;
     }
     ObjectNode req = request("events", epoch);
     req.putArray("deltas").addAll(deltas);
+    req.set("asks", asks);
     deltas.clear();
     session.exchange("events", Protocol.encode(req), true);
   }
 
-  private void collectAskDeltas() {
+  /**
+   * The asks of apps whose asks may have changed since the last call, as the mirror's compact
+   * diff. The core applies them after the request's deltas, the order YARN saw them in: an
+   * attempt's reset or an app's start is always queued before its asks are collected here.
+   */
+  private ArrayNode changedAsks() {
+    ArrayNode out = Protocol.JSON.createArrayNode();
     for (ApplicationId appId : new ArrayList<>(dirtyApps)) {
       dirtyApps.remove(appId);
       SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
@@ -973,10 +976,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         continue;
       }
       synchronized (attempt) {
-        deltas.addAll(askMirror.diff(appId.toString(),
+        out.addAll(askMirror.diff(appId.toString(),
             attempt.getAppSchedulingInfo().getAllResourceRequests()));
       }
     }
+    return out;
   }
 
   /** Re-checks one assignment and allocates it through YARN, or tells the core why not. */

@@ -14,7 +14,7 @@ import org.yarndrf.shim.bridge.Protocol;
 
 /**
  * An in-process stand-in for the Python core, speaking the real message format: it keeps the
- * outstanding ANY asks it is told about and, on each heartbeat, assigns all of them (plus
+ * outstanding ANY asks it is told about (by ask id) and, on each heartbeat, assigns all of them (plus
  * `extra` more) to the heartbeating node, without checking anything, so the shim's own
  * re-checks are what the tests observe.
  */
@@ -25,7 +25,8 @@ final class FakeCore implements CoreChannel {
   volatile int extra;
   final List<JsonNode> requests = new ArrayList<>();
   final List<JsonNode> deltas = new ArrayList<>();
-  private final Map<String, ObjectNode> asks = new LinkedHashMap<>();
+  private final Map<Long, ObjectNode> asks = new LinkedHashMap<>();
+  private JsonNode resourceTypes;
   private int nextId;
 
   @Override
@@ -41,20 +42,19 @@ final class FakeCore implements CoreChannel {
     }
     requests.add(req);
     if (mode == Mode.MALFORMED) {
-      return "{\"v\":1,\"ok\":true,\"seq\":" + req.path("seq").asLong() + ",\"assignments\":[{\"app\":";
+      return "{\"v\":2,\"ok\":true,\"seq\":" + req.path("seq").asLong() + ",\"assignments\":[{\"app\":";
     }
     if (mode == Mode.WRONG_VERSION) {
       return "{\"v\":99,\"ok\":true}";
     }
     ObjectNode reply = Protocol.JSON.createObjectNode();
-    reply.put("v", 1);
+    reply.put("v", Protocol.VERSION);
     reply.put("ok", true);
     switch (req.get("type").asText()) {
       case "snapshot":
         asks.clear();
-        for (JsonNode a : req.get("asks")) {
-          ask(a);
-        }
+        resourceTypes = req.get("resources");
+        asks(req.get("asks"));
         reply.set("queues", queues());
         break;
       case "submit":
@@ -66,6 +66,7 @@ final class FakeCore implements CoreChannel {
         break;
       case "heartbeat":
         apply(req.get("deltas"));
+        asks(req.get("asks"));
         reply.put("seq", req.get("seq").asLong());
         ArrayNode out = reply.putArray("assignments");
         for (ObjectNode a : asks.values()) {
@@ -85,6 +86,7 @@ final class FakeCore implements CoreChannel {
         break;
       case "events":
         apply(req.get("deltas"));
+        asks(req.get("asks"));
         break;
       default:
         reply.put("accepted", true);
@@ -96,16 +98,30 @@ final class FakeCore implements CoreChannel {
   private void apply(JsonNode batch) {
     for (JsonNode d : batch) {
       deltas.add(d);
-      if ("ask".equals(d.get("op").asText())) {
-        ask(d);
-      }
     }
   }
 
-  private void ask(JsonNode a) {
-    if ("*".equals(a.get("location").asText())) {
-      String key = a.get("app").asText() + "/" + a.get("priority") + "/" + a.get("allocation_id");
-      asks.put(key, (ObjectNode) a.deepCopy());
+  /** [id, count], or [id, count, app, priority, allocation_id, location, relax, amounts...]. */
+  private void asks(JsonNode batch) {
+    for (JsonNode a : batch) {
+      long id = a.get(0).asLong();
+      if (a.size() == 2) {
+        ObjectNode known = asks.get(id);
+        if (known != null) {
+          known.put("count", a.get(1).asInt());
+        }
+      } else if ("*".equals(a.get(5).asText())) {
+        ObjectNode o = Protocol.JSON.createObjectNode();
+        o.put("count", a.get(1).asInt());
+        o.put("app", a.get(2).asText());
+        o.put("priority", a.get(3).asInt());
+        o.put("allocation_id", a.get(4).asLong());
+        ObjectNode resources = o.putObject("resources");
+        for (int i = 0; i < resourceTypes.size(); i++) {
+          resources.put(resourceTypes.get(i).asText(), a.get(7 + i).asLong());
+        }
+        asks.put(id, o);
+      }
     }
   }
 

@@ -19,7 +19,10 @@ import org.yarndrf.shim.bridge.Py4jChannel;
  * real `yarn-drf serve`, with k pending deltas per heartbeat; and, for comparison, the same
  * message bytes over a raw loopback TCP socket (length-prefixed, TCP_NODELAY) to a Python echo.
  *
- * Usage: BridgeBench py4j|raw PORT TOKEN DELTAS CALLS WARMUP
+ * Usage: BridgeBench py4j|raw PORT TOKEN DELTAS CALLS WARMUP [counts|full]
+ * "counts" (default): each delta changes the count of an ask the core already has, the usual
+ * change between two heartbeats ([id, count]); "full": each delta is an ask sent in full, as the
+ * first ask of an app or a new shape is.
  * Prints one JSON line of statistics (microseconds).
  */
 public final class BridgeBench {
@@ -32,6 +35,7 @@ public final class BridgeBench {
     int deltas = Integer.parseInt(args[3]);
     int calls = Integer.parseInt(args[4]);
     int warmup = Integer.parseInt(args[5]);
+    boolean full = args.length > 6 && "full".equals(args[6]);
     InetAddress lo = InetAddress.getByName("127.0.0.1");
     long epoch = System.currentTimeMillis();
     long[] times = new long[calls];
@@ -43,7 +47,7 @@ public final class BridgeBench {
         throw new IllegalStateException("snapshot refused: " + session.counters());
       }
       for (int i = 0; i < warmup + calls; i++) {
-        String msg = heartbeat(epoch, i, deltas);
+        String msg = heartbeat(epoch, i, deltas, full);
         bytes = msg.length();
         long t0 = System.nanoTime();
         if (session.exchange("heartbeat", msg, true) == null) {
@@ -61,7 +65,7 @@ public final class BridgeBench {
         DataOutputStream out = new DataOutputStream(s.getOutputStream());
         DataInputStream in = new DataInputStream(s.getInputStream());
         for (int i = 0; i < warmup + calls; i++) {
-          String msg = heartbeat(epoch, i, deltas);
+          String msg = heartbeat(epoch, i, deltas, full);
           bytes = msg.length();
           long t0 = System.nanoTime();
           byte[] b = msg.getBytes(StandardCharsets.UTF_8);
@@ -91,8 +95,9 @@ public final class BridgeBench {
     }
     long[] sorted = times.clone();
     Arrays.sort(sorted);
-    System.out.printf("{\"mode\":\"%s\",\"deltas\":%d,\"calls\":%d,\"bytes\":%d,\"p50_us\":%.1f,"
-        + "\"p99_us\":%.1f,\"max_us\":%.1f,\"over_5ms\":%d,\"per_s\":%.0f}%n", mode, deltas, calls,
+    System.out.printf("{\"mode\":\"%s\",\"asks\":\"%s\",\"deltas\":%d,\"calls\":%d,\"bytes\":%d,\"p50_us\":%.1f,"
+        + "\"p99_us\":%.1f,\"max_us\":%.1f,\"over_5ms\":%d,\"per_s\":%.0f}%n", mode,
+        full ? "full" : "counts", deltas, calls,
         bytes, sorted[calls / 2] / 1e3, sorted[(int) (calls * 0.99)] / 1e3,
         sorted[calls - 1] / 1e3, over5ms, calls / (total / 1e9));
   }
@@ -105,7 +110,10 @@ public final class BridgeBench {
     return r;
   }
 
-  /** One node, full with one container per app, so the asks stay pending: decisions, no churn. */
+  /**
+   * One node, full with one container per app, so the asks stay pending: decisions, no churn.
+   * Each app has one ANY ask, id = app index + 1, sent in full here.
+   */
   private static ObjectNode snapshot(long epoch) {
     ObjectNode req = Protocol.request("snapshot");
     req.put("epoch", epoch);
@@ -117,6 +125,7 @@ public final class BridgeBench {
     node.put("rack", "/default-rack");
     ArrayNode apps = req.putArray("apps");
     ArrayNode containers = req.putArray("containers");
+    ArrayNode asks = req.putArray("asks");
     for (int a = 0; a < APPS; a++) {
       ObjectNode app = apps.addObject();
       app.put("app", "application_1_" + a);
@@ -130,30 +139,29 @@ public final class BridgeBench {
       c.set("resources", amounts(1024, 1));
       c.put("priority", 0);
       c.put("allocation_id", 0);
+      asks.add(fullAsk(a, 1));
     }
-    req.putArray("asks");
     return req;
   }
 
+  private static ArrayNode fullAsk(int app, int count) {
+    return Protocol.JSON.createArrayNode().add(app + 1).add(count).add("application_1_" + app)
+        .add(1).add(0).add("*").add(true).add(1024).add(1).add(0);
+  }
+
   /** A heartbeat with `deltas` ask changes (absolute counts alternating 1 and 2). */
-  private static String heartbeat(long epoch, int seq, int deltas) {
+  private static String heartbeat(long epoch, int seq, int deltas, boolean full) {
     ObjectNode req = Protocol.request("heartbeat");
     req.put("epoch", epoch);
     req.put("seq", seq);
     req.put("node", "bench-node:1");
     req.set("free", amounts(0, 0));
-    ArrayNode batch = req.putArray("deltas");
+    req.putArray("deltas");
+    ArrayNode asks = req.putArray("asks");
     for (int j = 0; j < deltas; j++) {
       int app = (seq * deltas + j) % APPS;
-      ObjectNode d = batch.addObject();
-      d.put("op", "ask");
-      d.put("app", "application_1_" + app);
-      d.put("priority", 1);
-      d.put("allocation_id", 0);
-      d.put("location", "*");
-      d.set("resources", amounts(1024, 1));
-      d.put("count", 1 + (seq % 2));
-      d.put("relax_locality", true);
+      int count = 1 + (seq % 2);
+      asks.add(full ? fullAsk(app, count) : Protocol.JSON.createArrayNode().add(app + 1).add(count));
     }
     return Protocol.encode(req);
   }

@@ -25,14 +25,14 @@ class BridgeUnitsTest {
   }
 
   @Test
-  void repliesMustBeVersionOneJsonObjectsWithOk() throws Exception {
-    assertEquals(3, Protocol.decodeReply("{\"v\":1,\"ok\":true,\"seq\":3}").get("seq").asInt());
-    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":1,\"ok\":"));
+  void repliesMustBeJsonObjectsOfThisVersionWithOk() throws Exception {
+    assertEquals(3, Protocol.decodeReply("{\"v\":2,\"ok\":true,\"seq\":3}").get("seq").asInt());
+    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":2,\"ok\":"));
     assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("[1]"));
-    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":2,\"ok\":true}"));
-    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":1}"));
+    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":1,\"ok\":true}"));
+    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":2}"));
     MalformedReplyException e = assertThrows(MalformedReplyException.class,
-        () -> Protocol.decodeReply("{\"v\":1,\"ok\":false,\"error\":\"bad delta\"}"));
+        () -> Protocol.decodeReply("{\"v\":2,\"ok\":false,\"error\":\"bad delta\"}"));
     assertTrue(e.getMessage().contains("bad delta"));
   }
 
@@ -54,7 +54,7 @@ class BridgeUnitsTest {
   @Test
   void aSessionCountsEachKindOfFailureAndAsksForAResync() {
     AtomicLong now = new AtomicLong();
-    String[] reply = {"{\"v\":1,\"ok\":true}"};
+    String[] reply = {"{\"v\":2,\"ok\":true}"};
     boolean[] down = {false, false};
     CoreChannel channel = new CoreChannel() {
       @Override
@@ -87,7 +87,7 @@ class BridgeUnitsTest {
     assertEquals(1, s.failures.get());
     now.set(20);
     down[0] = false;
-    reply[0] = "{\"v\":1,\"ok\":true}";
+    reply[0] = "{\"v\":2,\"ok\":true}";
     assertTrue(s.exchange("hb", "{}", false) != null);
   }
 
