@@ -13,10 +13,11 @@ APPS = {"x": "a", "y": "b"}
 SHAPES = ({"vcores": 1, "memory-mb": 1024}, {"vcores": 2, "memory-mb": 512}, {"vcores": 1, "memory-mb": 4096})
 LOCATIONS = ("*", "*", "/r1", "h2")
 
-# An ask: (app, priority, location) -> shape and relax are fixed per ask, as in YARN.
+# An ask: (app, priority, location). All locations of one (app, priority) share its shape, as in YARN.
 asks = st.tuples(st.sampled_from(sorted(APPS)), st.integers(1, 2), st.sampled_from(LOCATIONS))
 steps = st.lists(st.one_of(
     st.tuples(st.just("count"), asks, st.integers(0, 6)),
+    st.tuples(st.just("reshape"), asks, st.integers(0, len(SHAPES) - 1)),
     st.tuples(st.just("heartbeat"), st.sampled_from(sorted(NODES))),
     st.tuples(st.just("finish"), st.integers(0, 50)),
     st.tuples(st.just("reset"), st.sampled_from(sorted(APPS))),
@@ -43,20 +44,38 @@ def state(core) -> dict:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps)
 def test_count_updates_by_id_equal_full_updates(script):
+    """The shim's side in miniature: an ask goes in full the first time and after its shape
+    changed (under a new id), and as [id, count] otherwise."""
     full, by_id = fresh(), fresh()
-    ids: dict[tuple, int] = {}  # what the shim remembers: the asks it sent in full since a reset
+    shapes: dict[tuple, int] = {}  # (app, priority) -> index into SHAPES
+    counts: dict[tuple, int] = {}  # (app, priority, location) -> count last sent
+    ids: dict[tuple, int] = {}  # (app, priority, location) -> id, for asks sent in full since a reset
+    next_id = iter(range(1, 10**6))
+
+    def send_full(key, count):
+        app, prio, location = key
+        shape, relax = SHAPES[shapes.setdefault((app, prio), 0)], location != "/r1"
+        full.update_request(app, prio, shape, count, location=location, relax_locality=relax)
+        ids[key] = next(next_id)
+        by_id.update_request(app, prio, shape, count, location=location, relax_locality=relax, ask_id=ids[key])
+        counts[key] = count
+
     for t, step in enumerate(script):
         if step[0] == "count":
-            (app, prio, location), count = step[1], step[2]
-            shape, relax = SHAPES[(prio + len(location)) % len(SHAPES)], location != "/r1"
-            full.update_request(app, prio, shape, count, location=location, relax_locality=relax)
-            key = (app, prio, location)
+            key, count = step[1], step[2]
             if key in ids:
+                app, prio, location = key
+                full.update_request(app, prio, SHAPES[shapes[(app, prio)]], count, location=location,
+                                    relax_locality=location != "/r1")
                 by_id.update_count(ids[key], count)
+                counts[key] = count
             else:
-                ids[key] = len(ids) + 100 * t + 1
-                by_id.update_request(app, prio, shape, count, location=location, relax_locality=relax,
-                                     ask_id=ids[key])
+                send_full(key, count)
+        elif step[0] == "reshape":
+            (app, prio, _), shape = step[1], step[2]
+            shapes[(app, prio)] = shape
+            for key in [k for k in ids if k[:2] == (app, prio)]:
+                send_full(key, counts[key])
         elif step[0] == "heartbeat":
             got = [(a.app_id, a.priority, a.resources) for a in full.on_heartbeat(step[1], now=float(t))]
             assert got == [(a.app_id, a.priority, a.resources) for a in by_id.on_heartbeat(step[1], now=float(t))]
