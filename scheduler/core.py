@@ -329,12 +329,13 @@ class SchedulerCore:
 
     # ------------------------------------------------------------------ requests
 
-    def update_request(self, app_id: str, priority: int, resources: Mapping[str, int], count: int, *,
+    def update_request(self, app_id: str, priority: int, resources: Mapping[str, int] | Vector, count: int, *,
                        allocation_id: int = 0, location: str = ANY, relax_locality: bool = True,
                        now: float | None = None, ask_id: int | None = None) -> None:
-        """Sets one of YARN's asks: `count` containers of `resources` at `location` (ANY, a rack
-        or a node) for the request key (priority, allocation_id). With `ask_id`, later count
-        changes of this ask can go through update_count."""
+        """Sets one of YARN's asks: `count` containers of `resources` ({name: amount}, or a
+        vector in the order of self.types) at `location` (ANY, a rack or a node) for the request
+        key (priority, allocation_id). With `ask_id`, later count changes of this ask can go
+        through update_count."""
         app = self._app(app_id, "update_request")
         if app is None:
             return
@@ -717,8 +718,10 @@ class SchedulerCore:
     def _now(self, now: float | None) -> float:
         return self.clock() if now is None else now
 
-    def _vector(self, amounts: Mapping[str, int], where: str) -> Vector | None:
+    def _vector(self, amounts: Mapping[str, int] | Vector, where: str) -> Vector | None:
         try:
+            if isinstance(amounts, tuple):
+                return self.types.checked(amounts)
             return self.types.vector(amounts)
         except (UnknownResourceError, ValueError, AttributeError, TypeError) as exc:
             self._ignore(where, str(exc))

@@ -72,6 +72,16 @@ class ResourceTypes:
             values[i] = amount
         return tuple(values)
 
+    def checked(self, values: tuple) -> Vector:
+        """A vector given as amounts in this order (the bridge's compact form), checked."""
+        if len(values) != len(self.names):
+            raise ValueError(f"{len(values)} amounts for {len(self.names)} resource types "
+                             f"({', '.join(self.names)})")
+        for name, amount in zip(self.names, values):
+            if type(amount) is not int or amount < 0:
+                raise ValueError(f"{name}: amount must be an integer >= 0, got {amount!r}")
+        return values
+
     def to_dict(self, vector: Vector) -> dict[str, int]:
         return dict(zip(self.names, vector))
 

@@ -88,7 +88,7 @@ class CoreService:
         self._apply_asks(self.core, msg.get("asks", ()))
         node = msg["node"]
         assignments = self.core.on_heartbeat(node)
-        return protocol.reply(seq=msg["seq"], assignments=[
+        return protocol.heartbeat_reply(msg["seq"], [
             {"assignment_id": a.assignment_id, "app": a.app_id, "node": a.node_id, "queue": a.queue,
              "priority": a.priority, "allocation_id": a.allocation_id, "resources": a.resources}
             for a in assignments])
@@ -173,16 +173,16 @@ class CoreService:
     @staticmethod
     def _full_ask(core: SchedulerCore, a: list) -> None:
         fields = len(protocol.ASK_FIELDS)
-        names = core.types.names
-        if not isinstance(a, list) or len(a) != fields + len(names):
-            raise ValueError(f"an ask is [id, count] or {fields} fields and one amount for each of "
-                             f"{', '.join(names)}")
+        if not isinstance(a, list) or len(a) != fields + len(core.types.names):
+            raise ValueError(f"an ask is [id, count] or {', '.join(protocol.ASK_FIELDS)} and one amount "
+                             f"for each of {', '.join(core.types.names)}")
         ask_id, count, app, priority, allocation_id, location, relax = a[:fields]
-        if type(ask_id) is not int or not isinstance(location, str):
-            raise ValueError("ask id must be an integer and location a string")
-        core.update_request(app, int(priority), dict(zip(names, a[fields:])), count,
-                            allocation_id=int(allocation_id), location=location,
-                            relax_locality=bool(relax), ask_id=ask_id)
+        if type(ask_id) is not int or type(priority) is not int or type(allocation_id) is not int \
+                or not isinstance(location, str):
+            raise ValueError("id, priority and allocation_id must be integers and location a string")
+        # The amounts are in the snapshot's resource order, which is the core's: a vector as is.
+        core.update_request(app, priority, tuple(a[fields:]), count, allocation_id=allocation_id,
+                            location=location, relax_locality=relax is True, ask_id=ask_id)
 
     # ------------------------------------------------------------------ the queue tree for Java
 
