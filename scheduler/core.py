@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import count
 from operator import mul
 
@@ -49,7 +49,7 @@ class SchedulerCore:
              "reservations_made", "reservations_satisfied", "reservations_dropped", "reloads"), 0)
         self._ids = count(1)
         # ask id (chosen by the caller) -> (app, request, location): lets a heartbeat change an
-        # ask's count without resending its app, key, location and shape (update_count)
+        # ask's count without resending its app, key, location and shape (update_counts)
         self.asks: dict[int, tuple[App, Request, str]] = {}
         self.waiting: list[App] = []  # apps held back by max-running-apps, oldest first
         self._stale = False  # cluster capacity changed: shares and limits to recompute
@@ -335,7 +335,7 @@ class SchedulerCore:
         """Sets one of YARN's asks: `count` containers of `resources` ({name: amount}, or a
         vector in the order of self.types) at `location` (ANY, a rack or a node) for the request
         key (priority, allocation_id). With `ask_id`, later count changes of this ask can go
-        through update_count."""
+        through update_counts."""
         app = self._app(app_id, "update_request")
         if app is None:
             return
@@ -376,31 +376,35 @@ class SchedulerCore:
                 app.ask_ids.append(ask_id)
             self.asks[ask_id] = (app, req, location)
 
-    def update_count(self, ask_id: int, count: int, now: float | None = None) -> None:
-        """A new count for an ask registered by update_request(ask_id=...), shape and locality
-        relaxation unchanged. This is the usual change between two heartbeats, so it is kept to a
-        couple of lookups."""
-        ref = self.asks.get(ask_id)
-        if ref is None:
-            self._ignore("update_count", f"unknown ask id {ask_id!r}")
-            return
-        if type(count) is not int or count < 0:
-            self._ignore("update_count", f"ask {ask_id}: count must be an integer >= 0, got {count!r}")
-            return
-        app, req, location = ref
-        if location == ANY:
-            before = req.count
-            if count > 0 and before == 0:
-                req.since = self._now(now)
-            req.count = count
-            if (before > 0) != (count > 0):
-                self._set_pending(app, req, count > 0)
-        elif location.startswith("/"):
-            req.racks[location][0] = count
-        else:
-            req.nodes[location] = count
-        if req.count == 0 and req.reserved_node is not None:
-            self._unreserve(req.reserved_node)
+    def update_counts(self, changes: Iterable[tuple[int, int]], now: float | None = None) -> int:
+        """New counts for asks registered by update_request(ask_id=...), as (ask id, count) pairs,
+        in order; shape and locality relaxation unchanged. This is most of what a heartbeat
+        carries, so each is a couple of lookups. Returns how many applied; the others (unknown
+        id, bad count) are logged and counted as ignored events."""
+        asks = self.asks
+        applied = 0
+        for ask_id, count in changes:
+            ref = asks.get(ask_id) if type(ask_id) is int else None
+            if ref is None or type(count) is not int or count < 0:
+                self._ignore("update_counts", f"ask {ask_id!r}: unknown id" if ref is None else
+                             f"ask {ask_id}: count must be an integer >= 0, got {count!r}")
+                continue
+            app, req, location = ref
+            if location == ANY:
+                before = req.count
+                req.count = count
+                if not before or not count:  # else still pending: nothing else changes
+                    if count:
+                        req.since = self._now(now)
+                    self._set_pending(app, req, count > 0)
+                    if not count and req.reserved_node is not None:
+                        self._unreserve(req.reserved_node)
+            elif location.startswith("/"):
+                req.racks[location][0] = count
+            else:
+                req.nodes[location] = count
+            applied += 1
+        return applied
 
     def _set_pending(self, app: App, req: Request, pending: bool) -> None:
         listed = req in app.pending

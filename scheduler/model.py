@@ -110,7 +110,7 @@ class App:
         self.runnable = False
         self.submitted = now
         self.blacklist: frozenset[str] = frozenset()  # node ids (and racks) the app's AM refuses
-        self.ask_ids: list[int] = []  # its asks registered for SchedulerCore.update_count
+        self.ask_ids: list[int] = []  # its asks registered for SchedulerCore.update_counts
 
 
 class Queue:

@@ -2,7 +2,7 @@
 
 Java sends one request per call; each request has "v" and "type". Replies always have "v" and
 "ok"; a request that cannot be understood gets {"ok": false, "error": ...} and never an exception.
-Version 2 moved asks out of "deltas" into "asks", compact arrays with ids (see ASK_FIELDS).
+Version 2 moved asks out of "deltas": "asks" in full with an id (ASK_FIELDS), "counts" by id.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ DELTA_OPS = (
     "node_added", "node_updated", "node_removed", "app_added", "app_removed", "attempt_added",
     "container_started", "container_finished", "assignment_refused",
 )
-# An ask in full: these, then one amount per resource type in the snapshot's "resources" order.
-# Afterwards [id, count] changes its count (shape and relax_locality unchanged).
+# An ask in full ("asks"): these, then one amount per resource type in the snapshot's "resources"
+# order. Afterwards the pair id, count in the flat "counts" array changes its count.
 ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "relax_locality")
 
 

@@ -75,7 +75,7 @@ class CoreService:
         for c in msg.get("containers", ()):
             core.container_started(c["container"], c["app"], c["node"], c["resources"],
                                    priority=c.get("priority"), allocation_id=c.get("allocation_id", 0))
-        self._apply_asks(core, msg.get("asks", ()))
+        self._apply_asks(core, msg)
         self.core = core
         self.epoch = msg.get("epoch")
         log.info("resynchronised from a snapshot: %d nodes, %d apps, %d containers, %d asks",
@@ -85,7 +85,7 @@ class CoreService:
 
     def _heartbeat(self, msg: dict) -> str:
         self._apply(msg.get("deltas", ()))
-        self._apply_asks(self.core, msg.get("asks", ()))
+        self._apply_asks(self.core, msg)
         node = msg["node"]
         assignments = self.core.on_heartbeat(node)
         return protocol.heartbeat_reply(msg["seq"], [
@@ -95,7 +95,7 @@ class CoreService:
 
     def _events(self, msg: dict) -> str:
         self._apply(msg.get("deltas", ()))
-        self._apply_asks(self.core, msg.get("asks", ()))
+        self._apply_asks(self.core, msg)
         return protocol.reply()
 
     def _submit(self, msg: dict) -> str:
@@ -153,22 +153,27 @@ class CoreService:
                 self.counters["bad_deltas"] += 1
                 log.warning("ignored delta %r: %r", d, exc)
 
-    def _apply_asks(self, core: SchedulerCore, asks) -> None:
-        """Asks, after the deltas (Java collects them last): [id, count] for a new count, or the
-        ask in full (protocol.ASK_FIELDS, then the amounts). Most heartbeats carry only counts,
-        so that case is one core call each."""
-        applied = 0
-        for a in asks:
+    def _apply_asks(self, core: SchedulerCore, msg: dict) -> None:
+        """The request's asks, after its deltas (Java collects them last): "asks" in full
+        (protocol.ASK_FIELDS, then the amounts), then "counts", flat id, count pairs for asks sent
+        before. A request names each ask once, so the two may go in this order; counts are most
+        of a heartbeat, so they go to the core in one call."""
+        bad = 0
+        full = msg.get("asks", ())
+        for a in full:
             try:
-                if len(a) == 2:
-                    core.update_count(a[0], a[1])
-                else:
-                    self._full_ask(core, a)
-                applied += 1
+                self._full_ask(core, a)
             except (KeyError, TypeError, ValueError) as exc:
-                self.counters["bad_deltas"] += 1
+                bad += 1
                 log.warning("ignored ask %r: %r", a, exc)
-        self.counters["deltas"] += applied
+        counts = msg.get("counts", ())
+        if type(counts) not in (list, tuple) or len(counts) % 2:
+            raise ValueError(f"counts must be a list of id, count pairs, got {counts!r:.80}")
+        pairs = iter(counts)
+        bad += len(counts) // 2 - core.update_counts(zip(pairs, pairs))
+        if bad:
+            self.counters["bad_deltas"] += bad
+        self.counters["deltas"] += len(full) + len(counts) // 2 - bad
 
     @staticmethod
     def _full_ask(core: SchedulerCore, a: list) -> None:

@@ -1,12 +1,12 @@
 """Heartbeat round trip through the real shim bridge and the real core, next to a raw loopback
 socket round trip, for 1 and 50 pending deltas per heartbeat, in three CPU layouts.
 
-    .venv/bin/python benchmarks/bridge/run.py [--calls 10000] [--warmup 2000]
+    .venv/bin/python benchmarks/bridge/run.py [--calls 10000] [--warmup 50000] [--layouts same-core,...]
 
 Needs the shim built (`make shim`). Prints a table; targets: bridge p50 within 2x of the raw
 round trip, and no call above 5 ms in 10,000 heartbeats. Deltas are ask changes: "counts" are
-count changes of asks the core already has ([id, count], what heartbeats mostly carry), "full"
-are asks sent whole (an app's first asks, a new shape).
+count changes of asks the core already has (id, count pairs: what heartbeats mostly carry),
+"full" are asks sent whole (an app's first asks, a new shape).
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def java_cmd(args: list[str]) -> list[str]:
     jar = next(p for p in (SHIM / "target").glob("yarn-drf-shim-*.jar") if not p.name.startswith("original-"))
     cp = os.pathsep.join([str(jar), str(SHIM / "target" / "test-classes"),
                           (SHIM / "target" / "classpath.txt").read_text().strip()])
-    return ["java", "-Xmx256m", "-cp", cp, "org.yarndrf.shim.bench.BridgeBench", *args]
+    return ["java", *os.environ.get("BENCH_JAVA_OPTS", "-Xmx256m").split(), "-cp", cp, "org.yarndrf.shim.bench.BridgeBench", *args]
 
 
 CASES = ((1, "counts"), (50, "counts"), (50, "full"))  # (deltas per heartbeat, kind of ask delta)
@@ -113,13 +113,14 @@ def core_alone(deltas: int, asks: str, calls: int, warmup: int) -> dict:
                   "groups": []} for a in range(apps)],
         "containers": [{"container": f"container_1_{a}", "app": f"application_1_{a}", "node": "bench-node:1",
                         "resources": amounts(1024, 1), "priority": 0, "allocation_id": 0} for a in range(apps)],
-        "asks": [full_ask(a, 1) for a in range(apps)]}))
+        "asks": [full_ask(a, 1) for a in range(apps)], "counts": []}))
     times = []
     for seq in range(warmup + calls):
         changed = [((seq * deltas + j) % apps, 1 + seq % 2) for j in range(deltas)]
         msg = json.dumps({"v": 2, "type": "heartbeat", "epoch": epoch, "seq": seq, "node": "bench-node:1",
                           "free": amounts(0, 0), "deltas": [],
-                          "asks": [full_ask(a, n) if asks == "full" else [a + 1, n] for a, n in changed]})
+                          "asks": [full_ask(a, n) for a, n in changed] if asks == "full" else [],
+                          "counts": [x for a, n in changed for x in (a + 1, n)] if asks == "counts" else []})
         t0 = time.perf_counter_ns()
         svc.handle(msg)
         if seq >= warmup:
@@ -131,7 +132,10 @@ def core_alone(deltas: int, asks: str, calls: int, warmup: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=10000)
-    ap.add_argument("--warmup", type=int, default=2000)
+    # The RM is a long-running JVM: measure after the JIT has compiled the path (tens of thousands of calls),
+    # not while its compiler threads compete for the CPU: with 2,000 warm-up calls, late C2
+    # compilations put 10-30 calls over 5 ms; with 50,000, none.
+    ap.add_argument("--warmup", type=int, default=50000)
     ap.add_argument("--layouts", default=",".join(LAYOUTS))
     args = ap.parse_args()
     rows = []

@@ -95,9 +95,9 @@ def test_bad_requests_and_bad_deltas_are_answered_and_counted_never_raised(queue
     call(svc, type="submit", epoch=5, app="app_1", user="alice", queue="cpu", groups=[])
     hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE,
               deltas=[{"op": "teleport"}, {"op": "container_finished"}],
-              asks=[[1], ask(2, "app_1", 1)[:-1], [[3], 1], "ask", ask(4, "app_1", 1)])
+              asks=[[1], ask(2, "app_1", 1)[:-1], [[3], 1], "ask", ask(4, "app_1", 1)], counts=[[4], 2])
     assert hb["ok"] and len(hb["assignments"]) == 1, "the good ask still applies"
-    assert svc.counters["bad_deltas"] == 6
+    assert svc.counters["bad_deltas"] == 7
     missing_node = call(svc, type="heartbeat", epoch=5, seq=2, free=NODE, deltas=[])
     assert not missing_node["ok"] and "node" in missing_node["error"]
 
@@ -120,13 +120,16 @@ def test_count_only_asks_change_the_asks_sent_in_full(queues_file):
     svc = CoreService(queues_file)
     snapshot(svc, apps=[{"app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}],
              asks=[ask(10, "app_1", 2, memory=2048)])
-    assert call(svc, type="events", epoch=5, deltas=[], asks=[[10, 5]])["ok"]
+    assert call(svc, type="events", epoch=5, deltas=[], counts=[10, 5])["ok"]
     assert svc.core.snapshot()["apps"]["app_1"]["pending"] == 5
-    hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE, deltas=[], asks=[[10, 1]])
+    hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE, deltas=[], counts=[10, 1, 99, 3, 10, "x"])
     [a] = hb["assignments"]
     assert a["resources"] == {"memory-mb": 2048, "vcores": 1, "gpu-mem": 0}
+    assert svc.counters["bad_deltas"] == 2  # unknown id 99, count "x"
+    odd = call(svc, type="events", epoch=5, deltas=[], counts=[10])
+    assert not odd["ok"] and "pairs" in odd["error"]
     # An id from before a snapshot means nothing to the rebuilt core: counted, not applied.
     snapshot(svc, epoch=6, apps=[{"app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}])
-    call(svc, type="events", epoch=6, deltas=[], asks=[[10, 4]])
+    call(svc, type="events", epoch=6, deltas=[], counts=[10, 4])
     assert svc.core.counters["ignored_events"] == 1
     assert svc.core.snapshot()["apps"]["app_1"]["pending"] == 0

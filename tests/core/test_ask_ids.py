@@ -1,4 +1,4 @@
-"""Ask ids: update_count must leave the core exactly as update_request with the full ask would."""
+"""Ask ids: update_counts must leave the core exactly as update_request with the full ask would."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
@@ -67,7 +67,7 @@ def test_count_updates_by_id_equal_full_updates(script):
                 app, prio, location = key
                 full.update_request(app, prio, SHAPES[shapes[(app, prio)]], count, location=location,
                                     relax_locality=location != "/r1")
-                by_id.update_count(ids[key], count)
+                by_id.update_counts([(ids[key], count)])
                 counts[key] = count
             else:
                 send_full(key, count)
@@ -96,12 +96,12 @@ def test_count_updates_by_id_equal_full_updates(script):
 def test_ids_die_with_their_app_and_unknown_ids_are_counted_not_raised():
     core = fresh()
     core.update_request("x", 1, SHAPES[0], 2, ask_id=7)
-    core.update_count(7, 5)
+    core.update_counts([(7, 5)])
     assert core.snapshot()["apps"]["x"]["pending"] == 5
     core.reset_requests("x")  # a new attempt: YARN dropped the asks, so their ids go too
-    core.update_count(7, 3)
-    core.update_count(99, 1)
-    core.update_count(7, -1)
+    core.update_counts([(7, 3)])
+    core.update_counts([(99, 1)])
+    core.update_counts([(7, -1)])
     assert core.counters["ignored_events"] == 3
     assert core.snapshot()["apps"]["x"]["pending"] == 0
     core.update_request("y", 1, SHAPES[0], 1, ask_id=8)
@@ -113,7 +113,7 @@ def test_a_bad_count_by_id_changes_nothing():
     core = fresh()
     core.update_request("x", 1, SHAPES[0], 2, ask_id=1)
     for bad in (True, 1.5, "3", None):
-        core.update_count(1, bad)
+        core.update_counts([(1, bad)])
     assert core.counters["ignored_events"] == 4
     assert core.snapshot()["apps"]["x"]["pending"] == 2
 
@@ -128,6 +128,6 @@ def test_withdrawing_by_id_drops_the_reservation():
     core.container_finished(running.pop())
     assert core.on_heartbeat("n1", now=10) == []
     assert core.snapshot()["nodes"]["n1"]["reserved_for"].startswith("y")
-    core.update_count(3, 0)
+    core.update_counts([(3, 0)])
     assert core.snapshot()["nodes"]["n1"]["reserved_for"] is None
     assert [a.app_id for a in core.on_heartbeat("n1", now=11)] == ["x"]

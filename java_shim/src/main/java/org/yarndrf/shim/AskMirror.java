@@ -1,7 +1,6 @@
 package org.yarndrf.shim;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -19,9 +18,10 @@ import org.yarndrf.shim.bridge.Protocol;
  * killed before the AM pulled them).
  *
  * <p>Each ask (app, priority, allocation id, location) gets an id the first time it is sent, in
- * full; after that a change of its count alone, by far the most common change, is sent as
- * {@code [id, count]} (bridge protocol version 2, BRIDGE.md). Ids are never reused, so an id
- * from before a {@link #forget} or {@link #clear} cannot be mistaken for a newer ask.
+ * full ("asks"); after that a change of its count alone, by far the most common change, is the
+ * pair {@code id, count} in the flat "counts" array (bridge protocol version 2, BRIDGE.md). A
+ * diff names each ask once, so the two may be applied in either order. Ids are never reused, so
+ * an id from before a {@link #forget} or {@link #clear} cannot be mistaken for a newer ask.
  */
 public final class AskMirror {
   private static final class Key {
@@ -92,11 +92,14 @@ public final class AskMirror {
     return out;
   }
 
-  /** Returns the asks that bring the core from what it was told to `current`. */
-  public synchronized List<ArrayNode> diff(String appId, List<ResourceRequest> current) {
+  /**
+   * Appends what brings the core from what it was told to `current`: asks to send in full to
+   * `asks`, and count changes of asks sent before to `counts` (id, count, id, count, ...).
+   */
+  public synchronized void diff(String appId, List<ResourceRequest> current, ArrayNode asks,
+      ArrayNode counts) {
     Map<Key, Ask> before = sent.getOrDefault(appId, new HashMap<>());
     Map<Key, Ask> now = new HashMap<>();
-    List<ArrayNode> out = new ArrayList<>();
     for (ResourceRequest rr : current) {
       Key k = new Key(rr.getPriority().getPriority(), rr.getAllocationRequestId(),
           rr.getResourceName());
@@ -106,27 +109,22 @@ public final class AskMirror {
       if (was != null && was.sameShape(amounts, rr.getRelaxLocality())) {
         now.put(k, was.count == count ? was : new Ask(was.id, count, was.amounts, was.relax));
         if (was.count != count) {
-          out.add(countOnly(was.id, count));
+          counts.add(was.id).add(count);
         }
       } else {
         Ask a = new Ask(++lastId, count, amounts, rr.getRelaxLocality());
         now.put(k, a);
-        out.add(full(appId, k, a));
+        asks.add(full(appId, k, a));
       }
     }
     for (Map.Entry<Key, Ask> e : before.entrySet()) {
       Ask gone = e.getValue();
       now.put(e.getKey(), gone.count == 0 ? gone : new Ask(gone.id, 0, gone.amounts, gone.relax));
       if (gone.count > 0) {
-        out.add(countOnly(gone.id, 0));
+        counts.add(gone.id).add(0);
       }
     }
     sent.put(appId, now);
-    return out;
-  }
-
-  private static ArrayNode countOnly(long id, int count) {
-    return Protocol.JSON.createArrayNode().add(id).add(count);
   }
 
   /** [id, count, app, priority, allocation_id, location, relax_locality, amounts...]. */

@@ -849,7 +849,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     req.put("node", nodeName(node.getNodeID()));
     req.set("free", Protocol.amounts(AskMirror.amounts(node.getUnallocatedResource())));
     req.putArray("deltas").addAll(deltas);
-    req.set("asks", changedAsks());
+    collectAsks(req);
     String what = "heartbeat " + node.getNodeID();
     JsonNode reply = session.exchange(what, Protocol.encode(req), false);
     deltas.clear();
@@ -900,6 +900,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     ArrayNode apps = req.putArray("apps");
     ArrayNode containers = req.putArray("containers");
     ArrayNode asks = req.putArray("asks");
+    ArrayNode counts = req.putArray("counts");  // stays empty: after clear() every ask is new
     askMirror.clear();
     for (Map.Entry<ApplicationId, SchedulerApplication<ShimAppAttempt>> e
         : applications.entrySet()) {
@@ -916,8 +917,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         containers.add(containerStarted(c, null));
       }
       synchronized (attempt) {
-        asks.addAll(askMirror.diff(e.getKey().toString(),
-            attempt.getAppSchedulingInfo().getAllResourceRequests()));
+        askMirror.diff(e.getKey().toString(),
+            attempt.getAppSchedulingInfo().getAllResourceRequests(), asks, counts);
       }
     }
     dirtyApps.clear();
@@ -950,24 +951,24 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Sends queued deltas with no decision (before a submit, so the core sees events in order). */
   private void flushDeltas() {
-    ArrayNode asks = changedAsks();
-    if (deltas.isEmpty() && asks.isEmpty()) {
-      return;
-    }
     ObjectNode req = request("events", epoch);
     req.putArray("deltas").addAll(deltas);
-    req.set("asks", asks);
+    if (!collectAsks(req) && deltas.isEmpty()) {
+      return;
+    }
     deltas.clear();
     session.exchange("events", Protocol.encode(req), true);
   }
 
   /**
-   * The asks of apps whose asks may have changed since the last call, as the mirror's compact
-   * diff. The core applies them after the request's deltas, the order YARN saw them in: an
-   * attempt's reset or an app's start is always queued before its asks are collected here.
+   * Puts in `req` the asks of apps whose asks may have changed since the last call, as the
+   * mirror's diff: "asks" in full and "counts". The core applies them after the request's
+   * deltas, the order YARN saw them in: an attempt's reset or an app's start is always queued
+   * before its asks are collected here. Returns whether there were any.
    */
-  private ArrayNode changedAsks() {
-    ArrayNode out = Protocol.JSON.createArrayNode();
+  private boolean collectAsks(ObjectNode req) {
+    ArrayNode asks = req.putArray("asks");
+    ArrayNode counts = req.putArray("counts");
     for (ApplicationId appId : new ArrayList<>(dirtyApps)) {
       dirtyApps.remove(appId);
       SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
@@ -976,11 +977,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         continue;
       }
       synchronized (attempt) {
-        out.addAll(askMirror.diff(appId.toString(),
-            attempt.getAppSchedulingInfo().getAllResourceRequests()));
+        askMirror.diff(appId.toString(), attempt.getAppSchedulingInfo().getAllResourceRequests(),
+            asks, counts);
       }
     }
-    return out;
+    return !asks.isEmpty() || !counts.isEmpty();
   }
 
   /** Re-checks one assignment and allocates it through YARN, or tells the core why not. */

@@ -11,8 +11,13 @@ import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.junit.jupiter.api.Test;
+import org.yarndrf.shim.bridge.Protocol;
 
 class AskMirrorTest {
+  private final AskMirror mirror = new AskMirror();
+  private ArrayNode asks;
+  private ArrayNode counts;
+
   private static ResourceRequest rr(String where, int count, int vcores) {
     return ResourceRequest.newInstance(Priority.newInstance(1), where,
         Resource.newInstance(1024, vcores), count);
@@ -22,12 +27,18 @@ class AskMirrorTest {
     return rr(where, count, 2);
   }
 
+  private void diff(String app, List<ResourceRequest> current) {
+    asks = Protocol.JSON.createArrayNode();
+    counts = Protocol.JSON.createArrayNode();
+    mirror.diff(app, current, asks, counts);
+  }
+
   @Test
   void sendsAsksInFullOnceThenCountsByIdAndZeroForVanishedOnes() {
-    AskMirror m = new AskMirror();
-    List<ArrayNode> first = m.diff("app_1", Arrays.asList(rr("*", 3), rr("/rack1", 3)));
-    assertEquals(2, first.size());
-    ArrayNode any = first.get(0);
+    diff("app_1", Arrays.asList(rr("*", 3), rr("/rack1", 3)));
+    assertEquals(2, asks.size());
+    assertEquals(0, counts.size());
+    ArrayNode any = (ArrayNode) asks.get(0);
     // [id, count, app, priority, allocation_id, location, relax, memory-mb, vcores, ...]
     assertEquals(3, any.get(1).asInt());
     assertEquals("app_1", any.get(2).asText());
@@ -35,26 +46,28 @@ class AskMirrorTest {
     assertEquals(1024, any.get(7).asLong());
     assertEquals(2, any.get(8).asLong());
     long anyId = any.get(0).asLong();
-    long rackId = first.get(1).get(0).asLong();
+    long rackId = asks.get(1).get(0).asLong();
     assertNotEquals(anyId, rackId);
-    assertEquals(0, m.diff("app_1", Arrays.asList(rr("*", 3), rr("/rack1", 3))).size());
 
-    List<ArrayNode> lower = m.diff("app_1", Collections.singletonList(rr("*", 1)));
-    assertEquals("[[" + anyId + ",1], [" + rackId + ",0]]", lower.toString().replace("],[", "], ["));
-    // A withdrawn ask that comes back keeps its id: a count, not a full ask.
-    assertEquals("[[" + rackId + ",2]]",
-        m.diff("app_1", Arrays.asList(rr("*", 1), rr("/rack1", 2))).toString());
-    // A new shape is a new ask for the core: sent in full again, under a fresh id.
-    List<ArrayNode> reshaped = m.diff("app_1", Arrays.asList(rr("*", 1, 4), rr("/rack1", 2)));
-    assertEquals(1, reshaped.size());
-    assertEquals("app_1", reshaped.get(0).get(2).asText(), "a full ask");
-    assertEquals(4, reshaped.get(0).get(8).asLong());
-    assertNotEquals(anyId, reshaped.get(0).get(0).asLong());
+    diff("app_1", Arrays.asList(rr("*", 3), rr("/rack1", 3)));
+    assertEquals(0, asks.size() + counts.size(), "nothing changed, nothing to send");
 
-    m.forget("app_1");
-    List<ArrayNode> afresh = m.diff("app_1", Collections.singletonList(rr("*", 1)));
-    assertEquals(1, afresh.size());
-    assertEquals(1, afresh.get(0).get(1).asInt());
-    assertNotEquals(anyId, afresh.get(0).get(0).asLong(), "ids are never reused");
+    diff("app_1", Collections.singletonList(rr("*", 1)));
+    assertEquals(0, asks.size());
+    assertEquals("[" + anyId + ",1," + rackId + ",0]", counts.toString());
+
+    diff("app_1", Arrays.asList(rr("*", 1), rr("/rack1", 2)));
+    assertEquals("[" + rackId + ",2]", counts.toString(), "a withdrawn ask that returns keeps its id");
+
+    diff("app_1", Arrays.asList(rr("*", 1, 4), rr("/rack1", 2)));
+    assertEquals(1, asks.size(), "a new shape is a new ask for the core");
+    assertEquals(0, counts.size());
+    assertEquals(4, asks.get(0).get(8).asLong());
+    assertNotEquals(anyId, asks.get(0).get(0).asLong());
+
+    mirror.forget("app_1");
+    diff("app_1", Collections.singletonList(rr("*", 1)));
+    assertEquals(1, asks.size());
+    assertNotEquals(anyId, asks.get(0).get(0).asLong(), "ids are never reused");
   }
 }

@@ -54,7 +54,7 @@ final class FakeCore implements CoreChannel {
       case "snapshot":
         asks.clear();
         resourceTypes = req.get("resources");
-        asks(req.get("asks"));
+        asks(req.get("asks"), req.get("counts"));
         reply.set("queues", queues());
         break;
       case "submit":
@@ -66,7 +66,7 @@ final class FakeCore implements CoreChannel {
         break;
       case "heartbeat":
         apply(req.get("deltas"));
-        asks(req.get("asks"));
+        asks(req.get("asks"), req.get("counts"));
         reply.put("seq", req.get("seq").asLong());
         ArrayNode out = reply.putArray("assignments");
         for (ObjectNode a : asks.values()) {
@@ -86,7 +86,7 @@ final class FakeCore implements CoreChannel {
         break;
       case "events":
         apply(req.get("deltas"));
-        asks(req.get("asks"));
+        asks(req.get("asks"), req.get("counts"));
         break;
       default:
         reply.put("accepted", true);
@@ -101,16 +101,10 @@ final class FakeCore implements CoreChannel {
     }
   }
 
-  /** [id, count], or [id, count, app, priority, allocation_id, location, relax, amounts...]. */
-  private void asks(JsonNode batch) {
-    for (JsonNode a : batch) {
-      long id = a.get(0).asLong();
-      if (a.size() == 2) {
-        ObjectNode known = asks.get(id);
-        if (known != null) {
-          known.put("count", a.get(1).asInt());
-        }
-      } else if ("*".equals(a.get(5).asText())) {
+  /** "asks": [id, count, app, priority, allocation_id, location, relax, amounts...]; "counts": id, count, ... */
+  private void asks(JsonNode full, JsonNode counts) {
+    for (JsonNode a : full) {
+      if ("*".equals(a.get(5).asText())) {
         ObjectNode o = Protocol.JSON.createObjectNode();
         o.put("count", a.get(1).asInt());
         o.put("app", a.get(2).asText());
@@ -120,7 +114,13 @@ final class FakeCore implements CoreChannel {
         for (int i = 0; i < resourceTypes.size(); i++) {
           resources.put(resourceTypes.get(i).asText(), a.get(7 + i).asLong());
         }
-        asks.put(id, o);
+        asks.put(a.get(0).asLong(), o);
+      }
+    }
+    for (int i = 0; i + 1 < counts.size(); i += 2) {
+      ObjectNode known = asks.get(counts.get(i).asLong());
+      if (known != null) {
+        known.put("count", counts.get(i + 1).asInt());
       }
     }
   }

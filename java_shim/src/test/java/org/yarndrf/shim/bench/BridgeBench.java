@@ -21,7 +21,7 @@ import org.yarndrf.shim.bridge.Py4jChannel;
  *
  * Usage: BridgeBench py4j|raw PORT TOKEN DELTAS CALLS WARMUP [counts|full]
  * "counts" (default): each delta changes the count of an ask the core already has, the usual
- * change between two heartbeats ([id, count]); "full": each delta is an ask sent in full, as the
+ * change between two heartbeats ("counts": id, count); "full": each delta is an ask sent in full, as the
  * first ask of an app or a new shape is.
  * Prints one JSON line of statistics (microseconds).
  */
@@ -141,6 +141,7 @@ public final class BridgeBench {
       c.put("allocation_id", 0);
       asks.add(fullAsk(a, 1));
     }
+    req.putArray("counts");
     return req;
   }
 
@@ -158,10 +159,15 @@ public final class BridgeBench {
     req.set("free", amounts(0, 0));
     req.putArray("deltas");
     ArrayNode asks = req.putArray("asks");
+    ArrayNode counts = req.putArray("counts");
     for (int j = 0; j < deltas; j++) {
       int app = (seq * deltas + j) % APPS;
       int count = 1 + (seq % 2);
-      asks.add(full ? fullAsk(app, count) : Protocol.JSON.createArrayNode().add(app + 1).add(count));
+      if (full) {
+        asks.add(fullAsk(app, count));
+      } else {
+        counts.add(app + 1).add(count);
+      }
     }
     return Protocol.encode(req);
   }
