@@ -88,17 +88,18 @@ def _instrument(service: Any, metrics: Metrics, reloader: Reloader) -> None:
         if refused > 0:
             metrics.refused.inc(refused)
         if beats > 0:
-            rtt = msg.get("rtt_ms") if msg is not None else None
+            rtt = getattr(service, "last_rtt_ms", None)
             metrics.heartbeat(elapsed, max(assigned, 0),
-                              rtt / 1000 if isinstance(rtt, (int, float)) and rtt >= 0 else None)
+                              rtt / 1000 if type(rtt) in (int, float) and rtt >= 0 else None)
         return reply
 
     service.handle = handle
 
 
 def _peek(text: str) -> dict | None:
-    """Parses only the requests the wrapper acts on: reloads, and heartbeats that carry the shim's RTT."""
-    if '"reload"' not in text and '"rtt_ms"' not in text:
+    """Parses only the requests the wrapper acts on itself: reloads. Heartbeats are parsed once, by
+    the service."""
+    if '"reload"' not in text:
         return None
     try:
         msg = json.loads(text)

@@ -29,6 +29,8 @@ class CoreService:
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
         self.epoch: int | None = None  # of the snapshot the core was rebuilt from; None: none yet
+        # the shim's own measure of its previous heartbeat call, as the RM saw it (for metrics)
+        self.last_rtt_ms: float | None = None
 
     # ------------------------------------------------------------------ entry point
 
@@ -84,6 +86,7 @@ class CoreService:
         return protocol.reply(queues=self.queue_list())
 
     def _heartbeat(self, msg: dict) -> str:
+        self.last_rtt_ms = msg.get("rtt_ms")
         self._apply(msg.get("deltas", ()))
         self._apply_asks(self.core, msg)
         node = msg["node"]

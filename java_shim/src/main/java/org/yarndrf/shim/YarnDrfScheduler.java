@@ -133,6 +133,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private CoreSession session;
   private ServeSupervisor supervisor;
   private long heartbeatSeq;
+  /** The last successful heartbeat call, encoding and decoding included; sent with the next. */
+  private long lastRoundTripNanos;
   /**
    * Incremented by every snapshot and sent with every request: the core refuses requests of an
    * older epoch, so a request that timed out here but reaches Python late cannot change the
@@ -850,12 +852,18 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     req.set("free", Protocol.amounts(AskMirror.amounts(node.getUnallocatedResource())));
     req.putArray("deltas").addAll(deltas);
     collectAsks(req);
+    if (lastRoundTripNanos > 0) {
+      req.put("rtt_ms", lastRoundTripNanos / 1e6);
+    }
     String what = "heartbeat " + node.getNodeID();
+    long start = System.nanoTime();
     JsonNode reply = session.exchange(what, Protocol.encode(req), false);
     deltas.clear();
     if (reply == null) {
+      lastRoundTripNanos = 0;
       return;
     }
+    lastRoundTripNanos = System.nanoTime() - start;
     ArrayNode assignments;
     try {
       if (Protocol.integer(reply, "seq") != seq) {

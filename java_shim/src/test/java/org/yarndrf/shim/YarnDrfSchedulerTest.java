@@ -105,6 +105,17 @@ class YarnDrfSchedulerTest {
       assertTrue(s.get("assignment_id").asText().startsWith("fake-"), s.toString());
     }
     assertEquals(0, scheduler.assignmentsRefused.get());
+    // Every heartbeat after the first reports the previous call's round trip for the metrics.
+    List<JsonNode> beats = new ArrayList<>();
+    synchronized (core) {
+      core.requests.stream().filter(r -> "heartbeat".equals(r.get("type").asText()))
+          .forEach(beats::add);
+    }
+    assertTrue(beats.size() > 1);
+    assertTrue(!beats.get(0).has("rtt_ms"), beats.get(0).toString());
+    for (JsonNode b : beats.subList(1, beats.size())) {
+      assertTrue(b.path("rtt_ms").asDouble() > 0, b.toString());
+    }
   }
 
   @Test
