@@ -57,8 +57,11 @@ def reply(**fields: Any) -> str:
     return _encode({"v": VERSION, "ok": True, **fields})
 
 
-def heartbeat_reply(seq: int, assignments: list[dict[str, Any]]) -> str:
-    """Most heartbeats assign nothing; their reply is a format away, not an encoding."""
+def heartbeat_reply(seq: int, queues: list[dict[str, Any]] | None, assignments: list[dict[str, Any]]) -> str:
+    """Most heartbeats assign nothing and carry no new queue list; their reply is a format away,
+    not an encoding."""
+    if queues is not None:
+        return reply(seq=seq, assignments=assignments, queues=queues)
     if not assignments and type(seq) is int:
         return _EMPTY_HEARTBEAT_REPLY % seq
     return reply(seq=seq, assignments=assignments)

@@ -31,6 +31,9 @@ class CoreService:
         self.epoch: int | None = None  # of the snapshot the core was rebuilt from; None: none yet
         # the shim's own measure of its previous heartbeat call, as the RM saw it (for metrics)
         self.last_rtt_ms: float | None = None
+        # the configuration whose queue list Java has: a reload by any path (file watch, HTTP,
+        # -refreshQueues) changes the core's, and the next heartbeat reply carries the new list
+        self._queues_sent: QueueConfig | None = None
 
     # ------------------------------------------------------------------ entry point
 
@@ -91,7 +94,8 @@ class CoreService:
         self._apply_asks(self.core, msg)
         node = msg["node"]
         assignments = self.core.on_heartbeat(node)
-        return protocol.heartbeat_reply(msg["seq"], [
+        queues = self.queue_list() if self.core.config is not self._queues_sent else None
+        return protocol.heartbeat_reply(msg["seq"], queues, [
             {"assignment_id": a.assignment_id, "app": a.app_id, "node": a.node_id, "queue": a.queue,
              "priority": a.priority, "allocation_id": a.allocation_id, "resources": a.resources}
             for a in assignments])
@@ -195,7 +199,9 @@ class CoreService:
     # ------------------------------------------------------------------ the queue tree for Java
 
     def queue_list(self) -> list[dict[str, Any]]:
-        """Every queue, parents first, with what Java needs for getQueueInfo, ACLs and limits."""
+        """Every queue, parents first, with what Java needs for getQueueInfo, ACLs and limits.
+        Every caller sends it to Java, so it also records that Java has this configuration."""
+        self._queues_sent = self.core.config
         out = []
         for path in sorted(self.core.queues, key=lambda p: (p.count("."), p)):
             q = self.core.queues[path]

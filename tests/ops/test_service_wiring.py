@@ -110,3 +110,16 @@ def test_bad_requests_still_get_the_services_own_answer(served):
     assert reply["ok"] is False and "path must be a string" in reply["error"]
     reply = json.loads(service.handle('{"v": 2, "type": "reload", "path": "/nonexistent/queues.yaml"}'))
     assert reply["ok"] is True and reply["accepted"] is False and "cannot read file" in reply["errors"][0]
+
+
+def test_a_reload_outside_the_rm_reaches_java_with_the_next_heartbeat(served):
+    """POST /v1/reload (or the file watcher, or `yarn-drf reload`): the RM learns the new queue
+    tree from the next heartbeat reply, once."""
+    service, ops, path = served
+    snapshot(service)
+    assert "queues" not in call(service, type="heartbeat", seq=1, node="n1", deltas=[])
+    path.write_text(QUEUES.replace("weight: 2", "weight: 5"))
+    assert requests.post(ops.server.url + "/v1/reload", timeout=10).json()["accepted"] is True
+    pushed = call(service, type="heartbeat", seq=2, node="n1", deltas=[])
+    assert any(q["name"] == "root.prod" and q["weight"] == 5.0 for q in pushed["queues"])
+    assert "queues" not in call(service, type="heartbeat", seq=3, node="n1", deltas=[])

@@ -882,6 +882,13 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       session.malformedContent(what, e.getMessage());
       return;
     }
+    if (reply.has("queues")) {  // the queue file was reloaded on the Python side
+      try {
+        queues.update(reply.get("queues"));
+      } catch (MalformedReplyException e) {
+        LOG.warn("yarn-drf: bad queue list with heartbeat {}: {}", seq, e.getMessage());
+      }
+    }
     for (JsonNode a : assignments) {
       apply(node, a);
     }

@@ -23,6 +23,8 @@ final class FakeCore implements CoreChannel {
 
   volatile Mode mode = Mode.OK;
   volatile int extra;
+  /** Sent once with the next heartbeat reply, as the core does after a reload. */
+  volatile ArrayNode pushQueues;
   final List<JsonNode> requests = new ArrayList<>();
   final List<JsonNode> deltas = new ArrayList<>();
   private final Map<Long, ObjectNode> asks = new LinkedHashMap<>();
@@ -68,6 +70,10 @@ final class FakeCore implements CoreChannel {
         apply(req.get("deltas"));
         asks(req.get("asks"), req.get("counts"));
         reply.put("seq", req.get("seq").asLong());
+        if (pushQueues != null) {
+          reply.set("queues", pushQueues);
+          pushQueues = null;
+        }
         ArrayNode out = reply.putArray("assignments");
         for (ObjectNode a : asks.values()) {
           int n = a.get("count").asInt() + extra;
@@ -125,7 +131,7 @@ final class FakeCore implements CoreChannel {
     }
   }
 
-  private static ArrayNode queues() {
+  static ArrayNode queues() {
     ArrayNode q = Protocol.JSON.createArrayNode();
     q.addObject().put("name", "root").put("leaf", false).put("submit_acl", " ").put("admin_acl", " ");
     q.addObject().put("name", "root.a").put("leaf", true).put("weight", 2.0).put("submit_acl", "*");

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.hadoop.security.UserGroupInformation;
@@ -246,5 +247,18 @@ class YarnDrfSchedulerTest {
         QueueACL.SUBMIT_APPLICATIONS, "root.b"));
     assertTrue(scheduler.checkAccess(UserGroupInformation.createRemoteUser("alice"),
         QueueACL.SUBMIT_APPLICATIONS, "b"));
+  }
+
+  @Test
+  void aQueueListInAHeartbeatReplyReplacesTheTree() throws Exception {
+    heartbeatUntil(() -> core.count("snapshot") > 0);
+    ArrayNode reloaded = FakeCore.queues();
+    reloaded.addObject().put("name", "root.c").put("leaf", true).put("submit_acl", "*");
+    core.pushQueues = reloaded;
+    heartbeatUntil(() -> core.pushQueues == null);
+    heartbeatUntil(() -> scheduler.checkAccess(UserGroupInformation.createRemoteUser("zed"),
+        QueueACL.SUBMIT_APPLICATIONS, "root.c"));
+    assertEquals(3, scheduler.getQueueInfo("root", true, false).getChildQueues().size());
+    assertEquals("root.c", scheduler.getQueueInfo("c", false, false).getQueuePath());
   }
 }
