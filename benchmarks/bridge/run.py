@@ -3,7 +3,8 @@ socket round trip, for 1 and 50 pending deltas per heartbeat, in three CPU layou
 
     .venv/bin/python benchmarks/bridge/run.py [--calls 10000] [--warmup 50000] [--layouts same-core,...]
 
-Needs the shim built (`make shim`). Prints a table; targets: bridge p50 within 2x of the raw
+Needs the shim built (`make shim`). Each case also runs py4j alone (the real gateway answering a
+constant), which separates the transport from the core's work. Prints a table; targets: bridge p50 within 2x of the raw
 round trip, and no call above 5 ms in 10,000 heartbeats. Deltas are ask changes: "counts" are
 count changes of asks the core already has (id, count pairs: what heartbeats mostly carry),
 "full" are asks sent whole (an app's first asks, a new shape).
@@ -62,6 +63,9 @@ def java_cmd(args: list[str]) -> list[str]:
 
 
 CASES = ((1, "counts"), (50, "counts"), (50, "full"))  # (deltas per heartbeat, kind of ask delta)
+# raw: the message over a plain socket; echo: through py4j and the gateway to a constant answer;
+# py4j: through py4j to the real `yarn-drf serve` and core (the measured bridge)
+MODES = ("raw", "echo", "py4j")
 
 
 def measure(layout: str, mode: str, deltas: int, asks: str, calls: int, warmup: int, tmp: Path) -> dict:
@@ -73,19 +77,22 @@ def measure(layout: str, mode: str, deltas: int, asks: str, calls: int, warmup: 
     if mode == "py4j":
         server_cmd = [sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(QUEUES),
                       "--port", str(port), "--token-file", str(token_file)]
+    elif mode == "echo":
+        server_cmd = [sys.executable, str(Path(__file__).with_name("echo_server.py")), str(port), str(token_file)]
     else:
         server_cmd = [sys.executable, str(Path(__file__).with_name("raw_server.py")), str(port)]
     server = subprocess.Popen(pinned(pcpu, server_cmd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               cwd=REPO)
     try:
-        if mode == "py4j":
-            wait_port(port, server)
-        else:
+        if mode == "raw":
             time.sleep(0.5)
-        out = subprocess.run(pinned(jcpu, java_cmd([mode, str(port), token, str(deltas), str(calls), str(warmup),
+        else:
+            wait_port(port, server)
+        out = subprocess.run(pinned(jcpu, java_cmd(["raw" if mode == "raw" else "py4j", str(port), token,
+                                                     str(deltas), str(calls), str(warmup),
                                                      asks])),
                              capture_output=True, text=True, timeout=600, check=True)
-        return {"layout": layout, **json.loads(out.stdout.strip().splitlines()[-1])}
+        return {"layout": layout, **json.loads(out.stdout.strip().splitlines()[-1]), "mode": mode}
     finally:
         server.terminate()
         server.wait()
@@ -142,7 +149,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for layout in args.layouts.split(","):
             for deltas, asks in CASES:
-                for mode in ("raw", "py4j"):
+                for mode in MODES:
                     rows.append(measure(layout, mode, deltas, asks, args.calls, args.warmup, Path(tmp)))
                     r = rows[-1]
                     print(f"{layout:12} {mode:5} deltas={deltas:<3} {asks:6} bytes={r['bytes']:<6} "
@@ -158,8 +165,11 @@ def main() -> int:
         for deltas, asks in CASES:
             raw, bri = (next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas
                              and r["asks"] == asks and r["mode"] == mode) for mode in ("raw", "py4j"))
+            echo = next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas
+                        and r["asks"] == asks and r["mode"] == "echo")
             print(f"  {layout:12} deltas={deltas:<3} {asks:6} ratio={bri['p50_us'] / raw['p50_us']:.2f} "
-                  f"over_5ms={bri['over_5ms']} of {bri['calls']} (raw: {raw['over_5ms']})")
+                  f"over_5ms={bri['over_5ms']} of {bri['calls']} (raw: {raw['over_5ms']}; "
+                  f"py4j alone: {echo['p50_us'] / raw['p50_us']:.2f}x raw)")
     return 0
 
 

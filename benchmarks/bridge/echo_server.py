@@ -1,0 +1,27 @@
+"""The py4j-transport baseline's Python end: the real gateway (lean connection, auth token,
+TCP_NODELAY) in front of a service that answers every request with a constant empty heartbeat
+reply, so the round trip is py4j and nothing of the core."""
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+from yarn_bridge.gateway import start_gateway
+
+REPLY = '{"v":2,"ok":true,"seq":0,"assignments":[]}'
+
+
+class ConstantService:
+    def handle(self, text: str) -> str:
+        return REPLY
+
+
+def main() -> None:
+    port, token_file = int(sys.argv[1]), sys.argv[2]
+    start_gateway(ConstantService(), port, Path(token_file).read_text().strip())
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
