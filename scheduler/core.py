@@ -48,9 +48,11 @@ class SchedulerCore:
             ("heartbeats", "assignments", "ignored_events", "refused", "apps_accepted", "apps_rejected",
              "reservations_made", "reservations_satisfied", "reservations_dropped", "reloads"), 0)
         self._ids = count(1)
-        # ask id (chosen by the caller) -> (app, request, location): lets a heartbeat change an
-        # ask's count without resending its app, key, location and shape (update_counts)
-        self.asks: dict[int, tuple[App, Request, str]] = {}
+        # ask id (chosen by the caller) -> its request: lets a heartbeat change an ask's count
+        # without resending its app, key, location and shape (update_counts). ANY asks, by far the
+        # most, map to the request alone; rack and node asks to (request, location).
+        self.asks: dict[int, Request] = {}
+        self.located_asks: dict[int, tuple[Request, str]] = {}
         self.waiting: list[App] = []  # apps held back by max-running-apps, oldest first
         self._stale = False  # cluster capacity changed: shares and limits to recompute
         self.config = config
@@ -319,6 +321,7 @@ class SchedulerCore:
         app.requests.clear()
         for ask_id in app.ask_ids:
             self.asks.pop(ask_id, None)
+            self.located_asks.pop(ask_id, None)
         app.ask_ids.clear()
 
     def set_blacklist(self, app_id: str, places: Sequence[str]) -> None:
@@ -369,42 +372,56 @@ class SchedulerCore:
         if req.count == 0 and req.reserved_node is not None:
             self._unreserve(req.reserved_node)
         if ask_id is not None:
-            known = self.asks.get(ask_id)
-            if known is None or known[0] is not app:
-                if known is not None:  # a caller reusing ids across apps: the newest wins
-                    known[0].ask_ids.remove(ask_id)
-                app.ask_ids.append(ask_id)
-            self.asks[ask_id] = (app, req, location)
+            self._register_ask(ask_id, req, location)
+
+    def _register_ask(self, ask_id: int, req: Request, location: str) -> None:
+        known = self.asks.pop(ask_id, None)
+        if known is None and ask_id in self.located_asks:
+            known = self.located_asks.pop(ask_id)[0]
+        if known is None or known.app is not req.app:
+            if known is not None:  # a caller reusing ids across apps: the newest wins
+                known.app.ask_ids.remove(ask_id)
+            req.app.ask_ids.append(ask_id)
+        if location == ANY:
+            self.asks[ask_id] = req
+        else:
+            self.located_asks[ask_id] = (req, location)
 
     def update_counts(self, changes: Iterable[tuple[int, int]], now: float | None = None) -> int:
         """New counts for asks registered by update_request(ask_id=...), as (ask id, count) pairs,
         in order; shape and locality relaxation unchanged. This is most of what a heartbeat
-        carries, so each is a couple of lookups. Returns how many applied; the others (unknown
-        id, bad count) are logged and counted as ignored events."""
-        asks = self.asks
-        applied = 0
+        carries, so each is a couple of lookups. Returns how many were ignored (unknown id, bad
+        count), each logged and counted as an ignored event."""
+        any_asks, located = self.asks, self.located_asks
+        ignored = 0
         for ask_id, count in changes:
-            ref = asks.get(ask_id) if type(ask_id) is int else None
-            if ref is None or type(count) is not int or count < 0:
-                self._ignore("update_counts", f"ask {ask_id!r}: unknown id" if ref is None else
-                             f"ask {ask_id}: count must be an integer >= 0, got {count!r}")
+            if type(count) is not int or count < 0 or type(ask_id) is not int:
+                ignored += 1
+                self._ignore("update_counts", f"ask {ask_id!r}: count must be an integer >= 0 and the id an "
+                             f"integer, got {count!r}")
                 continue
-            app, req, location = ref
-            if location == ANY:
+            req = any_asks.get(ask_id)
+            if req is not None:
                 before = req.count
                 req.count = count
                 if not before or not count:  # else still pending: nothing else changes
                     if count:
                         req.since = self._now(now)
-                    self._set_pending(app, req, count > 0)
+                    self._set_pending(req.app, req, count > 0)
                     if not count and req.reserved_node is not None:
                         self._unreserve(req.reserved_node)
-            elif location.startswith("/"):
+                continue
+            ref = located.get(ask_id)
+            if ref is None:
+                ignored += 1
+                self._ignore("update_counts", f"unknown ask id {ask_id}")
+                continue
+            req, location = ref
+            if location.startswith("/"):
                 req.racks[location][0] = count
             else:
                 req.nodes[location] = count
-            applied += 1
-        return applied
+        return ignored
 
     def _set_pending(self, app: App, req: Request, pending: bool) -> None:
         listed = req in app.pending

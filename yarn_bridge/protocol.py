@@ -24,7 +24,7 @@ _decoder = json.JSONDecoder()
 
 
 class ProtocolError(ValueError):
-    """A request that is not a well-formed version-1 message; the text says what and where."""
+    """A request that is not a well-formed message of this version; the text says what and where."""
 
 
 def decode_request(text: str) -> dict[str, Any]:

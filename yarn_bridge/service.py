@@ -34,6 +34,7 @@ class CoreService:
         # the configuration whose queue list Java has: a reload by any path (file watch, HTTP,
         # -refreshQueues) changes the core's, and the next heartbeat reply carries the new list
         self._queues_sent: QueueConfig | None = None
+        self._handlers = {kind: getattr(self, "_" + kind) for kind in protocol.REQUEST_TYPES}
 
     # ------------------------------------------------------------------ entry point
 
@@ -46,22 +47,24 @@ class CoreService:
             log.warning("bad request: %s", exc)
             return protocol.error(str(exc))
         with self.lock:
-            self.counters[msg["type"]] += 1
-            if msg["type"] == "snapshot" and self.epoch is not None and (msg.get("epoch") or 0) < self.epoch:
-                self.counters["stale_requests"] += 1
-                return protocol.error(f"snapshot: epoch {msg.get('epoch')!r} is older than {self.epoch}")
-            if msg["type"] not in ("snapshot", "status") and msg.get("epoch") != self.epoch:
+            kind, epoch = msg["type"], msg.get("epoch")
+            self.counters[kind] += 1
+            if kind == "snapshot":
+                if self.epoch is not None and (epoch or 0) < self.epoch:
+                    self.counters["stale_requests"] += 1
+                    return protocol.error(f"snapshot: epoch {epoch!r} is older than {self.epoch}")
+            elif kind != "status" and epoch != self.epoch:
                 # A late request from before the last snapshot, or no snapshot yet: applying it
                 # would corrupt the rebuilt state. Java resynchronises on this error.
                 self.counters["stale_requests"] += 1
-                return protocol.error(f"{msg['type']}: epoch {msg.get('epoch')!r} is not the current "
-                                      f"epoch {self.epoch!r}; send a snapshot")
+                return protocol.error(f"{kind}: epoch {epoch!r} is not the current epoch {self.epoch!r}; "
+                                      "send a snapshot")
             try:
-                return getattr(self, "_" + msg["type"])(msg)
+                return self._handlers[kind](msg)
             except (KeyError, TypeError, ValueError) as exc:
                 self.counters["bad_requests"] += 1
-                log.warning("cannot handle %s request: %r", msg["type"], exc)
-                return protocol.error(f"{msg['type']}: {exc!r}")
+                log.warning("cannot handle %s request: %r", kind, exc)
+                return protocol.error(f"{kind}: {exc!r}")
 
     # ------------------------------------------------------------------ requests
 
@@ -90,7 +93,9 @@ class CoreService:
 
     def _heartbeat(self, msg: dict) -> str:
         self.last_rtt_ms = msg.get("rtt_ms")
-        self._apply(msg.get("deltas", ()))
+        deltas = msg.get("deltas")
+        if deltas:
+            self._apply(deltas)
         self._apply_asks(self.core, msg)
         node = msg["node"]
         assignments = self.core.on_heartbeat(node)
@@ -177,7 +182,7 @@ class CoreService:
         if type(counts) not in (list, tuple) or len(counts) % 2:
             raise ValueError(f"counts must be a list of id, count pairs, got {counts!r:.80}")
         pairs = iter(counts)
-        bad += len(counts) // 2 - core.update_counts(zip(pairs, pairs))
+        bad += core.update_counts(zip(pairs, pairs))
         if bad:
             self.counters["bad_deltas"] += bad
         self.counters["deltas"] += len(full) + len(counts) // 2 - bad

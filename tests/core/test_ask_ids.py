@@ -106,7 +106,7 @@ def test_ids_die_with_their_app_and_unknown_ids_are_counted_not_raised():
     assert core.snapshot()["apps"]["x"]["pending"] == 0
     core.update_request("y", 1, SHAPES[0], 1, ask_id=8)
     core.remove_app("y")
-    assert 8 not in core.asks and not core.asks
+    assert not core.asks and not core.located_asks
 
 
 def test_a_bad_count_by_id_changes_nothing():
