@@ -11,7 +11,7 @@ PIP := $(VENV)/bin/pip
 TEST_PREREQS :=
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo replay bench clean
+.PHONY: venv test demo replay bench bench-bridge clean
 
 venv: $(VENV)/.installed
 
@@ -38,6 +38,10 @@ replay: venv
 
 bench: venv
 	$(VENV)/bin/yarn-drf bench core
+
+# The heartbeat round trip through the real shim, py4j and core vs a raw socket (a few minutes).
+bench-bridge: venv shim
+	$(PY) benchmarks/bridge/run.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
