@@ -191,8 +191,8 @@ class CoreService:
     def _full_ask(core: SchedulerCore, a: list) -> None:
         fields = len(protocol.ASK_FIELDS)
         if not isinstance(a, list) or len(a) != fields + len(core.types.names):
-            raise ValueError(f"an ask is [id, count] or {', '.join(protocol.ASK_FIELDS)} and one amount "
-                             f"for each of {', '.join(core.types.names)}")
+            raise ValueError(f"an ask is [{', '.join(protocol.ASK_FIELDS)}, then one amount for each of "
+                             f"{', '.join(core.types.names)}]")
         ask_id, count, app, priority, allocation_id, location, relax = a[:fields]
         if type(ask_id) is not int or type(priority) is not int or type(allocation_id) is not int \
                 or not isinstance(location, str):

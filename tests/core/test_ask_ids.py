@@ -45,7 +45,7 @@ def state(core) -> dict:
 @given(steps)
 def test_count_updates_by_id_equal_full_updates(script):
     """The shim's side in miniature: an ask goes in full the first time and after its shape
-    changed (under a new id), and as [id, count] otherwise."""
+    changed (under a new id), and as a count by id otherwise."""
     full, by_id = fresh(), fresh()
     shapes: dict[tuple, int] = {}  # (app, priority) -> index into SHAPES
     counts: dict[tuple, int] = {}  # (app, priority, location) -> count last sent
