@@ -159,7 +159,7 @@ class CoreService:
                 elif op == "attempt_added":
                     core.reset_requests(d["app"])
                 else:
-                    raise ValueError(f"unknown op {op!r}")
+                    raise ValueError(f"unknown op {op!r} (known: {', '.join(protocol.DELTA_OPS)})")
                 self.counters["deltas"] += 1
             except (KeyError, TypeError, ValueError) as exc:
                 self.counters["bad_deltas"] += 1
