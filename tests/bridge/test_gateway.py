@@ -113,3 +113,70 @@ def test_serve_exits_when_its_parent_is_gone(tmp_path, queues_file):
         for p in (parent, child):
             if p.poll() is None:
                 p.kill()
+
+
+def run_connection(connection_class, commands: bytes, service: CoreService, token: str | None) -> bytes:
+    """Feeds py4j commands to one server-side connection, as they arrive from Java; returns its answers."""
+    import io
+
+    from py4j.clientserver import JavaParameters, PythonParameters
+    from py4j.java_gateway import GatewayProperty, PythonProxyPool
+
+    from yarn_bridge.gateway import Endpoint
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.out = b""
+
+        def sendall(self, data: bytes) -> None:
+            self.out += data
+
+        def close(self) -> None:
+            pass
+
+        def shutdown(self, how) -> None:
+            pass
+
+        def setsockopt(self, *option) -> None:
+            pass
+
+    pool = PythonProxyPool()
+    pool.dict["t"] = Endpoint(service)
+    conn = connection_class(JavaParameters(), PythonParameters(auth_token=token), GatewayProperty(False, pool), None)
+    sock = Recorder()
+    conn.socket, conn.stream = sock, io.BufferedReader(io.BytesIO(commands))
+    conn.wait_for_commands()
+    return sock.out
+
+
+def test_the_lean_connection_answers_exactly_as_py4j_does(queues_file):
+    """The same command stream through py4j's own connection and through ours: same bytes out,
+    for plain and escaped strings, non-string arguments, unknown objects and a GC command."""
+    from py4j.clientserver import ClientServerConnection
+
+    from yarn_bridge.gateway import _LeanConnection
+
+    def call(arg: str) -> str:
+        return f"c\nt\ncall\n{arg}\ne\n"
+
+    status = json.dumps({"v": 2, "type": "status"})
+    odd = json.dumps({"v": 2, "type": "da\nn\\ce"})  # a newline and a backslash, echoed in the error
+    commands = "".join([
+        "A\ntok\ne\n",
+        call("s" + escape_new_line(status)),
+        call("s" + escape_new_line(odd)),
+        call("i5"),  # not a string: py4j converts it, the service answers that it wants one
+        "g\nnobody\ne\n",
+        "c\nnobody\ncall\nsx\ne\n",  # unknown object id (py4j then reads the rest as commands)
+    ]).encode()
+    ours = run_connection(_LeanConnection, commands, CoreService(queues_file), "tok")
+    theirs = run_connection(ClientServerConnection, commands, CoreService(queues_file), "tok")
+    assert ours == theirs
+    answers = ours.decode().split("\n")
+    assert answers[0].startswith("!yv")  # authenticated
+    assert json.loads(unescape_new_line(answers[1][3:]))["ok"] is True
+    assert "'da\\nn\\\\ce'" in json.loads(unescape_new_line(answers[2][3:]))["error"]  # intact both ways
+    assert "not a string" in unescape_new_line(answers[3][3:])
+    assert answers[4] == "!y" and answers[5].startswith("!x")  # GC acknowledged; unknown object refused
+    refused = run_connection(_LeanConnection, b"A\nwrong\ne\n" + call("sx").encode(), CoreService(queues_file), "tok")
+    assert refused.startswith(b"!x") and b"!y" not in refused
