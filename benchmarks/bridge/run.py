@@ -5,9 +5,9 @@ socket round trip, for 1 and 50 pending deltas per heartbeat, in three CPU layou
 
 Needs the shim built (`make shim`). Each case also runs py4j alone (the real gateway answering a
 constant), which separates the transport from the core's work. Prints a table; targets: bridge p50 within 2x of the raw
-round trip, and no call above 5 ms in 10,000 heartbeats. Deltas are ask changes: "counts" are
-count changes of asks the core already has (id, count pairs: what heartbeats mostly carry),
-"full" are asks sent whole (an app's first asks, a new shape).
+round trip, and no call above 5 ms in 10,000 heartbeats. Deltas: "counts" are count changes of asks
+the core already has (id, count pairs: what heartbeats mostly carry), "full" are asks sent whole
+(an app's first asks, a new shape), "containers" are containers finished and started.
 """
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def java_cmd(args: list[str]) -> list[str]:
     return ["java", *os.environ.get("BENCH_JAVA_OPTS", "-Xmx256m").split(), "-cp", cp, "org.yarndrf.shim.bench.BridgeBench", *args]
 
 
-CASES = ((1, "counts"), (50, "counts"), (50, "full"))  # (deltas per heartbeat, kind of ask delta)
+# (deltas per heartbeat, their kind): ask count changes, asks sent whole, containers finished and started
+CASES = ((1, "counts"), (50, "counts"), (50, "full"), (50, "containers"))
 # raw: the message over a plain socket; echo: through py4j and the gateway to a constant answer;
 # py4j: through py4j to the real `yarn-drf serve` and core (the measured bridge)
 MODES = ("raw", "echo", "py4j")
@@ -121,11 +122,20 @@ def core_alone(deltas: int, asks: str, calls: int, warmup: int) -> dict:
         "containers": [{"container": f"container_1_{a}", "app": f"application_1_{a}", "node": "bench-node:1",
                         "resources": amounts(1024, 1), "priority": 0, "allocation_id": 0} for a in range(apps)],
         "asks": [full_ask(a, 1) for a in range(apps)], "counts": []}))
+    def containers(seq: int) -> list[dict]:
+        out = []
+        for j in range(deltas // 2):
+            out.append({"op": "container_finished", "state": "completed",
+                        "container": f"container_1_{j}" if seq == 0 else f"c_{seq - 1}_{j}"})
+            out.append({"op": "container_started", "container": f"c_{seq}_{j}", "app": f"application_1_{j}",
+                        "node": "bench-node:1", "resources": amounts(1024, 1), "priority": 1, "allocation_id": 0})
+        return out
+
     times = []
     for seq in range(warmup + calls):
         changed = [((seq * deltas + j) % apps, 1 + seq % 2) for j in range(deltas)]
         msg = json.dumps({"v": 2, "type": "heartbeat", "epoch": epoch, "seq": seq, "node": "bench-node:1",
-                          "free": amounts(0, 0), "deltas": [],
+                          "free": amounts(0, 0), "deltas": containers(seq) if asks == "containers" else [],
                           "asks": [full_ask(a, n) for a, n in changed] if asks == "full" else [],
                           "counts": [x for a, n in changed for x in (a + 1, n)] if asks == "counts" else []})
         t0 = time.perf_counter_ns()
@@ -152,13 +162,13 @@ def main() -> int:
                 for mode in MODES:
                     rows.append(measure(layout, mode, deltas, asks, args.calls, args.warmup, Path(tmp)))
                     r = rows[-1]
-                    print(f"{layout:12} {mode:5} deltas={deltas:<3} {asks:6} bytes={r['bytes']:<6} "
+                    print(f"{layout:12} {mode:5} deltas={deltas:<3} {asks:10} bytes={r['bytes']:<6} "
                           f"p50={r['p50_us']:8.1f}us p99={r['p99_us']:8.1f}us max={r['max_us']:9.1f}us "
                           f">5ms={r['over_5ms']:<3} {r['per_s']:8.0f}/s", flush=True)
     print("\ncore alone (in-process JSON + core, no transport, this process unpinned):")
     for deltas, asks in CASES:
         c = core_alone(deltas, asks, args.calls, args.warmup)
-        print(f"  deltas={deltas:<3} {asks:6} p50={c['p50_us']:8.1f}us p99={c['p99_us']:8.1f}us")
+        print(f"  deltas={deltas:<3} {asks:10} p50={c['p50_us']:8.1f}us p99={c['p99_us']:8.1f}us")
     print(f"\nload average at the end: {os.getloadavg()}")
     print("\nbridge vs raw (p50 ratio, target <= 2.0; calls > 5 ms, target 0):")
     for layout in args.layouts.split(","):
@@ -167,7 +177,7 @@ def main() -> int:
                              and r["asks"] == asks and r["mode"] == mode) for mode in ("raw", "py4j"))
             echo = next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas
                         and r["asks"] == asks and r["mode"] == "echo")
-            print(f"  {layout:12} deltas={deltas:<3} {asks:6} ratio={bri['p50_us'] / raw['p50_us']:.2f} "
+            print(f"  {layout:12} deltas={deltas:<3} {asks:10} ratio={bri['p50_us'] / raw['p50_us']:.2f} "
                   f"over_5ms={bri['over_5ms']} of {bri['calls']} (raw: {raw['over_5ms']}; "
                   f"py4j alone: {echo['p50_us'] / raw['p50_us']:.2f}x raw)")
     return 0

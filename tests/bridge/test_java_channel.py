@@ -51,7 +51,7 @@ def serve(tmp_path):
     proc.wait(10)
 
 
-@pytest.mark.parametrize("deltas,asks", [(1, "counts"), (50, "counts"), (250, "full")])
+@pytest.mark.parametrize("deltas,asks", [(1, "counts"), (50, "counts"), (250, "full"), (50, "containers")])
 def test_java_channel_exchanges_heartbeats_with_the_real_service(serve, deltas, asks):
     port, token = serve
     run = java("py4j", str(port), token, str(deltas), "200", "20", asks)

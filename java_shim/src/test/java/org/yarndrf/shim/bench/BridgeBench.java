@@ -19,10 +19,11 @@ import org.yarndrf.shim.bridge.Py4jChannel;
  * real `yarn-drf serve`, with k pending deltas per heartbeat; and, for comparison, the same
  * message bytes over a raw loopback TCP socket (length-prefixed, TCP_NODELAY) to a Python echo.
  *
- * Usage: BridgeBench py4j|raw PORT TOKEN DELTAS CALLS WARMUP [counts|full]
+ * Usage: BridgeBench py4j|raw PORT TOKEN DELTAS CALLS WARMUP [counts|full|containers]
  * "counts" (default): each delta changes the count of an ask the core already has, the usual
  * change between two heartbeats ("counts": id, count); "full": each delta is an ask sent in full, as the
- * first ask of an app or a new shape is.
+ * first ask of an app or a new shape is; "containers": half the deltas are containers finished on
+ * the node, half containers started in their place (the node stays full).
  * Prints one JSON line of statistics (microseconds).
  */
 public final class BridgeBench {
@@ -35,7 +36,7 @@ public final class BridgeBench {
     int deltas = Integer.parseInt(args[3]);
     int calls = Integer.parseInt(args[4]);
     int warmup = Integer.parseInt(args[5]);
-    boolean full = args.length > 6 && "full".equals(args[6]);
+    String kind = args.length > 6 ? args[6] : "counts";
     InetAddress lo = InetAddress.getByName("127.0.0.1");
     long epoch = System.currentTimeMillis();
     long[] times = new long[calls];
@@ -47,7 +48,7 @@ public final class BridgeBench {
         throw new IllegalStateException("snapshot refused: " + session.counters());
       }
       for (int i = 0; i < warmup + calls; i++) {
-        String msg = heartbeat(epoch, i, deltas, full);
+        String msg = heartbeat(epoch, i, deltas, kind);
         bytes = msg.length();
         long t0 = System.nanoTime();
         if (session.exchange("heartbeat", msg, true) == null) {
@@ -65,7 +66,7 @@ public final class BridgeBench {
         DataOutputStream out = new DataOutputStream(s.getOutputStream());
         DataInputStream in = new DataInputStream(s.getInputStream());
         for (int i = 0; i < warmup + calls; i++) {
-          String msg = heartbeat(epoch, i, deltas, full);
+          String msg = heartbeat(epoch, i, deltas, kind);
           bytes = msg.length();
           long t0 = System.nanoTime();
           byte[] b = msg.getBytes(StandardCharsets.UTF_8);
@@ -97,7 +98,7 @@ public final class BridgeBench {
     Arrays.sort(sorted);
     System.out.printf("{\"mode\":\"%s\",\"asks\":\"%s\",\"deltas\":%d,\"calls\":%d,\"bytes\":%d,\"p50_us\":%.1f,"
         + "\"p99_us\":%.1f,\"max_us\":%.1f,\"over_5ms\":%d,\"per_s\":%.0f}%n", mode,
-        full ? "full" : "counts", deltas, calls,
+        kind, deltas, calls,
         bytes, sorted[calls / 2] / 1e3, sorted[(int) (calls * 0.99)] / 1e3,
         sorted[calls - 1] / 1e3, over5ms, calls / (total / 1e9));
   }
@@ -150,20 +151,37 @@ public final class BridgeBench {
         .add(1).add(0).add("*").add(true).add(1024).add(1).add(0);
   }
 
-  /** A heartbeat with `deltas` ask changes (absolute counts alternating 1 and 2). */
-  private static String heartbeat(long epoch, int seq, int deltas, boolean full) {
+  /** A heartbeat with `deltas` changes of the given kind (ask counts alternate 1 and 2). */
+  private static String heartbeat(long epoch, int seq, int deltas, String kind) {
     ObjectNode req = Protocol.request("heartbeat");
     req.put("epoch", epoch);
     req.put("seq", seq);
     req.put("node", "bench-node:1");
     req.set("free", amounts(0, 0));
-    req.putArray("deltas");
+    ArrayNode events = req.putArray("deltas");
     ArrayNode asks = req.putArray("asks");
     ArrayNode counts = req.putArray("counts");
-    for (int j = 0; j < deltas; j++) {
+    if ("containers".equals(kind)) {
+      // container j of heartbeat seq replaces container j of heartbeat seq - 1 (or the snapshot's)
+      for (int j = 0; j < deltas / 2; j++) {
+        ObjectNode done = events.addObject();
+        done.put("op", "container_finished");
+        done.put("container", seq == 0 ? "container_1_" + j : "c_" + (seq - 1) + "_" + j);
+        done.put("state", "completed");
+        ObjectNode started = events.addObject();
+        started.put("op", "container_started");
+        started.put("container", "c_" + seq + "_" + j);
+        started.put("app", "application_1_" + j);
+        started.put("node", "bench-node:1");
+        started.set("resources", amounts(1024, 1));
+        started.put("priority", 1);
+        started.put("allocation_id", 0);
+      }
+    }
+    for (int j = 0; j < deltas && !"containers".equals(kind); j++) {
       int app = (seq * deltas + j) % APPS;
       int count = 1 + (seq % 2);
-      if (full) {
+      if ("full".equals(kind)) {
         asks.add(fullAsk(app, count));
       } else {
         counts.add(app + 1).add(count);
