@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import count
 from operator import mul
 
@@ -53,6 +54,8 @@ class SchedulerCore:
         # most, map to the request alone; rack and node asks to (request, location).
         self.asks: dict[int, Request] = {}
         self.located_asks: dict[int, tuple[Request, str]] = {}
+        # inside batch(): apps whose heap keys are stale, in the order they were last touched
+        self._rekey: dict[App, None] | None = None
         self.waiting: list[App] = []  # apps held back by max-running-apps, oldest first
         self._stale = False  # cluster capacity changed: shares and limits to recompute
         self.config = config
@@ -463,8 +466,31 @@ class SchedulerCore:
             return -app.priority, app.seq
         return 0, self.policy.aggregate(map(mul, app.usage, app.queue.app_scale))
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Applies a run of events (a heartbeat's deltas) re-keying each touched app and its
+        queues once, at the end, instead of after every change: only the last keys matter to the
+        next decision. Keys come out as if re-keyed eagerly, in the same order (ties included)."""
+        if self._rekey is not None:  # nested: the outer batch re-keys
+            yield
+            return
+        self._rekey = {}
+        try:
+            yield
+        finally:
+            touched, self._rekey = self._rekey, None
+            for app in touched:
+                if self.apps.get(app.id) is app:
+                    self._requeue(app)
+                else:  # removed meanwhile: its queues' usage and shapes still changed
+                    self._requeue_queues(app.queue)
+
     def _requeue(self, app: App) -> None:
         """Puts `app` and its queues in their parents' heaps with fresh keys, or takes them out."""
+        if self._rekey is not None:
+            self._rekey.pop(app, None)  # to the end: the order of last touches is the eager order
+            self._rekey[app] = None
+            return
         leaf = app.queue
         if app.runnable and app.pending:
             leaf.heap.push(app, *self._app_key(app))

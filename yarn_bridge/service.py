@@ -80,10 +80,11 @@ class CoreService:
                 self.counters["snapshot_app_mismatch"] += 1
                 log.warning("snapshot: app %s runs in %s but the core places it: %s",
                             a["app"], a.get("queue"), placed)
-        for c in msg.get("containers", ()):
-            core.container_started(c["container"], c["app"], c["node"], c["resources"],
-                                   priority=c.get("priority"), allocation_id=c.get("allocation_id", 0))
-        self._apply_asks(core, msg)
+        with core.batch():
+            for c in msg.get("containers", ()):
+                core.container_started(c["container"], c["app"], c["node"], c["resources"],
+                                       priority=c.get("priority"), allocation_id=c.get("allocation_id", 0))
+            self._apply_asks(core, msg)
         self.core = core
         self.epoch = msg.get("epoch")
         log.info("resynchronised from a snapshot: %d nodes, %d apps, %d containers, %d asks",
@@ -106,7 +107,9 @@ class CoreService:
             for a in assignments])
 
     def _events(self, msg: dict) -> str:
-        self._apply(msg.get("deltas", ()))
+        deltas = msg.get("deltas")
+        if deltas:
+            self._apply(deltas)
         self._apply_asks(self.core, msg)
         return protocol.reply()
 
@@ -134,7 +137,10 @@ class CoreService:
     # ------------------------------------------------------------------ deltas
 
     def _apply(self, deltas) -> None:
-        core = self.core
+        with self.core.batch():
+            self._apply_each(self.core, deltas)
+
+    def _apply_each(self, core: SchedulerCore, deltas) -> None:
         for d in deltas:
             op = d.get("op") if isinstance(d, dict) else None
             try:

@@ -1,0 +1,96 @@
+"""SchedulerCore.batch(): events applied with one re-keying at the end must decide exactly as
+events applied one by one, ties included."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.core.helpers import make_core
+
+YAML = ("queues:\n  root:\n    children:\n      a: {weight: 2}\n      b:\n        children:\n"
+        "          b1: {}\n          b2: {order: fifo}\n")
+NODES = {"h1": {"vcores": 8, "memory-mb": 8192}, "h2": {"vcores": 4, "memory-mb": 16384}}
+APPS = {"x": "a", "y": "a", "z": "b1", "w": "b2"}
+SHAPES = ({"vcores": 1, "memory-mb": 1024}, {"vcores": 2, "memory-mb": 512}, {"vcores": 1, "memory-mb": 3072})
+
+events = st.one_of(
+    st.tuples(st.just("start"), st.sampled_from(sorted(APPS)), st.sampled_from(sorted(NODES)),
+              st.integers(0, len(SHAPES) - 1)),
+    st.tuples(st.just("finish"), st.integers(0, 100)),
+    st.tuples(st.just("ask"), st.sampled_from(sorted(APPS)), st.integers(0, 5)),
+    st.tuples(st.just("remove"), st.sampled_from(sorted(APPS))),
+    st.tuples(st.just("submit"), st.sampled_from(sorted(APPS))),
+)
+scripts = st.lists(st.lists(events, max_size=12), min_size=1, max_size=10)
+
+
+def fresh():
+    core = make_core(YAML, NODES)
+    for app, queue in APPS.items():
+        assert core.submit_app(app, "u", queue).accepted
+    core.snapshot()  # settles the nodes' capacity: otherwise the first decision re-keys everything
+    return core
+
+
+def apply(core, event, serial: list[int]) -> None:
+    kind = event[0]
+    if kind == "start":
+        _, app, node, shape = event
+        serial[0] += 1
+        core.container_started(f"c{serial[0]}", app, node, SHAPES[shape])
+    elif kind == "finish":
+        running = sorted(core.containers)
+        if running:
+            core.container_finished(running[event[1] % len(running)])
+    elif kind == "ask":
+        core.update_request(event[1], 1, SHAPES[0], event[2])
+    elif kind == "remove":
+        if event[1] in core.apps:
+            core.remove_app(event[1])
+    elif event[1] not in core.apps:
+        core.submit_app(event[1], "u", APPS[event[1]])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scripts)
+def test_a_batch_decides_exactly_as_events_one_by_one(script):
+    eager, batched = fresh(), fresh()
+    serials = [0], [0]
+    for t, group in enumerate(script):
+        for event in group:
+            apply(eager, event, serials[0])
+        with batched.batch():
+            for event in group:
+                apply(batched, event, serials[1])
+        for node in sorted(NODES):
+            got = [(a.app_id, a.resources) for a in eager.on_heartbeat(node, now=float(t))]
+            assert got == [(a.app_id, a.resources) for a in batched.on_heartbeat(node, now=float(t))]
+        snap_e, snap_b = eager.snapshot(), batched.snapshot()
+        assert snap_e["queues"] == snap_b["queues"] and snap_e["apps"] == snap_b["apps"]
+
+
+def test_usage_is_current_inside_a_batch_and_keys_after_it():
+    core = fresh()
+    core.update_request("x", 1, SHAPES[0], 4)
+    core.update_request("z", 1, SHAPES[0], 4)
+    with core.batch():
+        for i in range(6):
+            core.container_started(f"c{i}", "x", "h1", SHAPES[0])
+        assert core.snapshot()["queues"]["root.a"]["usage"]["vcores"] == 6
+    # a is now far above b's share: the next container goes to b, though x was first before
+    [first, *_] = core.on_heartbeat("h2", now=0)
+    assert first.app_id == "z"
+
+
+def test_an_app_removed_in_a_batch_leaves_its_queue_correctly_keyed():
+    core = fresh()
+    for i in range(6):
+        core.container_started(f"x{i}", "x", "h1", SHAPES[0])
+    for i in range(2):
+        core.container_started(f"z{i}", "z", "h1", SHAPES[0])
+    core.update_request("y", 1, SHAPES[0], 1)  # y waits in a, untouched by the batch
+    core.update_request("z", 1, SHAPES[0], 1)
+    with core.batch():
+        core.remove_app("x")  # a drops from 6 vcores to none, below b's 2
+    [first, *_] = core.on_heartbeat("h2", now=0)
+    assert first.app_id == "y"
