@@ -468,9 +468,10 @@ class SchedulerCore:
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Applies a run of events (a heartbeat's deltas) re-keying each touched app and its
-        queues once, at the end, instead of after every change: only the last keys matter to the
-        next decision. Keys come out as if re-keyed eagerly, in the same order (ties included)."""
+        """Applies a run of events (a heartbeat's deltas) re-keying each touched app and each of
+        their queues once, at the end, instead of after every change: only the last keys matter
+        to the next decision. Keys come out as if re-keyed eagerly, in the same order (ties
+        included)."""
         if self._rekey is not None:  # nested: the outer batch re-keys
             yield
             return
@@ -479,11 +480,24 @@ class SchedulerCore:
             yield
         finally:
             touched, self._rekey = self._rekey, None
-            for app in touched:
-                if self.apps.get(app.id) is app:
-                    self._requeue(app)
-                else:  # removed meanwhile: its queues' usage and shapes still changed
-                    self._requeue_queues(app.queue)
+            self._settle(touched)
+
+    def _settle(self, touched: dict[App, None]) -> None:
+        """Eager re-keying pushes a queue into its parent's heap once per touch below it; only
+        the last push counts, so each queue goes once, in the order of its last touch."""
+        queues: dict[Queue, None] = {}
+        for app in touched:
+            leaf = app.queue
+            if self.apps.get(app.id) is app:
+                self._push_app(app)
+            # removed meanwhile or not, its queues' usage and shapes changed: re-key them
+            q = leaf
+            while q.parent is not None:
+                queues.pop(q, None)  # to the end: the order of last touches is the eager order
+                queues[q] = None
+                q = q.parent
+        for q in queues:
+            self._push_queue(q)
 
     def _requeue(self, app: App) -> None:
         """Puts `app` and its queues in their parents' heaps with fresh keys, or takes them out."""
@@ -491,20 +505,25 @@ class SchedulerCore:
             self._rekey.pop(app, None)  # to the end: the order of last touches is the eager order
             self._rekey[app] = None
             return
-        leaf = app.queue
+        self._push_app(app)
+        self._requeue_queues(app.queue)
+
+    def _push_app(self, app: App) -> None:
         if app.runnable and app.pending:
-            leaf.heap.push(app, *self._app_key(app))
+            app.queue.heap.push(app, *self._app_key(app))
         else:
-            leaf.heap.remove(app)
-        self._requeue_queues(leaf)
+            app.queue.heap.remove(app)
 
     def _requeue_queues(self, q: Queue) -> None:
         while q.parent is not None:
-            if q.shapes:
-                q.parent.heap.push(q, *self._queue_key(q))
-            else:
-                q.parent.heap.remove(q)
+            self._push_queue(q)
             q = q.parent
+
+    def _push_queue(self, q: Queue) -> None:
+        if q.shapes:
+            q.parent.heap.push(q, *self._queue_key(q))
+        else:
+            q.parent.heap.remove(q)
 
     # ------------------------------------------------------------------ the decision
 
@@ -712,8 +731,10 @@ class SchedulerCore:
         change = vadd if sign > 0 else vsub
         node.allocated = change(node.allocated, vec)
         app.usage = change(app.usage, vec)
-        for q in app.queue.ancestors_and_self():
+        q = app.queue
+        while q is not None:  # not ancestors_and_self(): a generator costs more on this path
             q.usage = change(q.usage, vec)
+            q = q.parent
         self._requeue(app)
 
     # ------------------------------------------------------------------ reports

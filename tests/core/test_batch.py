@@ -94,3 +94,19 @@ def test_an_app_removed_in_a_batch_leaves_its_queue_correctly_keyed():
         core.remove_app("x")  # a drops from 6 vcores to none, below b's 2
     [first, *_] = core.on_heartbeat("h2", now=0)
     assert first.app_id == "y"
+
+
+
+def test_queues_tied_on_share_come_out_in_the_order_of_their_last_touch():
+    # Every queue ends the batch at zero usage with asks pending: ties, broken by push order.
+    # b is touched through b1, then a, then b again through b2: eager re-keying pushes b last,
+    # so a goes first, though b was touched first.
+    script = [("ask", "z", 3), ("ask", "x", 3), ("ask", "w", 3)]
+    eager, batched = fresh(), fresh()
+    for event in script:
+        apply(eager, event, [0])
+    with batched.batch():
+        for event in script:
+            apply(batched, event, [0])
+    firsts = [core.on_heartbeat("h1", now=0)[0].app_id for core in (eager, batched)]
+    assert firsts == ["x", "x"]
