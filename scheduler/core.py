@@ -535,7 +535,7 @@ class SchedulerCore:
         if self._stale:
             self._refresh()
         now = self._now(now)
-        free = vsub(node.capacity, node.allocated)
+        free = self.types.sub(node.capacity, node.allocated)
         out: list[Assignment] = []
         if node.reserved is not None:
             granted = self._serve_reservation(node, free, now)
@@ -611,12 +611,7 @@ class SchedulerCore:
         self.containers[aid] = Container(aid, app, node, cap, req.key, taken, confirmed=False)
         app.containers.add(aid)
         node.containers.add(aid)
-        node.allocated = vadd(node.allocated, cap)
-        app.usage = vadd(app.usage, cap)
-        q = app.queue
-        while q is not None:
-            q.usage = vadd(q.usage, cap)
-            q = q.parent
+        self._charge(app, node, cap, self.types.add)
         if req.count == 0:
             app.pending.remove(req)
             self._drop_shape(app, cap)
@@ -696,7 +691,8 @@ class SchedulerCore:
             return
         key = (priority, allocation_id) if priority is not None else None
         self.containers[container_id] = Container(container_id, app, node, vec, key, None, confirmed=True)
-        self._charge(app, node, vec, +1)
+        self._charge(app, node, vec, self.types.add)
+        self._requeue(app)
         app.containers.add(container_id)
         node.containers.add(container_id)
 
@@ -725,17 +721,19 @@ class SchedulerCore:
         del self.containers[c.id]
         c.app.containers.discard(c.id)
         c.node.containers.discard(c.id)
-        self._charge(c.app, c.node, c.resources, -1)
+        self._charge(c.app, c.node, c.resources, self.types.sub)
+        self._requeue(c.app)
 
-    def _charge(self, app: App, node: Node, vec: Vector, sign: int) -> None:
-        change = vadd if sign > 0 else vsub
+    @staticmethod
+    def _charge(app: App, node: Node, vec: Vector, change: Callable[[Vector, Vector], Vector]) -> None:
+        """Adds `vec` to (change: types.add) or takes it from (types.sub) the usage of the node,
+        the app and each of its queues; the caller re-keys."""
         node.allocated = change(node.allocated, vec)
         app.usage = change(app.usage, vec)
         q = app.queue
         while q is not None:  # not ancestors_and_self(): a generator costs more on this path
             q.usage = change(q.usage, vec)
             q = q.parent
-        self._requeue(app)
 
     # ------------------------------------------------------------------ reports
 
