@@ -1,20 +1,25 @@
-"""The bridge message format, version 2 (see BRIDGE.md): JSON objects in, JSON objects out.
+"""The bridge message format, version 3 (see BRIDGE.md): JSON objects in, JSON objects out.
 
 Java sends one request per call; each request has "v" and "type". Replies always have "v" and
 "ok"; a request that cannot be understood gets {"ok": false, "error": ...} and never an exception.
 Version 2 moved asks out of "deltas": "asks" in full with an id (ASK_FIELDS), "counts" by id.
+Version 3 moved containers out too: "started" rows (CONTAINER_FIELDS), "finished" pairs.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-VERSION = 2
+VERSION = 3
 REQUEST_TYPES = ("snapshot", "heartbeat", "events", "submit", "reload", "status")
 DELTA_OPS = (
     "node_added", "node_updated", "node_removed", "app_added", "app_removed", "attempt_added",
-    "container_started", "container_finished", "assignment_refused",
+    "assignment_refused",
 )
+# A container started ("started", and a snapshot's "containers"): these, then one amount per
+# resource type in the snapshot's "resources" order. assignment_id is null for a container the
+# core did not assign (recovered after an RM restart). "finished" is flat container, state pairs.
+CONTAINER_FIELDS = ("container", "app", "node", "priority", "allocation_id", "assignment_id")
 # An ask in full ("asks"): these, then one amount per resource type in the snapshot's "resources"
 # order. Afterwards the pair id, count in the flat "counts" array changes its count.
 ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "relax_locality")

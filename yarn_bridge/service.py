@@ -81,9 +81,7 @@ class CoreService:
                 log.warning("snapshot: app %s runs in %s but the core places it: %s",
                             a["app"], a.get("queue"), placed)
         with core.batch():
-            for c in msg.get("containers", ()):
-                core.container_started(c["container"], c["app"], c["node"], c["resources"],
-                                       priority=c.get("priority"), allocation_id=c.get("allocation_id", 0))
+            self._apply_started(core, msg.get("containers") or [])
             self._apply_asks(core, msg)
         self.core = core
         self.epoch = msg.get("epoch")
@@ -94,10 +92,7 @@ class CoreService:
 
     def _heartbeat(self, msg: dict) -> str:
         self.last_rtt_ms = msg.get("rtt_ms")
-        deltas = msg.get("deltas")
-        if deltas:
-            self._apply(deltas)
-        self._apply_asks(self.core, msg)
+        self._apply(msg)
         node = msg["node"]
         assignments = self.core.on_heartbeat(node)
         queues = self.queue_list() if self.core.config is not self._queues_sent else None
@@ -107,10 +102,7 @@ class CoreService:
             for a in assignments])
 
     def _events(self, msg: dict) -> str:
-        deltas = msg.get("deltas")
-        if deltas:
-            self._apply(deltas)
-        self._apply_asks(self.core, msg)
+        self._apply(msg)
         return protocol.reply()
 
     def _submit(self, msg: dict) -> str:
@@ -136,21 +128,27 @@ class CoreService:
 
     # ------------------------------------------------------------------ deltas
 
-    def _apply(self, deltas) -> None:
-        with self.core.batch():
-            self._apply_each(self.core, deltas)
+    def _apply(self, msg: dict) -> None:
+        """A heartbeat's or events request's changes, in the order Java collects them: app and
+        node events, containers started, containers finished, then asks."""
+        core = self.core
+        with core.batch():
+            deltas = msg.get("deltas")
+            if deltas:
+                self._apply_each(core, deltas)
+            started = msg.get("started")
+            if started:
+                self._apply_started(core, started)
+            finished = msg.get("finished")
+            if finished:
+                self._apply_finished(core, finished)
+        self._apply_asks(core, msg)
 
     def _apply_each(self, core: SchedulerCore, deltas) -> None:
         for d in deltas:
             op = d.get("op") if isinstance(d, dict) else None
             try:
-                if op == "container_started":
-                    core.container_started(d["container"], d["app"], d["node"], d["resources"],
-                                           priority=d.get("priority"), allocation_id=d.get("allocation_id", 0),
-                                           assignment_id=d.get("assignment_id"))
-                elif op == "container_finished":
-                    core.container_finished(d["container"], d.get("state", "completed"))
-                elif op == "assignment_refused":
+                if op == "assignment_refused":
                     core.assignment_refused(d["assignment_id"], d.get("reason", ""))
                 elif op == "node_added":
                     core.add_node(d["node"], d["capacity"], d.get("rack") or "/default-rack")
@@ -171,6 +169,48 @@ class CoreService:
                 self.counters["bad_deltas"] += 1
                 log.warning("ignored delta %r: %r", d, exc)
 
+    def _apply_started(self, core: SchedulerCore, rows) -> None:
+        """Rows of protocol.CONTAINER_FIELDS, then the amounts in the core's resource order."""
+        if type(rows) is not list:
+            raise ValueError(f"started containers must be a list of rows, got {rows!r:.80}")
+        width = len(protocol.CONTAINER_FIELDS) + len(core.types.names)
+        bad = 0
+        for row in rows:
+            if type(row) is not list or len(row) != width:
+                bad += 1
+                log.warning("ignored container row %r: a started container is [%s, then one amount for "
+                            "each of %s]", row, ", ".join(protocol.CONTAINER_FIELDS), ", ".join(core.types.names))
+                continue
+            cid, app, node, priority, allocation_id, assignment_id = row[:6]
+            if not (type(cid) is type(app) is type(node) is str and type(priority) is type(allocation_id) is int
+                    and (assignment_id is None or type(assignment_id) is str)):
+                bad += 1
+                log.warning("ignored container row %r: container, app and node must be strings, priority and "
+                            "allocation_id integers, assignment_id a string or null", row)
+                continue
+            core.container_started(cid, app, node, tuple(row[6:]), priority=priority,
+                                   allocation_id=allocation_id, assignment_id=assignment_id)
+        self._count_deltas(len(rows), bad)
+
+    def _apply_finished(self, core: SchedulerCore, pairs) -> None:
+        """Flat container, state pairs."""
+        if type(pairs) is not list or len(pairs) % 2:
+            raise ValueError(f"finished must be a list of container, state pairs, got {pairs!r:.80}")
+        bad = 0
+        it = iter(pairs)
+        for cid, state in zip(it, it):
+            if type(cid) is not str or type(state) is not str:
+                bad += 1
+                log.warning("ignored finished container %r in state %r: both must be strings", cid, state)
+                continue
+            core.container_finished(cid, state)
+        self._count_deltas(len(pairs) // 2, bad)
+
+    def _count_deltas(self, seen: int, bad: int) -> None:
+        if bad:
+            self.counters["bad_deltas"] += bad
+        self.counters["deltas"] += seen - bad
+
     def _apply_asks(self, core: SchedulerCore, msg: dict) -> None:
         """The request's asks, after its deltas (Java collects them last): "asks" in full
         (protocol.ASK_FIELDS, then the amounts), then "counts", flat id, count pairs for asks sent
@@ -189,9 +229,7 @@ class CoreService:
             raise ValueError(f"counts must be a list of id, count pairs, got {counts!r:.80}")
         pairs = iter(counts)
         bad += core.update_counts(zip(pairs, pairs))
-        if bad:
-            self.counters["bad_deltas"] += bad
-        self.counters["deltas"] += len(full) + len(counts) // 2 - bad
+        self._count_deltas(len(full) + len(counts) // 2, bad)
 
     @staticmethod
     def _full_ask(core: SchedulerCore, a: list) -> None:

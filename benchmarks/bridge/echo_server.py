@@ -7,9 +7,10 @@ import sys
 import threading
 from pathlib import Path
 
+from yarn_bridge import protocol
 from yarn_bridge.gateway import start_gateway
 
-REPLY = '{"v":2,"ok":true,"seq":0,"assignments":[]}'
+REPLY = protocol.heartbeat_reply(0, None, [])
 
 
 class ConstantService:

@@ -103,6 +103,7 @@ def core_alone(deltas: int, asks: str, calls: int, warmup: int) -> dict:
     """The same heartbeats handled in-process by the service (JSON + core, no transport), in the
     benchmark's own process: the part of the bridge round trip that is not the bridge. Messages
     as BridgeBench builds them."""
+    from yarn_bridge import protocol
     from yarn_bridge.service import CoreService
 
     apps, epoch = 50, 1
@@ -113,29 +114,26 @@ def core_alone(deltas: int, asks: str, calls: int, warmup: int) -> dict:
     def full_ask(app: int, count: int) -> list:
         return [app + 1, count, f"application_1_{app}", 1, 0, "*", True, 1024, 1, 0]
 
+    def container(cid: str, app: int) -> list:
+        return [cid, f"application_1_{app}", "bench-node:1", 1, 0, None, 1024, 1, 0]
+
     svc = CoreService(QUEUES)
     svc.handle(json.dumps({
-        "v": 2, "type": "snapshot", "epoch": epoch, "resources": ["memory-mb", "vcores", "gpu-mem"],
+        "v": protocol.VERSION, "type": "snapshot", "epoch": epoch, "resources": ["memory-mb", "vcores", "gpu-mem"],
         "nodes": [{"node": "bench-node:1", "capacity": amounts(apps * 1024, apps), "rack": "/default-rack"}],
         "apps": [{"app": f"application_1_{a}", "user": "bench", "queue": "root.cpu" if a % 2 == 0 else "root.mem",
                   "groups": []} for a in range(apps)],
-        "containers": [{"container": f"container_1_{a}", "app": f"application_1_{a}", "node": "bench-node:1",
-                        "resources": amounts(1024, 1), "priority": 0, "allocation_id": 0} for a in range(apps)],
+        "containers": [container(f"container_1_{a}", a) for a in range(apps)],
         "asks": [full_ask(a, 1) for a in range(apps)], "counts": []}))
-    def containers(seq: int) -> list[dict]:
-        out = []
-        for j in range(deltas // 2):
-            out.append({"op": "container_finished", "state": "completed",
-                        "container": f"container_1_{j}" if seq == 0 else f"c_{seq - 1}_{j}"})
-            out.append({"op": "container_started", "container": f"c_{seq}_{j}", "app": f"application_1_{j}",
-                        "node": "bench-node:1", "resources": amounts(1024, 1), "priority": 1, "allocation_id": 0})
-        return out
-
+    churn = asks == "containers"
     times = []
     for seq in range(warmup + calls):
         changed = [((seq * deltas + j) % apps, 1 + seq % 2) for j in range(deltas)]
-        msg = json.dumps({"v": 2, "type": "heartbeat", "epoch": epoch, "seq": seq, "node": "bench-node:1",
-                          "free": amounts(0, 0), "deltas": containers(seq) if asks == "containers" else [],
+        gone = [f"container_1_{j}" if seq == 0 else f"c_{seq - 1}_{j}" for j in range(deltas // 2)] if churn else []
+        msg = json.dumps({"v": protocol.VERSION, "type": "heartbeat", "epoch": epoch, "seq": seq,
+                          "node": "bench-node:1", "free": amounts(0, 0), "deltas": [],
+                          "started": [container(f"c_{seq}_{j}", j) for j in range(deltas // 2)] if churn else [],
+                          "finished": [x for cid in gone for x in (cid, "completed")],
                           "asks": [full_ask(a, n) for a, n in changed] if asks == "full" else [],
                           "counts": [x for a, n in changed for x in (a + 1, n)] if asks == "counts" else []})
         t0 = time.perf_counter_ns()

@@ -11,6 +11,7 @@ import time
 import pytest
 from py4j.protocol import escape_new_line, unescape_new_line
 
+from yarn_bridge import protocol
 from yarn_bridge.gateway import start_gateway
 from yarn_bridge.service import CoreService
 
@@ -53,9 +54,9 @@ def test_a_client_with_the_token_gets_replies(gateway):
     gw, port, token = gateway
     client = Py4jClient(port, token)
     assert client.auth_reply.startswith("!yv")
-    reply = json.loads(client.call(json.dumps({"v": 2, "type": "status"})))
+    reply = json.loads(client.call(json.dumps({"v": protocol.VERSION, "type": "status"})))
     assert reply["ok"] and "core" in reply
-    big = json.loads(client.call(json.dumps({"v": 2, "type": "status", "pad": "x" * 20000})))
+    big = json.loads(client.call(json.dumps({"v": protocol.VERSION, "type": "status", "pad": "x" * 20000})))
     assert big["ok"], "messages over 8 KB pass too"
     client.close()
 
@@ -65,14 +66,14 @@ def test_a_client_without_the_right_token_is_refused(gateway):
     client = Py4jClient(port, "wrong")
     assert client.auth_reply.startswith("!x")
     with pytest.raises((OSError, AssertionError)):
-        client.call(json.dumps({"v": 2, "type": "status"}))
-        client.call(json.dumps({"v": 2, "type": "status"}))
+        client.call(json.dumps({"v": protocol.VERSION, "type": "status"}))
+        client.call(json.dumps({"v": protocol.VERSION, "type": "status"}))
 
 
 def test_accepted_sockets_have_tcp_nodelay_and_listen_on_loopback_only(gateway):
     gw, port, token = gateway
     client = Py4jClient(port, token)
-    client.call(json.dumps({"v": 2, "type": "status"}))
+    client.call(json.dumps({"v": protocol.VERSION, "type": "status"}))
     server = gw._callback_server
     assert server.server_socket.getsockname()[0] == "127.0.0.1"
     conns = list(server.connections)
@@ -159,8 +160,8 @@ def test_the_lean_connection_answers_exactly_as_py4j_does(queues_file):
     def call(arg: str) -> str:
         return f"c\nt\ncall\n{arg}\ne\n"
 
-    status = json.dumps({"v": 2, "type": "status"})
-    odd = json.dumps({"v": 2, "type": "da\nn\\ce"})  # a newline and a backslash, echoed in the error
+    status = json.dumps({"v": protocol.VERSION, "type": "status"})
+    odd = json.dumps({"v": protocol.VERSION, "type": "da\nn\\ce"})  # a newline and a backslash, echoed in the error
     commands = "".join([
         "A\ntok\ne\n",
         call("s" + escape_new_line(status)),

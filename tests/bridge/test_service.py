@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
 TYPES = ["memory-mb", "vcores", "gpu-mem"]
@@ -10,7 +11,7 @@ NODE = {"memory-mb": 8192, "vcores": 8, "gpu-mem": 8192}
 
 
 def call(svc: CoreService, **msg) -> dict:
-    return json.loads(svc.handle(json.dumps({"v": 2, **msg})))
+    return json.loads(svc.handle(json.dumps({"v": protocol.VERSION, **msg})))
 
 
 def snapshot(svc: CoreService, epoch: int = 5, **state) -> dict:
@@ -22,6 +23,12 @@ def snapshot(svc: CoreService, epoch: int = 5, **state) -> dict:
 def ask(ask_id: int, app: str, count: int, memory: int = 1024, vcores: int = 1, gpu: int = 0) -> list:
     """An ask in full: id, count, app, priority, allocation id, location, relax, amounts in TYPES order."""
     return [ask_id, count, app, 1, 0, "*", True, memory, vcores, gpu]
+
+
+def started(container: str, app: str, assignment_id: str | None = None, memory: int = 1024, vcores: int = 1,
+            gpu: int = 0, node: str = "n1:1") -> list:
+    """A started container: container, app, node, priority, allocation id, assignment id, amounts."""
+    return [container, app, node, 1, 0, assignment_id, memory, vcores, gpu]
 
 
 def test_snapshot_then_heartbeats_assign_and_follow_yarn(queues_file):
@@ -36,16 +43,12 @@ def test_snapshot_then_heartbeats_assign_and_follow_yarn(queues_file):
     a1, a2, a3 = hb["assignments"]
     assert a1["app"] == "app_1" and a1["node"] == "n1:1" and a1["resources"]["vcores"] == 1
     # YARN applied two, refused one; then one container finished.
-    deltas = [
-        {"op": "container_started", "container": "c_1", "app": "app_1", "node": "n1:1",
-         "resources": a1["resources"], "priority": 1, "allocation_id": 0, "assignment_id": a1["assignment_id"]},
-        {"op": "container_started", "container": "c_2", "app": "app_1", "node": "n1:1",
-         "resources": a2["resources"], "priority": 1, "allocation_id": 0, "assignment_id": a2["assignment_id"]},
-        {"op": "assignment_refused", "assignment_id": a3["assignment_id"], "reason": "does not fit"},
-        {"op": "container_finished", "container": "c_1", "state": "completed"},
-    ]
-    hb2 = call(svc, type="heartbeat", epoch=5, seq=2, node="n1:1", free=NODE, deltas=deltas)
+    hb2 = call(svc, type="heartbeat", epoch=5, seq=2, node="n1:1", free=NODE,
+               deltas=[{"op": "assignment_refused", "assignment_id": a3["assignment_id"], "reason": "does not fit"}],
+               started=[started("c_1", "app_1", a1["assignment_id"]), started("c_2", "app_1", a2["assignment_id"])],
+               finished=["c_1", "completed"])
     assert hb2["ok"]
+    assert set(svc.core.containers) >= {"c_2"} and "c_1" not in svc.core.containers
     # The refused ask came back and was assigned again; exactly one container (c_2) still runs.
     state = call(svc, type="status")["core"]
     assert state["apps"]["app_1"]["containers"] == 1 + len(hb2["assignments"])
@@ -76,8 +79,7 @@ def test_requests_of_another_epoch_are_refused_so_late_ones_cannot_touch_a_resyn
 def test_snapshot_rebuilds_apps_containers_and_asks(queues_file):
     svc = CoreService(queues_file)
     snapshot(svc, apps=[{"app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}],
-             containers=[{"container": "c_1", "app": "app_1", "node": "n1:1",
-                          "resources": {"memory-mb": 2048, "vcores": 1}, "priority": 0, "allocation_id": 0}],
+             containers=[started("c_1", "app_1", memory=2048)],
              asks=[ask(1, "app_1", 2)])
     core = call(svc, type="status")["core"]
     assert core["apps"]["app_1"]["containers"] == 1 and core["apps"]["app_1"]["pending"] == 2
@@ -87,14 +89,15 @@ def test_snapshot_rebuilds_apps_containers_and_asks(queues_file):
 
 def test_bad_requests_and_bad_deltas_are_answered_and_counted_never_raised(queues_file):
     svc = CoreService(queues_file)
-    for text in ("not json", "[1]", json.dumps({"v": 1, "type": "heartbeat"}), json.dumps({"v": 2, "type": "dance"})):
+    for text in ("not json", "[1]", json.dumps({"v": protocol.VERSION - 1, "type": "heartbeat"}),
+                 json.dumps({"v": protocol.VERSION, "type": "dance"})):
         reply = json.loads(svc.handle(text))
-        assert reply["v"] == 2 and reply["ok"] is False and reply["error"]
+        assert reply["v"] == protocol.VERSION and reply["ok"] is False and reply["error"]
     assert svc.counters["bad_requests"] == 4
     snapshot(svc)
     call(svc, type="submit", epoch=5, app="app_1", user="alice", queue="cpu", groups=[])
     hb = call(svc, type="heartbeat", epoch=5, seq=1, node="n1:1", free=NODE,
-              deltas=[{"op": "teleport"}, {"op": "container_finished"}],
+              deltas=[{"op": "teleport"}, {"op": "app_removed"}],
               asks=[[1], ask(2, "app_1", 1)[:-1], [[3], 1], "ask", ask(4, "app_1", 1)], counts=[[4], 2])
     assert hb["ok"] and len(hb["assignments"]) == 1, "the good ask still applies"
     assert svc.counters["bad_deltas"] == 7
@@ -133,3 +136,26 @@ def test_count_only_asks_change_the_asks_sent_in_full(queues_file):
     call(svc, type="events", epoch=6, deltas=[], counts=[10, 4])
     assert svc.core.counters["ignored_events"] == 1
     assert svc.core.snapshot()["apps"]["app_1"]["pending"] == 0
+
+
+def test_container_rows_apply_after_app_events_and_bad_rows_are_counted_not_applied(queues_file):
+    svc = CoreService(queues_file)
+    snapshot(svc)
+    # An app recovered after an RM restart: its app event and its containers come in one request.
+    # The app is added first, then its containers start; one started and finished in the same
+    # interval leaves nothing behind.
+    reply = call(svc, type="events", epoch=5,
+                 deltas=[{"op": "app_added", "app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}],
+                 started=[started("c_1", "app_1", memory=2048), started("c_2", "app_1"),
+                          started("c_3", "app_1", gpu="lots"), started("c_4", "app_1")[:-1],
+                          ["c_5", "app_1", "n1:1", "1", 0, None, 1, 1, 0], "c_6"],
+                 finished=["c_2", "completed", "c_1", 7, "c_9", "killed"])
+    assert reply["ok"]
+    assert sorted(svc.core.containers) == ["c_1"]
+    assert svc.core.snapshot()["queues"]["root.mem"]["usage"]["memory-mb"] == 2048
+    # c_3's amount: refused by the core; c_4 short, c_5's priority a string, "c_6" no row; c_1's state 7
+    assert svc.counters["bad_deltas"] == 4 and svc.core.counters["ignored_events"] == 1
+    odd = call(svc, type="events", epoch=5, finished=["c_1"])
+    assert not odd["ok"] and "pairs" in odd["error"] and "c_1" in svc.core.containers
+    not_rows = call(svc, type="events", epoch=5, started={"c_7": "app_1"})
+    assert not not_rows["ok"] and "list of rows" in not_rows["error"]

@@ -9,6 +9,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.ops.conftest import QUEUES
+from yarn_bridge import protocol
 from yarn_bridge.ops_wiring import attach_ops
 from yarn_bridge.service import CoreService
 
@@ -16,7 +17,7 @@ RES = ["memory-mb", "vcores", "gpu-mem"]
 
 
 def call(service, **msg) -> dict:
-    reply = json.loads(service.handle(json.dumps({"v": 2, "epoch": 1, **msg})))
+    reply = json.loads(service.handle(json.dumps({"v": protocol.VERSION, "epoch": 1, **msg})))
     assert reply["ok"], reply
     return reply
 
@@ -106,9 +107,10 @@ def test_bad_requests_still_get_the_services_own_answer(served):
     service, _, _ = served
     reply = json.loads(service.handle("not json"))
     assert reply["ok"] is False and "not JSON" in reply["error"]
-    reply = json.loads(service.handle('{"v": 2, "type": "reload", "path": 7}'))
+    reply = json.loads(service.handle(json.dumps({"v": protocol.VERSION, "type": "reload", "path": 7})))
     assert reply["ok"] is False and "path must be a string" in reply["error"]
-    reply = json.loads(service.handle('{"v": 2, "type": "reload", "path": "/nonexistent/queues.yaml"}'))
+    reply = json.loads(service.handle(json.dumps({"v": protocol.VERSION, "type": "reload",
+                                                 "path": "/nonexistent/queues.yaml"})))
     assert reply["ok"] is True and reply["accepted"] is False and "cannot read file" in reply["errors"][0]
 
 

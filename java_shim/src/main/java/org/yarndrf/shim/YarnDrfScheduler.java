@@ -94,7 +94,7 @@ import org.yarndrf.shim.bridge.ServeSupervisor;
  *
  * YARN's own bookkeeping stays the truth: SchedulerApplicationAttempt/AppSchedulingInfo hold the
  * asks, SchedulerNode the node usage, RMContainer the container lifecycle. Every NODE_UPDATE
- * makes one bridge call carrying the deltas since the previous call plus the node's free
+ * makes one bridge call carrying YARN's events since the previous call plus the node's free
  * resources; the reply lists that node's assignments, each re-checked here before YARN allocates
  * it. Any bridge failure means "allocate nothing now, send a full snapshot next".
  */
@@ -110,7 +110,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private QueueTree queues;
   private final AskMirror askMirror = new AskMirror();
   private final Set<ApplicationId> dirtyApps = ConcurrentHashMap.newKeySet();
-  private final List<ObjectNode> deltas = new ArrayList<>();
+  private final PendingEvents events = new PendingEvents();
   /**
    * Apps submitted while the core was unreachable, in submission order: they wait in SUBMITTED
    * (YARN has no timeout there) and are placed once the core is back, instead of being rejected
@@ -461,7 +461,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
             ObjectNode d = Protocol.delta("node_updated");
             d.put("node", nodeName(e.getRMNode().getNodeID()));
             d.set("capacity", Protocol.amounts(AskMirror.amounts(node.getTotalResource())));
-            deltas.add(d);
+            events.add(d);
           }
         }
         break;
@@ -522,7 +522,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     d.put("node", nodeName(rmNode.getNodeID()));
     d.set("capacity", Protocol.amounts(AskMirror.amounts(rmNode.getTotalCapability())));
     d.put("rack", rmNode.getRackName());
-    deltas.add(d);
+    events.add(d);
     // Recovered containers reach the core through ShimQueue.recoverContainer.
     recoverContainersOnNode(recovered, rmNode);
   }
@@ -539,7 +539,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     nodeTracker.removeNode(rmNode.getNodeID());
     ObjectNode d = Protocol.delta("node_removed");
     d.put("node", nodeName(rmNode.getNodeID()));
-    deltas.add(d);
+    events.add(d);
   }
 
   private synchronized void addApplication(ApplicationId appId, String queueName, String user,
@@ -552,7 +552,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       d.put("app", appId.toString());
       d.put("user", user);
       d.put("queue", queue.getQueueName());
-      deltas.add(d);
+      events.add(d);
     } else {
       JsonNode reply = place(appId, user, queueName);
       if (reply == null) {
@@ -649,7 +649,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     req.put("user", user);
     req.put("queue", queueName);
     req.set("groups", groupsOf(user));
-    flushDeltas();
+    flushEvents();
     return session.exchange("submit " + appId, Protocol.encode(req), true);
   }
 
@@ -685,7 +685,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     askMirror.forget(attemptId.getApplicationId().toString());
     ObjectNode d = Protocol.delta("attempt_added");
     d.put("app", attemptId.getApplicationId().toString());
-    deltas.add(d);
+    events.add(d);
     if (!recovering) {
       rmContext.getDispatcher().getEventHandler()
           .handle(new RMAppAttemptEvent(attemptId, RMAppAttemptEventType.ATTEMPT_ADDED));
@@ -724,7 +724,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     dirtyApps.remove(appId);
     ObjectNode d = Protocol.delta("app_removed");
     d.put("app", appId.toString());
-    deltas.add(d);
+    events.add(d);
   }
 
   @Override
@@ -733,10 +733,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     Container container = rmContainer.getContainer();
     ShimAppAttempt application = getCurrentAttemptForContainer(container.getId());
     FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(container.getNodeId());
-    ObjectNode d = Protocol.delta("container_finished");
-    d.put("container", container.getId().toString());
-    d.put("state", finishState(status, event));
-    deltas.add(d);
+    events.finished(container.getId().toString(), finishState(status, event));
     if (application == null) {
       LOG.info("yarn-drf: container {} of an unknown application finished", container.getId());
       return;
@@ -776,22 +773,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       RMContainer c) {
     synchronized (this) {
       Resources.addTo(usedResource, c.getAllocatedResource());
-      deltas.add(containerStarted(c, null));
+      events.started(c, null);
     }
-  }
-
-  private static ObjectNode containerStarted(RMContainer c, String assignmentId) {
-    ObjectNode d = Protocol.delta("container_started");
-    d.put("container", c.getContainerId().toString());
-    d.put("app", c.getApplicationAttemptId().getApplicationId().toString());
-    d.put("node", c.getAllocatedNode().toString());
-    d.set("resources", Protocol.amounts(AskMirror.amounts(c.getAllocatedResource())));
-    d.put("priority", c.getAllocatedSchedulerKey().getPriority().getPriority());
-    d.put("allocation_id", c.getAllocatedSchedulerKey().getAllocationRequestId());
-    if (assignmentId != null) {
-      d.put("assignment_id", assignmentId);
-    }
-    return d;
   }
 
   @Override
@@ -810,7 +793,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   @Override
   protected synchronized void nodeUpdate(RMNode nm) {
-    // YARN first processes launched/finished containers (deltas queue up via
+    // YARN first processes launched/finished containers (events queue up via
     // completedContainerInternal), then the core decides for this node.
     super.nodeUpdate(nm);
     FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(nm.getNodeID());
@@ -850,7 +833,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     req.put("seq", seq);
     req.put("node", nodeName(node.getNodeID()));
     req.set("free", Protocol.amounts(AskMirror.amounts(node.getUnallocatedResource())));
-    req.putArray("deltas").addAll(deltas);
+    events.putInto(req);
     collectAsks(req);
     if (lastRoundTripNanos > 0) {
       req.put("rtt_ms", lastRoundTripNanos / 1e6);
@@ -858,7 +841,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     String what = "heartbeat " + node.getNodeID();
     long start = System.nanoTime();
     JsonNode reply = session.exchange(what, Protocol.encode(req), false);
-    deltas.clear();
+    events.clear();
     if (reply == null) {
       lastRoundTripNanos = 0;
       return;
@@ -929,7 +912,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         continue;
       }
       for (RMContainer c : attempt.getLiveContainers()) {
-        containers.add(containerStarted(c, null));
+        containers.add(PendingEvents.row(c, null));
       }
       synchronized (attempt) {
         askMirror.diff(e.getKey().toString(),
@@ -940,8 +923,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     JsonNode reply = session.exchangeSlow("snapshot", Protocol.encode(req));
     if (reply == null) {
       askMirror.clear();
-      // The next snapshot will carry everything: queued deltas would only pile up meanwhile.
-      deltas.clear();
+      // The next snapshot will carry everything: queued events would only pile up meanwhile.
+      events.clear();
       return false;
     }
     try {
@@ -951,7 +934,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       return false;
     }
     // The snapshot supersedes every delta queued before it.
-    deltas.clear();
+    events.clear();
     session.resynced();
     LOG.info("yarn-drf bridge: core resynchronised ({} nodes, {} apps, {} containers) [{}]",
         nodes.size(), apps.size(), containers.size(), session.counters());
@@ -964,21 +947,21 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return req;
   }
 
-  /** Sends queued deltas with no decision (before a submit, so the core sees events in order). */
-  private void flushDeltas() {
+  /** Sends queued events with no decision (before a submit, so the core sees them in order). */
+  private void flushEvents() {
     ObjectNode req = request("events", epoch);
-    req.putArray("deltas").addAll(deltas);
-    if (!collectAsks(req) && deltas.isEmpty()) {
+    events.putInto(req);
+    if (!collectAsks(req) && events.isEmpty()) {
       return;
     }
-    deltas.clear();
+    events.clear();
     session.exchange("events", Protocol.encode(req), true);
   }
 
   /**
    * Puts in `req` the asks of apps whose asks may have changed since the last call, as the
    * mirror's diff: "asks" in full and "counts". The core applies them after the request's
-   * deltas, the order YARN saw them in: an attempt's reset or an app's start is always queued
+   * events, the order YARN saw them in: an attempt's reset or an app's start is always queued
    * before its asks are collected here. Returns whether there were any.
    */
   private boolean collectAsks(ObjectNode req) {
@@ -1035,11 +1018,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       ObjectNode d = Protocol.delta("assignment_refused");
       d.put("assignment_id", assignmentId);
       d.put("reason", refusal);
-      deltas.add(d);
+      events.add(d);
       return;
     }
     assignmentsApplied.incrementAndGet();
-    deltas.add(containerStarted(allocated, assignmentId));
+    events.started(allocated, assignmentId);
     dirtyApps.add(attempt.getApplicationId());
   }
 

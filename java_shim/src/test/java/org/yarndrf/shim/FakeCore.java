@@ -27,6 +27,10 @@ final class FakeCore implements CoreChannel {
   volatile ArrayNode pushQueues;
   final List<JsonNode> requests = new ArrayList<>();
   final List<JsonNode> deltas = new ArrayList<>();
+  /** Rows of containers started, as the shim sent them: [container, app, node, ...]. */
+  final List<JsonNode> started = new ArrayList<>();
+  /** Containers finished, as "container=state". */
+  final List<String> finished = new ArrayList<>();
   private final Map<Long, ObjectNode> asks = new LinkedHashMap<>();
   private JsonNode resourceTypes;
   private int nextId;
@@ -44,7 +48,8 @@ final class FakeCore implements CoreChannel {
     }
     requests.add(req);
     if (mode == Mode.MALFORMED) {
-      return "{\"v\":2,\"ok\":true,\"seq\":" + req.path("seq").asLong() + ",\"assignments\":[{\"app\":";
+      return "{\"v\":" + Protocol.VERSION + ",\"ok\":true,\"seq\":" + req.path("seq").asLong()
+          + ",\"assignments\":[{\"app\":";
     }
     if (mode == Mode.WRONG_VERSION) {
       return "{\"v\":99,\"ok\":true}";
@@ -67,7 +72,7 @@ final class FakeCore implements CoreChannel {
         reply.set("queues", queues());
         break;
       case "heartbeat":
-        apply(req.get("deltas"));
+        apply(req);
         asks(req.get("asks"), req.get("counts"));
         reply.put("seq", req.get("seq").asLong());
         if (pushQueues != null) {
@@ -91,7 +96,7 @@ final class FakeCore implements CoreChannel {
         }
         break;
       case "events":
-        apply(req.get("deltas"));
+        apply(req);
         asks(req.get("asks"), req.get("counts"));
         break;
       default:
@@ -101,9 +106,15 @@ final class FakeCore implements CoreChannel {
     return Protocol.encode(reply);
   }
 
-  private void apply(JsonNode batch) {
-    for (JsonNode d : batch) {
-      deltas.add(d);
+  private void apply(JsonNode req) {
+    req.get("deltas").forEach(deltas::add);
+    req.get("started").forEach(started::add);
+    JsonNode pairs = req.get("finished");
+    if (pairs.size() % 2 != 0) {
+      throw new AssertionError("finished is not container, state pairs: " + req);
+    }
+    for (int i = 0; i < pairs.size(); i += 2) {
+      finished.add(pairs.get(i).asText() + "=" + pairs.get(i + 1).asText());
     }
   }
 
@@ -148,6 +159,14 @@ final class FakeCore implements CoreChannel {
       }
     }
     return out;
+  }
+
+  synchronized List<JsonNode> startedRows() {
+    return new ArrayList<>(started);
+  }
+
+  synchronized List<String> finishedPairs() {
+    return new ArrayList<>(finished);
   }
 
   synchronized long count(String type) {

@@ -99,12 +99,19 @@ class YarnDrfSchedulerTest {
     List<Container> got = allocate(am, 3, 1024, 1);
     assertEquals(3, got.size());
     // AM + 3 tasks: each started container names the core's assignment it applied.
-    heartbeatUntil(() -> core.deltasOf("container_started").size() == 4);
-    List<JsonNode> started = core.deltasOf("container_started");
+    heartbeatUntil(() -> core.startedRows().size() == 4);
+    List<JsonNode> started = core.startedRows();
     assertEquals(4, started.size());
     for (JsonNode s : started) {
-      assertTrue(s.get("assignment_id").asText().startsWith("fake-"), s.toString());
+      // [container, app, node, priority, allocation_id, assignment_id, memory-mb, vcores, ...]
+      assertEquals(app.getApplicationId().toString(), s.get(1).asText(), s.toString());
+      assertTrue(s.get(5).asText().startsWith("fake-"), s.toString());
+      assertTrue(s.get(6).asLong() >= 1024 && s.get(7).asLong() == 1, s.toString());
     }
+    // A container the AM gives back reaches the core as a finished pair.
+    String gone = got.get(0).getId().toString();
+    am.allocate(new ArrayList<ResourceRequest>(), java.util.Collections.singletonList(got.get(0).getId()));
+    heartbeatUntil(() -> core.finishedPairs().contains(gone + "=released"));
     assertEquals(0, scheduler.assignmentsRefused.get());
     // Every heartbeat after the first reports the previous call's round trip for the metrics.
     List<JsonNode> beats = new ArrayList<>();

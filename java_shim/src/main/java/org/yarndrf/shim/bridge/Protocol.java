@@ -12,7 +12,7 @@ import java.util.Map;
  * Every message and reply is one JSON object with "v"; requests carry "type".
  */
 public final class Protocol {
-  public static final int VERSION = 2;
+  public static final int VERSION = 3;
   public static final ObjectMapper JSON = new ObjectMapper();
 
   private Protocol() {
@@ -49,7 +49,7 @@ public final class Protocol {
 
   /**
    * Parses and checks a reply's envelope.
-   * @throws MalformedReplyException naming what is wrong, if it is not a version-1 JSON object
+   * @throws MalformedReplyException naming what is wrong, if it is not a JSON object of this version
    *     with "ok": true (an "ok": false reply carries the core's "error").
    */
   public static JsonNode decodeReply(String text) throws MalformedReplyException {

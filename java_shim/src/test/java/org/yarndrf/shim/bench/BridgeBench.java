@@ -133,13 +133,7 @@ public final class BridgeBench {
       app.put("user", "bench");
       app.put("queue", a % 2 == 0 ? "root.cpu" : "root.mem");
       app.putArray("groups");
-      ObjectNode c = containers.addObject();
-      c.put("container", "container_1_" + a);
-      c.put("app", "application_1_" + a);
-      c.put("node", "bench-node:1");
-      c.set("resources", amounts(1024, 1));
-      c.put("priority", 0);
-      c.put("allocation_id", 0);
+      containers.add(containerRow("container_1_" + a, a));
       asks.add(fullAsk(a, 1));
     }
     req.putArray("counts");
@@ -151,6 +145,12 @@ public final class BridgeBench {
         .add(1).add(0).add("*").add(true).add(1024).add(1).add(0);
   }
 
+  /** [container, app, node, priority, allocation_id, assignment_id, amounts...]: a recovered one. */
+  private static ArrayNode containerRow(String container, int app) {
+    return Protocol.JSON.createArrayNode().add(container).add("application_1_" + app)
+        .add("bench-node:1").add(1).add(0).add((String) null).add(1024).add(1).add(0);
+  }
+
   /** A heartbeat with `deltas` changes of the given kind (ask counts alternate 1 and 2). */
   private static String heartbeat(long epoch, int seq, int deltas, String kind) {
     ObjectNode req = Protocol.request("heartbeat");
@@ -158,24 +158,16 @@ public final class BridgeBench {
     req.put("seq", seq);
     req.put("node", "bench-node:1");
     req.set("free", amounts(0, 0));
-    ArrayNode events = req.putArray("deltas");
+    req.putArray("deltas");
+    ArrayNode started = req.putArray("started");
+    ArrayNode finished = req.putArray("finished");
     ArrayNode asks = req.putArray("asks");
     ArrayNode counts = req.putArray("counts");
     if ("containers".equals(kind)) {
       // container j of heartbeat seq replaces container j of heartbeat seq - 1 (or the snapshot's)
       for (int j = 0; j < deltas / 2; j++) {
-        ObjectNode done = events.addObject();
-        done.put("op", "container_finished");
-        done.put("container", seq == 0 ? "container_1_" + j : "c_" + (seq - 1) + "_" + j);
-        done.put("state", "completed");
-        ObjectNode started = events.addObject();
-        started.put("op", "container_started");
-        started.put("container", "c_" + seq + "_" + j);
-        started.put("app", "application_1_" + j);
-        started.put("node", "bench-node:1");
-        started.set("resources", amounts(1024, 1));
-        started.put("priority", 1);
-        started.put("allocation_id", 0);
+        finished.add(seq == 0 ? "container_1_" + j : "c_" + (seq - 1) + "_" + j).add("completed");
+        started.add(containerRow("c_" + seq + "_" + j, j));
       }
     }
     for (int j = 0; j < deltas && !"containers".equals(kind); j++) {

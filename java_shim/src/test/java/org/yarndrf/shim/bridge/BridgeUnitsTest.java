@@ -13,6 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 class BridgeUnitsTest {
+  private static final int V = Protocol.VERSION;
+
   @Test
   void socketFactoriesSetTcpNoDelayOnBothEnds() throws Exception {
     InetAddress lo = InetAddress.getByName("127.0.0.1");
@@ -26,13 +28,14 @@ class BridgeUnitsTest {
 
   @Test
   void repliesMustBeJsonObjectsOfThisVersionWithOk() throws Exception {
-    assertEquals(3, Protocol.decodeReply("{\"v\":2,\"ok\":true,\"seq\":3}").get("seq").asInt());
-    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":2,\"ok\":"));
+    assertEquals(3, Protocol.decodeReply("{\"v\":" + V + ",\"ok\":true,\"seq\":3}").get("seq").asInt());
+    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":" + V + ",\"ok\":"));
     assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("[1]"));
-    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":1,\"ok\":true}"));
-    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":2}"));
+    assertThrows(MalformedReplyException.class,
+        () -> Protocol.decodeReply("{\"v\":" + (V - 1) + ",\"ok\":true}"));
+    assertThrows(MalformedReplyException.class, () -> Protocol.decodeReply("{\"v\":" + V + "}"));
     MalformedReplyException e = assertThrows(MalformedReplyException.class,
-        () -> Protocol.decodeReply("{\"v\":2,\"ok\":false,\"error\":\"bad delta\"}"));
+        () -> Protocol.decodeReply("{\"v\":" + V + ",\"ok\":false,\"error\":\"bad delta\"}"));
     assertTrue(e.getMessage().contains("bad delta"));
   }
 
@@ -54,7 +57,7 @@ class BridgeUnitsTest {
   @Test
   void aSessionCountsEachKindOfFailureAndAsksForAResync() {
     AtomicLong now = new AtomicLong();
-    String[] reply = {"{\"v\":2,\"ok\":true}"};
+    String[] reply = {"{\"v\":" + V + ",\"ok\":true}"};
     boolean[] down = {false, false};
     CoreChannel channel = new CoreChannel() {
       @Override
@@ -87,7 +90,7 @@ class BridgeUnitsTest {
     assertEquals(1, s.failures.get());
     now.set(20);
     down[0] = false;
-    reply[0] = "{\"v\":2,\"ok\":true}";
+    reply[0] = "{\"v\":" + V + ",\"ok\":true}";
     assertTrue(s.exchange("hb", "{}", false) != null);
   }
 
