@@ -175,7 +175,7 @@ class SchedulerCore:
     # ------------------------------------------------------------------ nodes
 
     def add_node(self, node_id: str, capacity: Mapping[str, int], rack: str = DEFAULT_RACK) -> None:
-        vec = self._vector(capacity, f"add_node {node_id}")
+        vec = self._vector(capacity, "add_node", node_id)
         if vec is None:
             return
         node = self.nodes.get(node_id)
@@ -188,7 +188,7 @@ class SchedulerCore:
 
     def update_node(self, node_id: str, capacity: Mapping[str, int]) -> None:
         node = self._node(node_id, "update_node")
-        vec = self._vector(capacity, f"update_node {node_id}")
+        vec = self._vector(capacity, "update_node", node_id)
         if node is not None and vec is not None:
             self._resize(node, vec)
 
@@ -348,7 +348,7 @@ class SchedulerCore:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             self._ignore("update_request", f"app {app_id}: count must be an integer >= 0, got {count!r}")
             return
-        capability = self._vector(resources, f"update_request {app_id}")
+        capability = self._vector(resources, "update_request", app_id)
         if capability is None:
             return
         key = (priority, allocation_id)
@@ -686,7 +686,7 @@ class SchedulerCore:
                 holder.add(container_id)
             return
         app, node = self._app(app_id, "container_started"), self._node(node_id, "container_started")
-        vec = self._vector(resources, f"container_started {container_id}")
+        vec = self._vector(resources, "container_started", container_id)
         if app is None or node is None or vec is None:
             return
         key = (priority, allocation_id) if priority is not None else None
@@ -784,13 +784,15 @@ class SchedulerCore:
     def _now(self, now: float | None) -> float:
         return self.clock() if now is None else now
 
-    def _vector(self, amounts: Mapping[str, int] | Vector, where: str) -> Vector | None:
+    def _vector(self, amounts: Mapping[str, int] | Vector, where: str, subject: str) -> Vector | None:
+        """`amounts` checked as a vector, or None (ignored, logged as `where subject`). The two
+        are joined only on an error: this runs for every container and ask."""
         try:
             if isinstance(amounts, tuple):
                 return self.types.checked(amounts)
             return self.types.vector(amounts)
         except (UnknownResourceError, ValueError, AttributeError, TypeError) as exc:
-            self._ignore(where, str(exc))
+            self._ignore(f"{where} {subject}", str(exc))
             return None
 
     def _app(self, app_id: str, where: str) -> App | None:
