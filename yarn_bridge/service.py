@@ -132,16 +132,15 @@ class CoreService:
         """A heartbeat's or events request's changes, in the order Java collects them: app and
         node events, containers started, containers finished, then asks."""
         core = self.core
-        with core.batch():
-            deltas = msg.get("deltas")
-            if deltas:
-                self._apply_each(core, deltas)
-            started = msg.get("started")
-            if started:
-                self._apply_started(core, started)
-            finished = msg.get("finished")
-            if finished:
-                self._apply_finished(core, finished)
+        deltas, started, finished = msg.get("deltas"), msg.get("started"), msg.get("finished")
+        if deltas or started or finished:  # most heartbeats carry only ask counts: no batch to open
+            with core.batch():
+                if deltas:
+                    self._apply_each(core, deltas)
+                if started:
+                    self._apply_started(core, started)
+                if finished:
+                    self._apply_finished(core, finished)
         self._apply_asks(core, msg)
 
     def _apply_each(self, core: SchedulerCore, deltas) -> None:
