@@ -398,21 +398,24 @@ class SchedulerCore:
         any_asks, located = self.asks, self.located_asks
         ignored = 0
         for ask_id, count in changes:
+            if type(ask_id) is int and type(count) is int and count > 0:
+                req = any_asks.get(ask_id)
+                if req is not None and req.count:  # pending before and after: nothing else changes
+                    req.count = count
+                    continue
             if type(count) is not int or count < 0 or type(ask_id) is not int:
                 ignored += 1
                 self._ignore("update_counts", f"ask {ask_id!r}: count must be an integer >= 0 and the id an "
                              f"integer, got {count!r}")
                 continue
             req = any_asks.get(ask_id)
-            if req is not None:
-                before = req.count
+            if req is not None:  # starts or stops waiting (the first test took those that go on)
                 req.count = count
-                if not before or not count:  # else still pending: nothing else changes
-                    if count:
-                        req.since = self._now(now)
-                    self._set_pending(req.app, req, count > 0)
-                    if not count and req.reserved_node is not None:
-                        self._unreserve(req.reserved_node)
+                if count:
+                    req.since = self._now(now)
+                self._set_pending(req.app, req, count > 0)
+                if not count and req.reserved_node is not None:
+                    self._unreserve(req.reserved_node)
                 continue
             ref = located.get(ask_id)
             if ref is None:
