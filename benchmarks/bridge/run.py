@@ -2,6 +2,7 @@
 socket round trip, for 1 and 50 pending deltas per heartbeat, in three CPU layouts.
 
     .venv/bin/python benchmarks/bridge/run.py [--calls 10000] [--warmup 50000] [--layouts same-core,...]
+        [--cases counts,full,containers]
 
 Needs the shim built (`make shim`). Each case also runs py4j alone (the real gateway answering a
 constant), which separates the transport from the core's work. Prints a table; targets: bridge p50 within 2x of the raw
@@ -152,11 +153,13 @@ def main() -> int:
     # compilations put 10-30 calls over 5 ms; with 50,000, none.
     ap.add_argument("--warmup", type=int, default=50000)
     ap.add_argument("--layouts", default=",".join(LAYOUTS))
+    ap.add_argument("--cases", default="counts,full,containers", help="delta kinds to run (default: all)")
     args = ap.parse_args()
+    cases = [c for c in CASES if c[1] in args.cases.split(",")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for layout in args.layouts.split(","):
-            for deltas, asks in CASES:
+            for deltas, asks in cases:
                 for mode in MODES:
                     rows.append(measure(layout, mode, deltas, asks, args.calls, args.warmup, Path(tmp)))
                     r = rows[-1]
@@ -164,13 +167,13 @@ def main() -> int:
                           f"p50={r['p50_us']:8.1f}us p99={r['p99_us']:8.1f}us max={r['max_us']:9.1f}us "
                           f">5ms={r['over_5ms']:<3} {r['per_s']:8.0f}/s", flush=True)
     print("\ncore alone (in-process JSON + core, no transport, this process unpinned):")
-    for deltas, asks in CASES:
+    for deltas, asks in cases:
         c = core_alone(deltas, asks, args.calls, args.warmup)
         print(f"  deltas={deltas:<3} {asks:10} p50={c['p50_us']:8.1f}us p99={c['p99_us']:8.1f}us")
     print(f"\nload average at the end: {os.getloadavg()}")
     print("\nbridge vs raw (p50 ratio, target <= 2.0; calls > 5 ms, target 0):")
     for layout in args.layouts.split(","):
-        for deltas, asks in CASES:
+        for deltas, asks in cases:
             raw, bri = (next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas
                              and r["asks"] == asks and r["mode"] == mode) for mode in ("raw", "py4j"))
             echo = next(r for r in rows if r["layout"] == layout and r["deltas"] == deltas
