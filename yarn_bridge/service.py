@@ -172,7 +172,8 @@ class CoreService:
         """Rows of protocol.CONTAINER_FIELDS, then the amounts in the core's resource order."""
         if type(rows) is not list:
             raise ValueError(f"started containers must be a list of rows, got {rows!r:.80}")
-        width = len(protocol.CONTAINER_FIELDS) + len(core.types.names)
+        fields = len(protocol.CONTAINER_FIELDS)
+        width = fields + len(core.types.names)
         bad = 0
         for row in rows:
             if type(row) is not list or len(row) != width:
@@ -180,14 +181,14 @@ class CoreService:
                 log.warning("ignored container row %r: a started container is [%s, then one amount for "
                             "each of %s]", row, ", ".join(protocol.CONTAINER_FIELDS), ", ".join(core.types.names))
                 continue
-            cid, app, node, priority, allocation_id, assignment_id = row[:6]
+            cid, app, node, priority, allocation_id, assignment_id = row[:fields]
             if not (type(cid) is type(app) is type(node) is str and type(priority) is type(allocation_id) is int
                     and (assignment_id is None or type(assignment_id) is str)):
                 bad += 1
                 log.warning("ignored container row %r: container, app and node must be strings, priority and "
                             "allocation_id integers, assignment_id a string or null", row)
                 continue
-            core.container_started(cid, app, node, tuple(row[6:]), priority=priority,
+            core.container_started(cid, app, node, tuple(row[fields:]), priority=priority,
                                    allocation_id=allocation_id, assignment_id=assignment_id)
         self._count_deltas(len(rows), bad)
 
