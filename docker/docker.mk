@@ -6,7 +6,7 @@ ENGINE := docker/engine.sh
 
 .PHONY: engine engine-stop images cluster-demo
 
-engine:
+engine: deps
 	@$(ENGINE) status 2>/dev/null || $(ENGINE) start
 
 engine-stop:

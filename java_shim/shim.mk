@@ -11,7 +11,7 @@ shim: $(SHIM_JAR)
 
 # -o after the first build: the dependency tree is then in ~/.m2; a fresh machine downloads it once.
 # Offline first (the dependency tree is in ~/.m2 after one build); online if that fails.
-$(SHIM_JAR): $(SHIM_SOURCES)
+$(SHIM_JAR): $(SHIM_SOURCES) | deps
 	cd java_shim && { mvn -q -B -o '-Dsurefire.opens=$(JAVA17_OPENS)' package \
 	    || mvn -q -B '-Dsurefire.opens=$(JAVA17_OPENS)' package; }
 
