@@ -14,14 +14,19 @@ import time
 from typing import Any
 
 import requests
-from rich.console import Console, Group
+from rich import box
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from yarn_bridge.status import DEFAULT_STATUS_PORT
 
 BAR_WIDTH = 20
+MIN_BAR = 10
+QUEUE_WIDTH = 20  # an indented queue name longer than this may be cut when the terminal is narrow
+UNBOUNDED = 1 << 62  # a max the status server reports for "no limit"
 TIMEOUT_S = 10
 
 
@@ -66,8 +71,13 @@ def _call(method: str, url: str, path: str) -> tuple[int, Any]:
                           "server?") from None
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError  # rich would exit 1 itself; `yarn-drf` handles a closed stdout in one place
+
+
 def _console() -> Console:
-    return Console(highlight=False)
+    return _Console(highlight=False)
 
 
 # ---------------------------------------------------------------------------- status
@@ -77,11 +87,11 @@ def run_status(args: argparse.Namespace, console: Console | None = None) -> int:
     url = args.url or default_url()
     try:
         if args.watch is None:
-            console.print(render_status(*_fetch_status(url)))
+            console.print(StatusView(*_fetch_status(url)))
             return 0
         with Live(console=console, auto_refresh=False) as live:
             while True:
-                live.update(render_status(*_fetch_status(url)), refresh=True)
+                live.update(StatusView(*_fetch_status(url)), refresh=True)
                 time.sleep(args.watch)
     except Unreachable as exc:
         console.print(f"[red]error:[/red] {exc}")
@@ -98,53 +108,124 @@ def _fetch_status(url: str) -> tuple[dict, dict]:
     return queues, (health if code == 200 else {})
 
 
-def render_status(queues: dict, health: dict) -> Group:
-    cap = queues["capacity"]
-    lines = []
-    if health:
-        age = health.get("last_heartbeat_age_s")
-        config = health.get("config") or {}
-        bridge = "[green]connected[/green]" if health.get("bridge_connected") else "[red]disconnected[/red]"
-        lines.append(Text.from_markup(
-            f"bridge {bridge}, last heartbeat {'never' if age is None else f'{age:.1f} s ago'}; "
-            f"{health.get('nodes', 0)} nodes, {health.get('apps', 0)} apps; "
-            f"config version {config.get('version', '?')} ({config.get('path', '?')})"))
-    lines.append(Text("cluster " + ", ".join(f"{k} {v}" for k, v in cap.items())))
-    table = Table(title="queues: dominant share vs weighted-DRF target (bar: share, '|' target)",
-                  title_justify="left")
-    table.add_column("queue", no_wrap=True)
-    table.add_column("weight", justify="right", no_wrap=True)
-    table.add_column("apps run/wait", justify="right")
-    table.add_column("usage", no_wrap=True, min_width=BAR_WIDTH)
-    table.add_column("share", justify="right", no_wrap=True)
-    table.add_column("target", justify="right", no_wrap=True)
-    table.add_column("dominant", overflow="fold")
-    table.add_column("pending", overflow="fold")
-    table.add_column("limits", overflow="fold")
-    table.add_column("state", overflow="fold")
-    depth = {}
-    for q in queues["queues"]:
-        depth[q["name"]] = 0 if q["parent"] is None else depth[q["parent"]] + 1
-        name = "  " * depth[q["name"]] + q["name"].rsplit(".", 1)[-1]
-        share, target = q["dominant_share"], q["target_share"]
-        over = share > target + 1e-6
-        table.add_row(
-            name,
-            _weight(q["weight"]) if q["parent"] else "",
-            f"{q['running_apps']}/{q['waiting_apps']}",
-            _bar(share, target),
-            Text(f"{share:.1%}", style="yellow" if over else "green"),
-            f"{target:.1%}",
-            q["dominant_resource"] or "-",
-            _amounts(q["pending"]) or "-",
-            _limits(q),
-            Text(q["state"] + (f", {q['reservations']} reserved" if q["reservations"] else ""),
-                 style="red" if q["draining"] else ""),
-        )
-    return Group(*lines, table)
+class StatusView:
+    """The `status` screen, laid out for the width it is printed at.
+
+    The fairness columns (weight, apps, share and target as percentages, dominant resource) are
+    never cut. The usage bar takes the room left (10 to 20 cells); a queue name longer than
+    QUEUE_WIDTH gives way first, with an ellipsis; the state column (only there when a queue is
+    draining or holds reservations) moves below the table when the bar would be too short. What
+    is pending and the limits follow the table, one queue a row, wrapping under their own text."""
+
+    GAP = 2  # between columns: a simple head rule, no edges, collapsed padding
+    FIXED = ("weight", "run/wait", "share", "target", "dominant")
+
+    def __init__(self, queues: dict, health: dict) -> None:
+        self.queues = queues
+        self.health = health
+        self.rows: list[dict[str, Any]] = []
+        depth: dict[str, int] = {}
+        for q in queues["queues"]:
+            depth[q["name"]] = 0 if q["parent"] is None else depth[q["parent"]] + 1
+            notes = ["draining"] if q["draining"] else []
+            if q["reservations"]:
+                notes.append(f"{q['reservations']} reserved")
+            self.rows.append({
+                "queue": "  " * depth[q["name"]] + q["name"].rsplit(".", 1)[-1],
+                "weight": _weight(q["weight"], queues["resource_types"]) if q["parent"] else "",
+                "run/wait": f"{q['running_apps']}/{q['waiting_apps']}",
+                "share": f"{q['dominant_share']:.1%}", "target": f"{q['target_share']:.1%}",
+                "dominant": q["dominant_resource"] or "-",
+                "state": ", ".join(notes),
+                "q": q,
+            })
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from self._summary()
+        columns, queue_width, bar = self._layout(options.max_width)
+        yield self._table(columns, queue_width, bar)
+        if any(isinstance(r["q"]["weight"], dict) for r in self.rows if r["weight"]):
+            yield Text("weight: per-resource weights show the types that do not weigh 1", style="dim")
+        yield from self._details(options.max_width, state_shown="state" in columns)
+
+    def _summary(self) -> list[Text]:
+        lines = []
+        if self.health:
+            age = self.health.get("last_heartbeat_age_s")
+            bridge = "[green]connected[/green]" if self.health.get("bridge_connected") else "[red]disconnected[/red]"
+            lines.append(Text.from_markup(
+                f"bridge {bridge}, last heartbeat {'never' if age is None else f'{age:.1f} s ago'}; "
+                f"{self.health.get('nodes', 0)} nodes, {self.health.get('apps', 0)} apps"))
+            if config := self.health.get("config"):
+                lines.append(Text(f"config version {config.get('version', '?')} ({config.get('path', '?')})"))
+        lines.append(Text("cluster " + _amounts(self.queues["capacity"], keep_zero=True)))
+        return lines
+
+    def _layout(self, width: int) -> tuple[dict[str, int], int, int]:
+        """The columns after the queue name with their widths, the queue column's width, the bar's."""
+        def room(columns: dict[str, int]) -> int:  # what the queue name and the bar share
+            return width - sum(columns.values()) - self.GAP * (len(columns) + 1)
+
+        wanted = ("queue", *self.FIXED, "state") if any(r["state"] for r in self.rows) else ("queue", *self.FIXED)
+        widths = {c: max(len(c), *(len(r[c]) for r in self.rows)) for c in wanted}
+        queue = min(widths.pop("queue"), QUEUE_WIDTH)
+        if "state" in widths and room(widths) - queue < MIN_BAR:
+            del widths["state"]  # listed below the table instead
+        bar = max(MIN_BAR, min(BAR_WIDTH, room(widths) - queue))
+        return widths, max(len("queue"), room(widths) - bar), bar
+
+    def _table(self, columns: dict[str, int], queue_width: int, bar: int) -> Table:
+        table = Table(title="queues: dominant share vs weighted-DRF target (bar: share, '|' target)",
+                      title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                      collapse_padding=True)
+        table.add_column("queue", no_wrap=True, overflow="ellipsis", max_width=queue_width)
+        for name in ("weight", "run/wait"):
+            table.add_column(name, justify="right", no_wrap=True, width=columns[name])
+        table.add_column("usage", no_wrap=True, width=bar)
+        for name in ("share", "target", "dominant", "state"):
+            if name in columns:
+                table.add_column(name, justify="right" if name in ("share", "target") else "left",
+                                 no_wrap=True, width=columns[name])
+        for r in self.rows:
+            q = r["q"]
+            over = q["dominant_share"] > q["target_share"] + 1e-6
+            cells = [r["queue"], r["weight"], r["run/wait"], _bar(q["dominant_share"], q["target_share"], bar),
+                     Text(r["share"], style="yellow" if over else "green"), r["target"], r["dominant"]]
+            if "state" in columns:
+                cells.append(Text(r["state"], style="red" if q["draining"] else ""))
+            table.add_row(*cells)
+        return table
+
+    def _details(self, width: int, state_shown: bool) -> list[RenderableType]:
+        """Per queue with something to say: its full name, then one line each for its state (when
+        not in the table), what it has pending and its limits. A name longer than a third of the
+        width takes a line of its own, so that the lines after it keep their room."""
+        entries = []
+        for r in self.rows:
+            q = r["q"]
+            lines = [] if state_shown or not r["state"] else [r["state"]]
+            if pending := _amounts(q["pending"]):
+                lines.append(f"pending {pending}")
+            lines += _limits(q)
+            if lines:
+                entries.append((q["name"], "\n".join(lines)))
+        if not entries:
+            return []
+        name_width = min(max(len(name) for name, _ in entries), width // 3)
+        out: list[RenderableType] = [Text(), Text("pending and limits", style="bold")]
+        for name, text in entries:
+            if len(name) > name_width:
+                out.append(Text(name))
+                name = ""
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(no_wrap=True, width=name_width)
+            grid.add_column()
+            grid.add_row(name, text)
+            out.append(grid)
+        return out
 
 
-def _bar(share: float, target: float, width: int = BAR_WIDTH) -> Text:
+def _bar(share: float, target: float, width: int) -> Text:
     """A bar of the dominant share with a '|' at the target; the part above the target in yellow."""
     filled = min(width, round(share * width))
     mark = min(width - 1, round(target * width)) if target > 0 else None
@@ -159,25 +240,30 @@ def _bar(share: float, target: float, width: int = BAR_WIDTH) -> Text:
     return bar
 
 
-def _weight(weight) -> str:
-    if isinstance(weight, dict):
-        return ",".join(f"{k}={v:g}" for k, v in weight.items())
-    return f"{weight:g}"
+def _weight(weight: float | dict, types: list[str]) -> str:
+    """One number when every type weighs the same, else the per-resource weights other than 1
+    (a type a queue file does not list weighs 1)."""
+    if not isinstance(weight, dict):
+        return f"{weight:g}"
+    every = {t: weight.get(t, 1) for t in types}
+    if len(set(every.values())) == 1:
+        return f"{next(iter(every.values())):g}"
+    return ", ".join(f"{k} {v:g}" for k, v in every.items() if v != 1)
 
 
-def _amounts(values: dict | None) -> str:
-    return ", ".join(f"{k} {v}" for k, v in (values or {}).items() if v)
+def _amounts(values: dict | None, keep_zero: bool = False) -> str:
+    return ", ".join(f"{k} {v}" for k, v in (values or {}).items() if v or keep_zero)
 
 
-def _limits(q: dict) -> str:
+def _limits(q: dict) -> list[str]:
     parts = []
     if q["min"]:
         parts.append("min " + _amounts(q["min"]))
     if q["max"]:
-        parts.append("max " + ", ".join(f"{k} {v}" for k, v in q["max"].items() if v < (1 << 62)))
+        parts.append("max " + ", ".join(f"{k} {v}" for k, v in q["max"].items() if v < UNBOUNDED))
     if q["max_running_apps"] is not None:
-        parts.append(f"apps<={q['max_running_apps']}")
-    return "; ".join(parts)
+        parts.append(f"max-running-apps {q['max_running_apps']}")
+    return parts
 
 
 # ---------------------------------------------------------------------------- why
@@ -202,12 +288,12 @@ def run_why(args: argparse.Namespace, console: Console | None = None) -> int:
 
 
 def render_why(doc: dict) -> Group:
-    head = Text.from_markup(
-        f"app [bold]{doc['app']}[/bold] of {doc['user']} in queue {doc['queue']}"
-        f"{' [red](draining: no new apps, running ones finish)[/red]' if doc['queue_draining'] else ''}: "
-        f"{'running' if doc['runnable'] else 'waiting to run'}, {doc['containers']} container(s), "
-        f"using {_amounts(doc['usage']) or 'nothing'}")
-    parts: list[Any] = [head]
+    """The app, then each pending request with its reasons; long lines wrap under their own text."""
+    parts: list[Any] = [
+        Text.from_markup(f"app [bold]{doc['app']}[/bold] of {doc['user']} in queue {doc['queue']}"
+                         f"{' [red](draining: no new apps, running ones finish)[/red]' if doc['queue_draining'] else ''}"),
+        Padding(Text(f"{'running' if doc['runnable'] else 'waiting to run'}, {doc['containers']} container(s), "
+                     f"using {_amounts(doc['usage']) or 'nothing'}"), (0, 0, 0, 2))]
     pending = [r for r in doc["requests"] if r["pending"] > 0]
     if not pending:
         parts.append(Text("no pending requests: nothing is waiting"))
@@ -218,12 +304,18 @@ def render_why(doc: dict) -> Group:
         if r["racks"]:
             where.append("racks " + ", ".join(r["racks"]))
         loc = f" on {'; '.join(where)}{'' if r['relax_locality'] else ' only'}" if where else ""
-        parts.append(Text.from_markup(
-            f"\n[bold]priority {r['priority']}, allocation {r['allocation_id']}[/bold]: {r['pending']} x "
-            f"<{_amounts(r['resources'])}>{loc}, waiting {r.get('waiting_s', 0):.0f} s"))
+        request = Table.grid(padding=(0, 1))  # grids: a long text wraps under itself, not under its label
+        request.add_column(no_wrap=True)
+        request.add_column()
+        request.add_row(Text(f"priority {r['priority']}, allocation {r['allocation_id']}:", style="bold"),
+                        f"{r['pending']} x <{_amounts(r['resources'])}>{loc}, waiting {r.get('waiting_s', 0):.0f} s")
+        reasons = Table.grid(padding=(0, 1))
+        reasons.add_column(no_wrap=True)
+        reasons.add_column()
         for reason in r["reasons"]:
             style = "green" if reason["code"] == "ready" else "yellow"
-            parts.append(Text.assemble("  ", (f"[{reason['code']}]", style), " ", reason["message"]))
+            reasons.add_row(Text(f"[{reason['code']}]", style=style), reason["message"])
+        parts += [Text(), request, Padding(reasons, (0, 0, 0, 2))]
     return Group(*parts)
 
 

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,13 +88,12 @@ class Ops:
             out += got
 
 
-@pytest.fixture
-def ops(tmp_path: Path):
-    queues_file = tmp_path / "queues.yaml"
-    queues_file.write_text(QUEUES)
+@contextmanager
+def running_ops(queues_file: Path, nodes: dict[str, tuple[dict[str, int], str]]) -> Iterator[Ops]:
+    """A core on `queues_file` with `nodes`, served by the real status server until the block ends."""
     clock = Clock()
     box = {"core": SchedulerCore(load_config(queues_file), clock=clock)}
-    for node_id, (capacity, rack) in NODES.items():
+    for node_id, (capacity, rack) in nodes.items():
         box["core"].add_node(node_id, capacity, rack)
     lock = threading.Lock()
     metrics = Metrics(lambda: box["core"], lock)
@@ -103,3 +104,11 @@ def ops(tmp_path: Path):
         yield Ops(box["core"], lock, metrics, reloader, server, queues_file, clock)
     finally:
         server.stop()
+
+
+@pytest.fixture
+def ops(tmp_path: Path):
+    queues_file = tmp_path / "queues.yaml"
+    queues_file.write_text(QUEUES)
+    with running_ops(queues_file, NODES) as running:
+        yield running
