@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
 COMMANDS = [
@@ -30,7 +32,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # output still buffered meets a closed pipe here, not at interpreter exit
+    except BrokenPipeError:
+        return stdout_closed()
+    return code
+
+
+def stdout_closed() -> int:
+    """The reader of stdout went away (`yarn-drf ... | head`): stop quietly, as a tool killed by SIGPIPE.
+
+    Python's recommended pattern: point stdout at /dev/null so that the flush at exit cannot raise
+    again, and exit with the status a shell shows for SIGPIPE (128 + 13)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":
