@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 
 from scheduler.config import ConfigError, QueueSpec, load_config
@@ -36,9 +37,24 @@ def check_config(args: argparse.Namespace) -> int:
     print(f"resources divided: {', '.join(config.resources) if config.resources else 'every type the cluster has'}")
     timeout = config.starvation_timeout_s
     print(f"reservations: {'off' if timeout is None else f'after {timeout:g} s of starvation'}")
-    print("placement: " + " -> ".join(_rule_text(r) for r in config.placement))
-    _print_tree(config.root, "")
+    width = shutil.get_terminal_size().columns  # COLUMNS, the terminal, or 80 when piped
+    print(_wrapped("placement: ", [_rule_text(r) for r in config.placement], " ->", width))
+    _print_tree(config.root, "", width)
     return 0
+
+
+def _wrapped(head: str, parts: list[str], sep: str, width: int) -> str:
+    """`head` and the parts joined by `sep`, broken between parts to fit `width` (a part longer than
+    a line keeps its own), continuation lines indented under the first part."""
+    lines, line = [], head
+    for i, part in enumerate(parts):
+        piece = part + (sep if i + 1 < len(parts) else "")
+        if i and len(line) + 1 + len(piece) > width:
+            lines.append(line)
+            line = " " * len(head) + piece
+        else:
+            line += (" " if i else "") + piece
+    return "\n".join([*lines, line])
 
 
 def _rule_text(rule) -> str:
@@ -50,7 +66,7 @@ def _rule_text(rule) -> str:
     return text + ("+create" if rule.create else "")
 
 
-def _print_tree(spec: QueueSpec, indent: str) -> None:
+def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
     weight = (", ".join(f"{k}={v:g}" for k, v in spec.weight.items())
               if isinstance(spec.weight, dict) else f"{spec.weight:g}")
     parts = [f"weight {weight}" if spec.path != "root" else ""]
@@ -67,9 +83,9 @@ def _print_tree(spec: QueueSpec, indent: str) -> None:
         parts.append(f"submit-acl {spec.submit_acl.text!r}")
     if not spec.admin_acl.is_empty():
         parts.append(f"admin-acl {spec.admin_acl.text!r}")
-    print(f"{indent}{spec.name}  " + "; ".join(p for p in parts if p))
+    print(_wrapped(f"{indent}{spec.name}  ", [p for p in parts if p], ";", width))
     for child in spec.children:
-        _print_tree(child, indent + "  ")
+        _print_tree(child, indent + "  ", width)
 
 
 def _amounts(values: dict) -> str:
