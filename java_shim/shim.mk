@@ -9,10 +9,8 @@ JAVA17_OPENS := $(shell cat conf/hadoop/java17-opens 2>/dev/null | tr '\n' ' ')
 
 shim: $(SHIM_JAR)
 
-# -o after the first build: the dependency tree is then in ~/.m2; a fresh machine downloads it once.
-# Offline first (the dependency tree is in ~/.m2 after one build); online if that fails.
-$(SHIM_JAR): $(SHIM_SOURCES) | deps
-	cd java_shim && { mvn -q -B -o '-Dsurefire.opens=$(JAVA17_OPENS)' package \
-	    || mvn -q -B '-Dsurefire.opens=$(JAVA17_OPENS)' package; }
+# Offline first (the dependency tree is in ~/.m2 after one build); a fresh machine downloads it once.
+$(SHIM_JAR): $(SHIM_SOURCES) | deps-java
+	tools/mvn-offline-first.sh java_shim '-Dsurefire.opens=$(JAVA17_OPENS)' package
 
 TEST_PREREQS += shim

@@ -12,7 +12,7 @@ sls-jar: $(SLS_JAR)
 
 # Compiled against the shim jar; offline first (~/.m2 warm), online on a fresh machine.
 $(SLS_JAR): $(SLS_SOURCES) $(SHIM_JAR)
-	cd benchmarks/sls/java && { mvn -q -B -o package || mvn -q -B package; }
+	tools/mvn-offline-first.sh benchmarks/sls/java package
 
 bench-sls: venv shim sls-jar
 	$(PY) benchmarks/sls/run.py $(SLS_ARGS)
