@@ -11,33 +11,18 @@ PIP := $(VENV)/bin/pip
 TEST_PREREQS :=
 PYTEST_ARGS ?=
 
-.PHONY: deps venv test demo replay bench bench-bridge clean
+.PHONY: deps deps-python deps-java deps-docker venv test demo replay bench bench-bridge clean
 
-# The system packages the project needs, from Debian: each `command:package` pair installs the
-# package when the command is missing. As root the missing ones are installed with apt; otherwise
-# the exact command is printed and make stops. Nothing is installed when everything is present.
-DEPS := dockerd:docker.io /usr/bin/docker:docker.io mmdebstrap:mmdebstrap java:openjdk-17-jdk-headless \
-	javac:openjdk-17-jdk-headless mvn:maven
+# The Debian packages each part needs (tools/deps.sh): installed with apt when run as root,
+# otherwise the exact apt command is printed and make stops. Silent when everything is present.
 deps:
-	@missing=""; \
-	for pair in $(DEPS); do \
-	  cmd="$${pair%%:*}"; pkg="$${pair#*:}"; \
-	  command -v "$$cmd" >/dev/null 2>&1 || case " $$missing " in *" $$pkg "*) ;; *) missing="$$missing $$pkg";; esac; \
-	done; \
-	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
-	if [ -z "$$missing" ]; then exit 0; fi; \
-	if [ "$$(id -u)" != 0 ]; then \
-	  echo "deps: missing system packages:$$missing" >&2; \
-	  echo "deps: install them as root with:  apt-get update && apt-get install -y --no-install-recommends$$missing" >&2; \
-	  exit 1; \
-	fi; \
-	echo "deps: installing$$missing (Debian packages, a minute or two)"; \
-	export DEBIAN_FRONTEND=noninteractive; \
-	apt-get update -qq && apt-get install -y -qq --no-install-recommends$$missing >/dev/null
+	@PYTHON=$(PYTHON) tools/deps.sh python java docker
+deps-python deps-java deps-docker:
+	@PYTHON=$(PYTHON) tools/deps.sh $(@:deps-%=%)
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml | deps
+$(VENV)/.installed: pyproject.toml | deps-python
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e '.[test]'

@@ -6,7 +6,7 @@ ENGINE := docker/engine.sh
 
 .PHONY: engine engine-stop images cluster-demo
 
-engine: deps
+engine: deps-docker
 	@$(ENGINE) status 2>/dev/null || $(ENGINE) start
 
 engine-stop:

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a part of the project needs, when their commands are missing:
+#   python   python3-venv (the venv and ensurepip modules): the .venv every Python target uses
+#   java     openjdk-17-jdk-headless (java, javac) and maven (mvn): the shim and SLS jars
+#   docker   docker.io (dockerd and Debian's /usr/bin/docker) and mmdebstrap (the offline base image)
+# As root the missing packages are installed with apt-get, whose output is shown only if it fails;
+# otherwise the exact command is printed and the exit status is 1. Nothing is installed, and
+# nothing printed, when everything is present.
+#   usage: tools/deps.sh PART...            (`make deps` checks all three)
+set -euo pipefail
+PYTHON="${PYTHON:-python3}"
+
+missing=()
+need() { [[ " ${missing[*]} " == *" $1 "* ]] || missing+=("$1"); }
+
+for part in "$@"; do
+  case "$part" in
+    python) "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null || need python3-venv ;;
+    java) for cmd in java javac; do command -v "$cmd" >/dev/null || need openjdk-17-jdk-headless; done
+          command -v mvn >/dev/null || need maven ;;
+    docker) command -v dockerd >/dev/null && [ -x /usr/bin/docker ] || need docker.io
+            command -v mmdebstrap >/dev/null || need mmdebstrap ;;
+    *) echo "deps: unknown part '$part' (python, java or docker)" >&2; exit 2 ;;
+  esac
+done
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+  echo "deps: missing Debian packages: ${missing[*]}" >&2
+  echo "deps: install them as root with:  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]} from Debian (a minute or two)"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+export DEBIAN_FRONTEND=noninteractive
+if ! { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "deps: apt-get failed; its output is above" >&2
+  exit 1
+fi
