@@ -307,7 +307,8 @@ def render_why(doc: dict) -> Group:
         request = Table.grid(padding=(0, 1))  # grids: a long text wraps under itself, not under its label
         request.add_column(no_wrap=True)
         request.add_column()
-        request.add_row(Text(f"priority {r['priority']}, allocation {r['allocation_id']}:", style="bold"),
+        key = f"priority {r['priority']}" + (f", allocation {r['allocation_id']}" if r["allocation_id"] else "")
+        request.add_row(Text(f"{key}:", style="bold"),  # allocation 0 is YARN's default: not worth a word
                         f"{r['pending']} x <{_amounts(r['resources'])}>{loc}, waiting {r.get('waiting_s', 0):.0f} s")
         reasons = Table.grid(padding=(0, 1))
         reasons.add_column(no_wrap=True)

@@ -79,8 +79,16 @@ def test_why(ops):
     code, text = run(["why", "a-batch", "--url", ops.url])
     assert code == 0
     assert "app a-batch of alice in queue root.batch\n  running, 4 container(s)" in text
-    assert "priority 1, allocation 0: 16 x <memory-mb 2048, vcores 1>" in text
+    assert "priority 1: 16 x <memory-mb 2048, vcores 1>, waiting 0 s" in text
     assert "[queue-at-max] queue root.batch is at its max: vcores 4 used of max 4, needs 1 more" in text
+
+
+def test_why_names_an_allocation_id_other_than_yarns_default_0(ops):
+    load(ops)
+    with ops.lock:
+        ops.core.update_request("a-batch", 2, {"vcores": 1, "memory-mb": 1024}, 3, allocation_id=7)
+    code, text = run(["why", "a-batch", "--url", ops.url])
+    assert "priority 1: 16 x" in text and "priority 2, allocation 7: 3 x <memory-mb 1024, vcores 1>" in text
 
 
 def test_why_unknown_app(ops):
