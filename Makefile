@@ -13,12 +13,12 @@ PYTEST_ARGS ?=
 
 .PHONY: deps deps-python deps-java deps-docker venv test demo replay bench bench-bridge clean
 
-# The Debian packages each part needs (tools/deps.sh): installed with apt when run as root,
+# The Debian packages each part needs (.ci/deps.sh): installed with apt when run as root,
 # otherwise the exact apt command is printed and make stops. Silent when everything is present.
 deps:
-	@PYTHON=$(PYTHON) tools/deps.sh python java docker
+	@PYTHON=$(PYTHON) .ci/deps.sh python java docker
 deps-python deps-java deps-docker:
-	@PYTHON=$(PYTHON) tools/deps.sh $(@:deps-%=%)
+	@PYTHON=$(PYTHON) .ci/deps.sh $(@:deps-%=%)
 
 venv: $(VENV)/.installed
 

@@ -11,6 +11,6 @@ shim: $(SHIM_JAR)
 
 # Offline first (the dependency tree is in ~/.m2 after one build); a fresh machine downloads it once.
 $(SHIM_JAR): $(SHIM_SOURCES) | deps-java
-	tools/mvn-offline-first.sh java_shim '-Dsurefire.opens=$(JAVA17_OPENS)' package
+	java_shim/mvn-offline-first.sh java_shim '-Dsurefire.opens=$(JAVA17_OPENS)' package
 
 TEST_PREREQS += shim

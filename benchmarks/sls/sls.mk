@@ -12,7 +12,7 @@ sls-jar: $(SLS_JAR)
 
 # Compiled against the shim jar; offline first (~/.m2 warm), online on a fresh machine.
 $(SLS_JAR): $(SLS_SOURCES) $(SHIM_JAR)
-	tools/mvn-offline-first.sh benchmarks/sls/java package
+	java_shim/mvn-offline-first.sh benchmarks/sls/java package
 
 bench-sls: venv shim sls-jar
 	$(PY) benchmarks/sls/run.py $(SLS_ARGS)

@@ -4,7 +4,7 @@
 # artifacts; that failure is expected, so its output is kept out of sight and the build runs
 # online after a one-line note. Any other failure (a compile error, a failing unit test) is shown
 # as Maven printed it, and so is anything the online build prints.
-#   usage: tools/mvn-offline-first.sh DIR MAVEN-ARGS...     (runs `mvn -q -B MAVEN-ARGS` in DIR)
+#   usage: java_shim/mvn-offline-first.sh DIR MAVEN-ARGS...     (runs `mvn -q -B MAVEN-ARGS` in DIR)
 set -uo pipefail
 dir="$1"
 shift

@@ -6,7 +6,7 @@
 # As root the missing packages are installed with apt-get, whose output is shown only if it fails;
 # otherwise the exact command is printed and the exit status is 1. Nothing is installed, and
 # nothing printed, when everything is present.
-#   usage: tools/deps.sh PART...            (`make deps` checks all three)
+#   usage: .ci/deps.sh PART...            (`make deps` checks all three)
 set -euo pipefail
 PYTHON="${PYTHON:-python3}"
 
