@@ -174,15 +174,18 @@ class CoreService:
         node events, containers started, containers finished, then asks."""
         core = self.core
         deltas, started, finished = msg.get("deltas"), msg.get("started"), msg.get("finished")
-        if deltas or started or finished:  # most heartbeats carry only ask counts: no batch to open
-            with core.batch():
-                if deltas:
-                    self._apply_each(core, deltas)
-                if started:
-                    self._apply_started(core, started)
-                if finished:
-                    self._apply_finished(core, finished)
-        self._apply_asks(core, msg.get("asks") or (), msg.get("counts") or ())
+        asks, counts = msg.get("asks") or (), msg.get("counts") or ()
+        if not (deltas or started or finished or asks):  # most heartbeats: ask counts alone, no batch
+            self._apply_asks(core, (), counts)
+            return
+        with core.batch():
+            if deltas:
+                self._apply_each(core, deltas)
+            if started:
+                self._apply_started(core, started)
+            if finished:
+                self._apply_finished(core, finished)
+            self._apply_asks(core, asks, counts)
 
     def _apply_each(self, core: SchedulerCore, deltas: list) -> None:
         for d in deltas:
