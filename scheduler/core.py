@@ -238,7 +238,7 @@ class SchedulerCore:
                    priority: int = 0, now: float | None = None) -> Placement:
         if app_id in self.apps:
             return Placement(True, self.apps[app_id].queue.path, "already accepted")
-        target = self._placement(app_id, user, queue, groups)
+        target = self._placement(user, queue, groups)
         if isinstance(target, str):
             return self._reject(app_id, user, queue, target)
         leaf = self._create_leaf(target) if target.create else self.queues[target.path]
@@ -255,7 +255,7 @@ class SchedulerCore:
         cannot be a leaf of the tree (the configuration made it a parent queue)."""
         if app_id in self.apps:
             return Placement(True, self.apps[app_id].queue.path, "already accepted")
-        path = queue if queue.startswith("root.") else f"root.{queue}"
+        path = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
         leaf = self.queues.get(path) or self._recreate(path)
         if isinstance(leaf, str) or not leaf.is_leaf:
             reason = leaf if isinstance(leaf, str) else f"queue {path!r} is now a parent queue"
@@ -263,14 +263,14 @@ class SchedulerCore:
             log.error("cannot recover app %s of user %s into queue %s: %s; its containers are not counted",
                       app_id, user, path, reason)
             return Placement(False, None, reason)
-        target = self._placement(app_id, user, path, groups)
+        target = self._placement(user, path, groups)
         if isinstance(target, str) or target.path != path:
             self.counters["apps_recovered_misplaced"] += 1
             log.warning("recovered app %s of user %s in queue %s, where YARN runs it; placement would now %s",
                         app_id, user, path, target if isinstance(target, str) else f"put it in {target.path}")
         return self._accept(App(app_id, user, leaf, priority, self.types.zero, self._now(now)))
 
-    def _placement(self, app_id: str, user: str, queue: str | None, groups: Sequence[str]) -> Target | str:
+    def _placement(self, user: str, queue: str | None, groups: Sequence[str]) -> Target | str:
         """Where the placement rules put a submission, ACLs checked; or why it is refused."""
         view = self._view
         if view is None:

@@ -190,6 +190,12 @@ class CoreService:
     def _apply_each(self, core: SchedulerCore, deltas: list) -> None:
         for d in deltas:
             op = d.get("op") if type(d) is dict else None
+            if op == "node_added":
+                self._apply_node(core, d)
+                continue
+            if op == "app_added":  # after an RM restart: an app YARN recovered, in its queue
+                self._recover_app(core, d, "app_added")
+                continue
             fields = protocol.DELTA_FIELDS.get(op) if type(op) is str else None
             problem = (protocol.check_fields(d, fields) if fields is not None else
                        f"unknown op {protocol.brief(op)} (known: {', '.join(protocol.DELTA_OPS)})")
@@ -198,16 +204,10 @@ class CoreService:
                 continue
             if op == "assignment_refused":
                 core.assignment_refused(d["assignment_id"], d.get("reason") or "")
-            elif op == "node_added":
-                self._apply_node(core, d)
-                continue
             elif op == "node_updated":
                 core.update_node(d["node"], d["capacity"])
             elif op == "node_removed":
                 core.remove_node(d["node"])
-            elif op == "app_added":  # after an RM restart: an app YARN recovered, in its queue
-                self._recover_app(core, d, "app_added")
-                continue
             elif op == "app_removed":
                 core.remove_app(d["app"])
             else:  # attempt_added

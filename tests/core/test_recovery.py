@@ -58,9 +58,10 @@ def test_a_queue_placement_creates_is_recreated_dynamic_not_draining():
 
 def test_a_queue_that_is_now_a_parent_cannot_take_the_app_and_says_why():
     core = make_core(CONFIG, {"n1": NODE})
-    placed = core.recover_app("app_1", "bob", "root.team")
-    assert not placed.accepted and "parent" in placed.reason
-    assert "app_1" not in core.apps and core.counters["apps_unrecoverable"] == 1
+    for queue in ("root.team", "team", "root", ""):
+        placed = core.recover_app("app_1", "bob", queue)
+        assert not placed.accepted and ("parent" in placed.reason or "not a queue path" in placed.reason), queue
+    assert "app_1" not in core.apps and core.counters["apps_unrecoverable"] == 4
 
 
 def test_a_recovered_app_counts_against_max_running_apps_in_submission_order():
