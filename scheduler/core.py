@@ -490,10 +490,10 @@ class SchedulerCore:
         in order; shape and locality relaxation unchanged. This is most of what a heartbeat
         carries, so each is a couple of lookups. Returns how many were ignored (unknown id, bad
         count), each logged and counted as an ignored event."""
-        any_asks, located = self.asks, self.located_asks
+        any_asks, located, limit = self.asks, self.located_asks, AMOUNT_LIMIT
         ignored = 0
         for ask_id, count in changes:
-            if type(ask_id) is int and type(count) is int and 0 < count < AMOUNT_LIMIT:
+            if type(ask_id) is int and type(count) is int and 0 < count < limit:
                 req = any_asks.get(ask_id)
                 if req is not None and req.count:  # pending before and after: nothing else changes
                     req.count = count

@@ -30,7 +30,7 @@ from yarn_bridge.service import CoreService  # noqa: E402
 TYPES = ["memory-mb", "vcores", "gpu-mem"]
 # The shim's defaults (ShimConf): the base timeout of a snapshot and the allowance per 1,000 items.
 SNAPSHOT_TIMEOUT_MS = 1000
-SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS = 20
+SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS = 50
 # Five leaves; "batch" holds back most of its apps (max-running-apps), so the snapshot also
 # recovers apps that wait.
 QUEUES = """
