@@ -149,9 +149,8 @@ def _field(name: str, test: Callable[[Any], bool], what: str, required: bool = T
     return name, test, what, required
 
 
-TEXT, OBJECT, LIST, PAIRS, TEXTS = ("a string", "an object", "a list", "a list of pairs (even length)",
-                                    "a list of strings")
-ROWS = "a list of rows"
+TEXT, LIST, ROWS, PAIRS, TEXTS = ("a string", "a list", "a list of rows", "a list of pairs (even length)",
+                                  "a list of strings")
 _CHANGES = (_field("deltas", _list, LIST, False), _field("started", _list, ROWS, False),
             _field("finished", _pairs, PAIRS, False), _field("asks", _list, ROWS, False),
             _field("counts", _pairs, PAIRS, False))
