@@ -10,10 +10,12 @@ blocks the others (DRFH). Cost per assigned container: one pop and one push per 
 from __future__ import annotations
 
 import logging
+import reprlib
 import time
 from dataclasses import replace
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import mul
 
@@ -22,7 +24,7 @@ from scheduler.heap import LazyHeap
 from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Queue, Request
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
-from scheduler.resources import (ResourceTypes, UnknownResourceError, Vector, dominant_resource,
+from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceError, Vector, dominant_resource,
                                  dominant_share, fits, fits_any, vadd, vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
@@ -47,7 +49,8 @@ class SchedulerCore:
         self.capacity: Vector = self.types.zero
         self.counters: dict[str, int] = dict.fromkeys(
             ("heartbeats", "assignments", "ignored_events", "refused", "apps_accepted", "apps_rejected",
-             "reservations_made", "reservations_satisfied", "reservations_dropped", "reloads"), 0)
+             "apps_recovered_misplaced", "apps_unrecoverable", "reservations_made", "reservations_satisfied",
+             "reservations_dropped", "reloads"), 0)
         self._ids = count(1)
         # ask id (chosen by the caller) -> its request: lets a heartbeat change an ask's count
         # without resending its app, key, location and shape (update_counts). ANY asks, by far the
@@ -56,7 +59,7 @@ class SchedulerCore:
         self.located_asks: dict[int, tuple[Request, str]] = {}
         # inside batch(): apps whose heap keys are stale, in the order they were last touched
         self._rekey: dict[App, None] | None = None
-        self.waiting: list[App] = []  # apps held back by max-running-apps, oldest first
+        self._view: QueueView | None = None  # what placement sees of the tree; None: to rebuild
         self._stale = False  # cluster capacity changed: shares and limits to recompute
         self.config = config
         self._install(config)
@@ -79,6 +82,7 @@ class SchedulerCore:
     def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False) -> Queue:
         q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
         self.queues[q.path] = q
+        self._view = None
         if parent is not None:
             parent.children[spec.name] = q
         for child in spec.children:
@@ -110,7 +114,7 @@ class SchedulerCore:
         draining = []
         for app in self.apps.values():
             old = app.queue
-            new = self.queues.get(old.path) or self._keep_draining(old)
+            new = self.queues.get(old.path) or self._keep_draining(old.path, old)
             if new.draining and old.path not in draining:
                 draining.append(old.path)
             app.queue = new
@@ -142,13 +146,17 @@ class SchedulerCore:
             raise ConfigError(sorted(set(errors)), config.source)
         config.check_resources(self.types.names)
 
-    def _keep_draining(self, old: Queue) -> Queue:
-        """Re-creates a leaf the new config dropped but that still holds apps (and any missing parents)."""
-        parent_path = old.path.rsplit(".", 1)[0]
-        parent = self.queues.get(parent_path) or self._keep_draining(old.parent)
-        q = self._build(QueueSpec(path=old.path, weight=old.spec.weight, order=old.spec.order), parent,
-                        dynamic=old.dynamic)
-        q.draining = not old.dynamic
+    def _keep_draining(self, path: str, old: Queue | None = None) -> Queue:
+        """Re-creates a queue the config lacks but that holds apps YARN runs (a reload dropped it,
+        or the core restarted with a file without it), and any missing parents: draining (its apps
+        run on, no new ones come) unless it is a dynamic queue. `old`: the queue it was, whose
+        weight and order it keeps."""
+        parent_path = path.rsplit(".", 1)[0]
+        parent = self.queues.get(parent_path) or self._keep_draining(parent_path, old and old.parent)
+        spec = QueueSpec(path=path, weight=old.spec.weight, order=old.spec.order) if old else QueueSpec(path=path)
+        dynamic = old is not None and old.dynamic
+        q = self._build(spec, parent, dynamic=dynamic)
+        q.draining = not dynamic
         return q
 
     def _recount(self) -> None:
@@ -158,17 +166,18 @@ class SchedulerCore:
             q.usage, q.running_apps = zero, 0
             q.shapes.clear()
             q.heap = LazyHeap()
+            q.waiting.clear()
         for app in sorted(self.apps.values(), key=lambda a: a.seq):
             for q in app.queue.ancestors_and_self():
                 q.usage = vadd(q.usage, app.usage)
             if app.runnable:
                 for q in app.queue.ancestors_and_self():
                     q.running_apps += 1
-        self._admit_waiting()
-        for app in self.apps.values():
-            if app.runnable:
                 for req in app.pending:
                     self._add_shape(app, req.capability)
+            else:
+                app.queue.waiting[app] = None
+        self._admit_waiting(self.root)  # a reload may have raised a max-running-apps
         for app in self.apps.values():
             self._requeue(app)
 
@@ -229,22 +238,85 @@ class SchedulerCore:
                    priority: int = 0, now: float | None = None) -> Placement:
         if app_id in self.apps:
             return Placement(True, self.apps[app_id].queue.path, "already accepted")
-        view = QueueView({p: q.is_leaf for p, q in self.queues.items() if not q.draining})
-        target = place(self.config.placement, view, queue, user, groups)
+        target = self._placement(user, queue, groups)
         if isinstance(target, str):
             return self._reject(app_id, user, queue, target)
-        denied = self._acl_refusal(target.path, user, groups)
-        if denied:
-            return self._reject(app_id, user, queue, denied)
         leaf = self._create_leaf(target) if target.create else self.queues[target.path]
-        app = App(app_id, user, leaf, priority, self.types.zero, self._now(now))
-        self.apps[app_id] = app
-        leaf.apps[app_id] = app
-        self.waiting.append(app)
-        self._admit_waiting()
+        return self._accept(App(app_id, user, leaf, priority, self.types.zero, self._now(now)))
+
+    def recover_app(self, app_id: str, user: str, queue: str, groups: Sequence[str] = (), priority: int = 0,
+                    now: float | None = None) -> Placement:
+        """Takes an app YARN already runs (a resync after a core restart, or an RM restart) into
+        exactly the queue YARN has it in: placement and ACLs are not re-decided, because its
+        containers run there. A queue the configuration no longer has is re-created draining, as
+        a reload keeps it; one a placement rule with `create` could make is created dynamic, as
+        placement would. An app placement would now put elsewhere, or the ACLs now refuse, is
+        counted (apps_recovered_misplaced) and logged, never moved. Refused only when its queue
+        cannot be a leaf of the tree (the configuration made it a parent queue)."""
+        if app_id in self.apps:
+            return Placement(True, self.apps[app_id].queue.path, "already accepted")
+        path = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
+        leaf = self.queues.get(path) or self._recreate(path)
+        if isinstance(leaf, str) or not leaf.is_leaf:
+            reason = leaf if isinstance(leaf, str) else f"queue {path!r} is now a parent queue"
+            self.counters["apps_unrecoverable"] += 1
+            log.error("cannot recover app %s of user %s into queue %s: %s; its containers are not counted",
+                      app_id, user, path, reason)
+            return Placement(False, None, reason)
+        target = self._placement(user, path, groups)
+        if isinstance(target, str) or target.path != path:
+            self.counters["apps_recovered_misplaced"] += 1
+            log.warning("recovered app %s of user %s in queue %s, where YARN runs it; placement would now %s",
+                        app_id, user, path, target if isinstance(target, str) else f"put it in {target.path}")
+        return self._accept(App(app_id, user, leaf, priority, self.types.zero, self._now(now)))
+
+    def _placement(self, user: str, queue: str | None, groups: Sequence[str]) -> Target | str:
+        """Where the placement rules put a submission, ACLs checked; or why it is refused."""
+        view = self._view
+        if view is None:
+            view = self._view = QueueView({p: q.is_leaf for p, q in self.queues.items() if not q.draining})
+        target = place(self.config.placement, view, queue, user, groups)
+        if isinstance(target, str):
+            return target
+        return self._acl_refusal(target.path, user, groups) or target
+
+    def _recreate(self, path: str) -> Queue | str:
+        """The leaf `path` that YARN runs an app in and the configuration lacks: dynamic under a
+        parent queue where placement creates queues, else draining (with missing parents)."""
+        if not all(path.split(".")):
+            return f"{path!r} is not a queue path"
+        above = self._nearest_existing(path)
+        if above.apps:
+            return f"{above.path} above it is a leaf queue holding apps"
+        parent = self.queues.get(path.rsplit(".", 1)[0])
+        if parent is not None and not parent.is_leaf and self._creates_under(path):
+            leaf = self._build(QueueSpec(path=path), parent, dynamic=True)
+            log.info("re-created dynamic queue %s for a recovered app", path)
+            return leaf
+        log.warning("re-created queue %s, which the configuration lacks, draining: its apps run on", path)
+        return self._keep_draining(path)
+
+    def _creates_under(self, path: str) -> bool:
+        """Whether a placement rule with `create` can make the leaf `path`."""
+        parent = path.rsplit(".", 1)[0]
+        for rule in self.config.placement:
+            if rule.create and (rule.rule == "specified" or (rule.rule == "default" and rule.queue == path)
+                                or (rule.rule in ("user", "primary-group") and rule.parent == parent)):
+                return True
+        return False
+
+    def _accept(self, app: App) -> Placement:
+        """Adds an accepted app to its leaf: runnable now, or held back by max-running-apps."""
+        leaf = app.queue
+        self.apps[app.id] = app
+        leaf.apps[app.id] = app
         self.counters["apps_accepted"] += 1
-        reason = "" if app.runnable else f"waiting: max-running-apps reached in {self._app_limit(leaf)}"
-        return Placement(True, leaf.path, reason)
+        blocked = self._app_limit(leaf)
+        if blocked is None:
+            self._make_runnable(app)
+            return Placement(True, leaf.path, "")
+        leaf.waiting[app] = None
+        return Placement(True, leaf.path, f"waiting: max-running-apps reached in {blocked}")
 
     def _reject(self, app_id: str, user: str, queue: str | None, reason: str) -> Placement:
         self.counters["apps_rejected"] += 1
@@ -283,27 +355,49 @@ class SchedulerCore:
         leaf = app.queue
         leaf.apps.pop(app_id, None)
         leaf.heap.remove(app)
-        if app.runnable:
-            for q in leaf.ancestors_and_self():
-                q.running_apps -= 1
-            self._admit_waiting()
-        else:
-            self.waiting.remove(app)
+        if not app.runnable:
+            leaf.waiting.pop(app, None)
+            return
+        freed = None  # the highest queue whose max-running-apps held apps back until now
+        for q in leaf.ancestors_and_self():
+            q.running_apps -= 1
+            if q.max_apps is not None and q.running_apps == q.max_apps - 1:
+                freed = q
+        if freed is not None:
+            self._admit_waiting(freed)
 
-    def _admit_waiting(self) -> None:
-        """Makes waiting apps runnable, oldest first, wherever max-running-apps now allows."""
-        still = []
-        for app in self.waiting:
-            if self._app_limit(app.queue) is not None:
-                still.append(app)
-            else:
-                app.runnable = True
-                for q in app.queue.ancestors_and_self():
-                    q.running_apps += 1
-                for req in app.pending:
-                    self._add_shape(app, req.capability)
-                self._requeue(app)
-        self.waiting = still
+    def _admit_waiting(self, top: Queue) -> None:
+        """Makes the apps waiting below `top` runnable, oldest first, as far as max-running-apps
+        now allows. The apps of a leaf share their limits, so once its oldest must wait, all of
+        them must: each leaf costs one look, however many apps wait in it."""
+        heads = []
+        for q in _queues_below(top):
+            if q.waiting:
+                first = next(iter(q.waiting))
+                heads.append((first.seq, first, q))
+        heapify(heads)
+        while heads:
+            _, app, leaf = heappop(heads)
+            if self._app_limit(leaf) is not None:
+                continue
+            del leaf.waiting[app]
+            self._make_runnable(app)
+            if leaf.waiting:
+                first = next(iter(leaf.waiting))
+                heappush(heads, (first.seq, first, leaf))
+
+    @staticmethod
+    def waiting_ahead(app: App, limit: Queue) -> int:
+        """How many apps wait for `limit`'s max-running-apps ahead of the waiting `app`."""
+        return sum(other.seq < app.seq for q in _queues_below(limit) for other in q.waiting)
+
+    def _make_runnable(self, app: App) -> None:
+        app.runnable = True
+        for q in app.queue.ancestors_and_self():
+            q.running_apps += 1
+        for req in app.pending:
+            self._add_shape(app, req.capability)
+        self._requeue(app)
 
     @staticmethod
     def _app_limit(leaf: Queue) -> str | None:
@@ -345,8 +439,9 @@ class SchedulerCore:
         app = self._app(app_id, "update_request")
         if app is None:
             return
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            self._ignore("update_request", f"app {app_id}: count must be an integer >= 0, got {count!r}")
+        if type(count) is not int or not 0 <= count < AMOUNT_LIMIT:
+            self._ignore("update_request", f"app {app_id}: count must be an integer from 0 to 2^63-1, "
+                         f"got {reprlib.repr(count)}")
             return
         capability = self._vector(resources, "update_request", app_id)
         if capability is None:
@@ -395,18 +490,18 @@ class SchedulerCore:
         in order; shape and locality relaxation unchanged. This is most of what a heartbeat
         carries, so each is a couple of lookups. Returns how many were ignored (unknown id, bad
         count), each logged and counted as an ignored event."""
-        any_asks, located = self.asks, self.located_asks
+        any_asks, located, limit = self.asks, self.located_asks, AMOUNT_LIMIT
         ignored = 0
         for ask_id, count in changes:
-            if type(ask_id) is int and type(count) is int and count > 0:
+            if type(ask_id) is int and type(count) is int and 0 < count < limit:
                 req = any_asks.get(ask_id)
                 if req is not None and req.count:  # pending before and after: nothing else changes
                     req.count = count
                     continue
-            if type(count) is not int or count < 0 or type(ask_id) is not int:
+            if type(count) is not int or not 0 <= count < AMOUNT_LIMIT or type(ask_id) is not int:
                 ignored += 1
-                self._ignore("update_counts", f"ask {ask_id!r}: count must be an integer >= 0 and the id an "
-                             f"integer, got {count!r}")
+                self._ignore("update_counts", f"ask {reprlib.repr(ask_id)}: count must be an integer from 0 to "
+                             f"2^63-1 and the id an integer, got {reprlib.repr(count)}")
                 continue
             req = any_asks.get(ask_id)
             if req is not None:  # starts or stops waiting (the first test took those that go on)
@@ -430,12 +525,10 @@ class SchedulerCore:
         return ignored
 
     def _set_pending(self, app: App, req: Request, pending: bool) -> None:
-        listed = req in app.pending
-        if pending == listed:
+        if pending == (req in app.pending):
             return
         if pending:
-            app.pending.append(req)
-            app.pending.sort(key=lambda r: r.key)
+            app.pending.add(req)
         else:
             app.pending.remove(req)
         if app.runnable:

@@ -380,7 +380,7 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
     shape = types.format(req.capability)
     if not app.runnable:
         limit = _app_limit(app.queue)
-        ahead = next((i for i, a in enumerate(core.waiting) if a is app), 0)
+        ahead = core.waiting_ahead(app, limit)
         return [_reason("max-running-apps",
                         f"the app is not running yet: max-running-apps reached in {limit.path} "
                         f"({limit.running_apps} of {limit.max_apps} running); {ahead} app(s) wait ahead of it",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from itertools import count
+from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from scheduler.heap import LazyHeap
@@ -105,12 +106,72 @@ class App:
         self.seq = next(_app_sequence)
         self.usage: Vector = zero
         self.requests: dict[tuple[int, int], Request] = {}
-        self.pending: list[Request] = []  # requests with count > 0, in request-key order
+        self.pending = PendingRequests()  # requests with count > 0, iterated in request-key order
         self.containers: set[str] = set()
         self.runnable = False
         self.submitted = now
         self.blacklist: frozenset[str] = frozenset()  # node ids (and racks) the app's AM refuses
         self.ask_ids: list[int] = []  # its asks registered for SchedulerCore.update_counts
+
+
+_by_key = attrgetter("key")
+
+
+class PendingRequests:
+    """An app's requests that still want containers, iterated in request-key order.
+
+    A heartbeat or a snapshot may bring thousands of asks of one app at once, so a change costs
+    O(1) and the order is restored, once, at the next iteration: a batch of n asks costs
+    O(n log n), not a sort and a list scan per ask. The list is kept in descending key order and
+    iterated reversed, so taking away the first request (the decision serves requests in key
+    order) is a pop from its end and keeps it in order. Iterate it only to read: adding or
+    removing during an iteration ends that iteration's validity (the decision stops at the
+    request it changes).
+    """
+
+    __slots__ = ("_live", "_order", "_stale")
+
+    def __init__(self) -> None:
+        self._live: dict[Request, None] = {}
+        self._order: list[Request] = []  # the live requests, descending by key, unless _stale
+        self._stale = False
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def __bool__(self) -> bool:
+        return bool(self._live)
+
+    def __contains__(self, req: Request) -> bool:
+        return req in self._live
+
+    def __iter__(self):
+        if self._stale:
+            self._order = sorted(self._live, key=_by_key, reverse=True)
+            self._stale = False
+        return reversed(self._order)
+
+    def add(self, req: Request) -> None:
+        if req in self._live:
+            return
+        self._live[req] = None
+        if self._stale:
+            return
+        order = self._order
+        if order and order[-1].key < req.key:
+            self._stale = True
+        else:
+            order.append(req)
+
+    def remove(self, req: Request) -> None:
+        del self._live[req]
+        if self._stale:
+            return
+        order = self._order
+        if order[-1] is req:
+            order.pop()
+        else:
+            self._stale = True
 
 
 class Queue:
@@ -122,7 +183,7 @@ class Queue:
 
     __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
                  "max_apps", "running_apps", "heap", "shapes", "draining", "dynamic",
-                 "apps", "app_scale")
+                 "apps", "waiting", "app_scale")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
         self.spec = spec
@@ -141,6 +202,9 @@ class Queue:
         self.draining = False
         self.dynamic = dynamic
         self.apps: dict[str, App] = {}
+        # its apps held back by max-running-apps, oldest first: they all have the same limits,
+        # so only the first can be the next to run
+        self.waiting: dict[App, None] = {}
 
     @property
     def is_leaf(self) -> bool:

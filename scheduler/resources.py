@@ -7,6 +7,7 @@ the edges (config, events, reports), where ResourceTypes converts between the tw
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from operator import add, le, sub
 
@@ -18,6 +19,9 @@ DEFAULT_TYPES = (MEMORY, VCORES)
 NAME_PATTERN = re.compile(r"^([A-Za-z][\w.-]*/)?[A-Za-z][\w.-]*$")
 
 Vector = tuple[int, ...]
+# Amounts are YARN's (Java long): 0 <= amount < AMOUNT_LIMIT. The bound keeps every sum of them
+# far inside what a float holds, so shares and keys never overflow.
+AMOUNT_LIMIT = 1 << 63
 
 
 class UnknownResourceError(ValueError):
@@ -68,10 +72,8 @@ class ResourceTypes:
                 raise UnknownResourceError(
                     f"unknown resource type {name!r} (known: {', '.join(self.names)})"
                 )
-            if isinstance(amount, bool) or not isinstance(amount, int):
-                raise ValueError(f"{name}: amount must be an integer, got {amount!r}")
-            if amount < 0:
-                raise ValueError(f"{name}: amount must be >= 0, got {amount}")
+            if type(amount) is not int or not 0 <= amount < AMOUNT_LIMIT:
+                raise ValueError(f"{name}: amount must be an integer from 0 to 2^63-1, got {_brief(amount)}")
             values[i] = amount
         return tuple(values)
 
@@ -81,8 +83,8 @@ class ResourceTypes:
             raise ValueError(f"{len(values)} amounts for {len(self.names)} resource types "
                              f"({', '.join(self.names)})")
         for name, amount in zip(self.names, values):
-            if type(amount) is not int or amount < 0:
-                raise ValueError(f"{name}: amount must be an integer >= 0, got {amount!r}")
+            if type(amount) is not int or not 0 <= amount < AMOUNT_LIMIT:
+                raise ValueError(f"{name}: amount must be an integer from 0 to 2^63-1, got {_brief(amount)}")
         return values
 
     def to_dict(self, vector: Vector) -> dict[str, int]:
@@ -90,6 +92,11 @@ class ResourceTypes:
 
     def format(self, vector: Vector) -> str:
         return "<" + ", ".join(f"{n} {v}" for n, v in zip(self.names, vector)) + ">"
+
+
+def _brief(value: object) -> str:
+    """`value` for an error message, bounded in length and depth whatever it is."""
+    return reprlib.repr(value)
 
 
 def _elementwise(op: str, n: int) -> Callable[[Vector, Vector], Vector]:

@@ -67,6 +67,14 @@ def _instrument(service: Any, metrics: Metrics, reloader: Reloader) -> None:
     mutex = threading.Lock()
 
     def handle(text: str) -> str:
+        if protocol.is_snapshot(text):
+            # Not behind the mutex: a newer snapshot must reach the service while an older one is
+            # still being applied (its caller timed out), which then gives way to it.
+            core = service.core
+            reply = inner(text)
+            if service.core is not core:
+                metrics.resync()
+            return reply
         with mutex:
             return measured(text)
 

@@ -1,21 +1,31 @@
-"""The bridge message format, version 3 (see BRIDGE.md): JSON objects in, JSON objects out.
+"""The bridge message format, version 4 (see BRIDGE.md): JSON objects in, JSON objects out.
 
 Java sends one request per call; each request has "v" and "type". Replies always have "v" and
 "ok"; a request that cannot be understood gets {"ok": false, "error": ...} and never an exception.
 Version 2 moved asks out of "deltas": "asks" in full with an id (ASK_FIELDS), "counts" by id.
 Version 3 moved containers out too: "started" rows (CONTAINER_FIELDS), "finished" pairs.
+Version 4: an app in a snapshot or an "app_added" delta is one YARN runs; the core takes it into
+the queue named, without placement or ACLs (SchedulerCore.recover_app).
+
+decode_request checks the envelope of a request (its version, type, epoch and the types of its
+top-level fields) so a request that passes changes nothing in a way it did not mean; the items
+inside (deltas, rows, asks) are checked one by one where they are applied (check_fields for
+objects), so one bad item is skipped and the rest still apply.
 """
 from __future__ import annotations
 
 import json
+import reprlib
+import time
+from collections.abc import Callable
 from typing import Any
 
-VERSION = 3
+VERSION = 4
+# Epochs, sequence numbers, ids: Java longs, 0 <= x < LONG_LIMIT.
+LONG_LIMIT = 1 << 63
+# A snapshot's epoch is the shim's clock in ms (the same host's): one further ahead is refused.
+EPOCH_AHEAD_MS = 24 * 3600 * 1000
 REQUEST_TYPES = ("snapshot", "heartbeat", "events", "submit", "reload", "status")
-DELTA_OPS = (
-    "node_added", "node_updated", "node_removed", "app_added", "app_removed", "attempt_added",
-    "assignment_refused",
-)
 # A container started ("started", and a snapshot's "containers"): these, then one amount per
 # resource type in the snapshot's "resources" order. assignment_id is null for a container the
 # core did not assign (recovered after an RM restart). "finished" is flat container, state pairs.
@@ -25,11 +35,21 @@ CONTAINER_FIELDS = ("container", "app", "node", "priority", "allocation_id", "as
 ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "relax_locality")
 
 
-_decoder = json.JSONDecoder()
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+# Strict JSON: Python's decoder would take NaN and Infinity, which no amount or epoch may be.
+_decoder = json.JSONDecoder(parse_constant=_not_json)
 
 
 class ProtocolError(ValueError):
     """A request that is not a well-formed message of this version; the text says what and where."""
+
+
+def brief(value: Any) -> str:
+    """`value` for a log line or an error, bounded in length and nesting whatever it is."""
+    return reprlib.repr(value)
 
 
 def decode_request(text: str) -> dict[str, Any]:
@@ -42,15 +62,126 @@ def decode_request(text: str) -> dict[str, Any]:
         msg, end = _decoder.raw_decode(text)
         if end != len(text) and text[end:].strip():
             raise ValueError(f"extra data after the JSON value at character {end}")
+    except RecursionError:
+        # the decoder recurses per level: a bounded stack, whatever the nesting of the text
+        raise ProtocolError("request is not JSON this service takes: nested too deeply") from None
     except (TypeError, ValueError) as exc:
         raise ProtocolError(f"request is not JSON: {exc}") from exc
     if not isinstance(msg, dict):
         raise ProtocolError("request is not a JSON object")
     if msg.get("v") != VERSION:
-        raise ProtocolError(f"request version {msg.get('v')!r}, this service speaks {VERSION}")
-    if msg.get("type") not in REQUEST_TYPES:
-        raise ProtocolError(f"unknown request type {msg.get('type')!r} (known: {', '.join(REQUEST_TYPES)})")
+        raise ProtocolError(f"request version {brief(msg.get('v'))}, this service speaks {VERSION}")
+    kind = msg.get("type")
+    if kind not in REQUEST_TYPES:
+        raise ProtocolError(f"unknown request type {brief(kind)} (known: {', '.join(REQUEST_TYPES)})")
+    if kind != "status":
+        epoch = msg.get("epoch")
+        if not (type(epoch) is int and 0 <= epoch < LONG_LIMIT):  # is_long, inline: per request
+            raise ProtocolError(f"{kind}: epoch must be an integer from 0 to 2^63-1, got {brief(epoch)}")
+        if kind == "snapshot" and epoch > time.time() * 1000 + EPOCH_AHEAD_MS:
+            # it would make every real snapshot after it look old, for good
+            raise ProtocolError(f"snapshot: epoch {epoch} is more than a day ahead of this host's clock "
+                                "(epochs are milliseconds since 1970)")
+    problem = check_fields(msg, ENVELOPES[kind])
+    if problem:
+        raise ProtocolError(f"{kind}: {problem}")
     return msg
+
+
+def is_snapshot(text: str) -> bool:
+    """Whether `text` is a snapshot request as the shim encodes one ("v", then "type" first): a
+    look at its start, for callers that must not wait to decode it."""
+    return text.startswith(_SNAPSHOT_START)
+
+
+_SNAPSHOT_START = '{"v":%d,"type":"snapshot"' % VERSION
+
+
+def is_long(value: Any) -> bool:
+    """An epoch, sequence number or id: an integer from 0 to 2^63-1."""
+    return type(value) is int and 0 <= value < LONG_LIMIT
+
+
+def is_key(value: Any) -> bool:
+    """A priority or allocation id: any Java long (YARN's "none" is -1)."""
+    return type(value) is int and -LONG_LIMIT <= value < LONG_LIMIT
+
+
+# A field check: (name, test of its value, what the value must be, required?).
+Field = tuple[str, Callable[[Any], bool], str, bool]
+
+
+def check_fields(obj: Any, fields: tuple[Field, ...]) -> str:
+    """What is wrong with the object `obj` (a request, a delta, a snapshot's node or app) by its
+    fields' checks, or "" when nothing is. An optional field may be absent or null."""
+    if type(obj) is not dict:
+        return f"must be an object, got {brief(obj)}"
+    for name, test, what, required in fields:
+        value = obj.get(name)
+        if value is None and not required:
+            continue
+        if not test(value):
+            return f"{name} must be {what}, got {brief(value)}"
+    return ""
+
+
+def _text(v: Any) -> bool:
+    return type(v) is str
+
+
+def _object(v: Any) -> bool:
+    return type(v) is dict
+
+
+def _list(v: Any) -> bool:
+    return type(v) is list
+
+
+def _pairs(v: Any) -> bool:
+    return type(v) is list and not len(v) % 2
+
+
+def _texts(v: Any) -> bool:
+    return type(v) is list and all(type(x) is str for x in v)
+
+
+def _field(name: str, test: Callable[[Any], bool], what: str, required: bool = True) -> Field:
+    return name, test, what, required
+
+
+TEXT, LIST, ROWS, PAIRS, TEXTS = ("a string", "a list", "a list of rows", "a list of pairs (even length)",
+                                  "a list of strings")
+_CHANGES = (_field("deltas", _list, LIST, False), _field("started", _list, ROWS, False),
+            _field("finished", _pairs, PAIRS, False), _field("asks", _list, ROWS, False),
+            _field("counts", _pairs, PAIRS, False))
+# The top-level fields of each request type (the epoch is checked before).
+ENVELOPES: dict[str, tuple[Field, ...]] = {
+    "snapshot": (_field("resources", _texts, TEXTS), _field("nodes", _list, LIST, False),
+                 _field("apps", _list, LIST, False), _field("containers", _list, ROWS, False),
+                 _field("asks", _list, ROWS, False), _field("counts", _pairs, PAIRS, False)),
+    "heartbeat": (_field("seq", is_long, "an integer from 0 to 2^63-1"), _field("node", _text, TEXT), *_CHANGES),
+    "events": _CHANGES,
+    "submit": (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT, False),
+               _field("groups", _texts, TEXTS, False)),
+    "reload": (_field("path", _text, TEXT, False),),
+    "status": (),
+}
+# A snapshot's nodes and apps, and the node_added and app_added deltas.
+NODE_FIELDS = (_field("node", _text, TEXT), _field("capacity", _object, "an object of amounts"),
+               _field("rack", _text, TEXT, False))
+APP_FIELDS = (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT),
+              _field("groups", _texts, TEXTS, False))
+# The fields of each delta op ("op" names it).
+DELTA_FIELDS: dict[str, tuple[Field, ...]] = {
+    "node_added": NODE_FIELDS,
+    "node_updated": NODE_FIELDS[:2],
+    "node_removed": NODE_FIELDS[:1],
+    "app_added": APP_FIELDS,
+    "app_removed": APP_FIELDS[:1],
+    "attempt_added": APP_FIELDS[:1],
+    "assignment_refused": (_field("assignment_id", _text, TEXT), _field("reason", _text, TEXT, False)),
+}
+DELTA_OPS = tuple(DELTA_FIELDS)
 
 
 # One encoder for every reply: json.dumps with non-default arguments builds a new one per call.

@@ -23,9 +23,13 @@ public final class ShimConf {
   /** How long one call may take before that heartbeat assigns nothing. */
   public static final String TIMEOUT_MS = PREFIX + "bridge.timeout-ms";
   public static final int DEFAULT_TIMEOUT_MS = 250;
-  /** Timeout of snapshots and reloads, whose size grows with the cluster. */
+  /** Timeout of snapshots and reloads, whose size grows with the cluster: the base, ... */
   public static final String SNAPSHOT_TIMEOUT_MS = PREFIX + "bridge.snapshot-timeout-ms";
   public static final int DEFAULT_SNAPSHOT_TIMEOUT_MS = 1000;
+  /** ... plus this for every 1,000 nodes, apps, containers and asks of the last snapshot. */
+  public static final String SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS =
+      PREFIX + "bridge.snapshot-timeout-per-1000-items-ms";
+  public static final int DEFAULT_SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS = 50;
   public static final String BACKOFF_INITIAL_MS = PREFIX + "bridge.backoff.initial-ms";
   public static final long DEFAULT_BACKOFF_INITIAL_MS = 200;
   public static final String BACKOFF_MAX_MS = PREFIX + "bridge.backoff.max-ms";

@@ -131,6 +131,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
   private final Resource usedResource = Resource.newInstance(0, 0);
   private CoreSession session;
+  /** The channel of snapshots and reloads, sized by each snapshot; null with a test channel. */
+  private SizedTimeoutChannel snapshotChannel;
   private ServeSupervisor supervisor;
   private long heartbeatSeq;
   /** The last successful heartbeat call, encoding and decoding included; sent with the next. */
@@ -231,8 +233,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     InetAddress loopback = InetAddress.getByName("127.0.0.1");
     int snapshotTimeoutMs = Math.max(timeoutMs,
         conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_MS, ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_MS));
-    session = newSession(new Py4jChannel(loopback, port, token, timeoutMs),
-        new Py4jChannel(loopback, port, token, snapshotTimeoutMs));
+    snapshotChannel = new SizedTimeoutChannel(
+        ms -> new Py4jChannel(loopback, port, token, ms), snapshotTimeoutMs,
+        conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS,
+            ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS));
+    session = newSession(new Py4jChannel(loopback, port, token, timeoutMs), snapshotChannel);
     if ("child".equals(mode)) {
       List<String> command = new ArrayList<>(Arrays.asList(
           conf.getTrimmed(ShimConf.SERVE_COMMAND, ShimConf.DEFAULT_SERVE_COMMAND).split("\\s+")));
@@ -546,12 +551,14 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       boolean recovering, boolean unmanagedAM) {
     ShimQueue queue;
     if (recovering) {
-      // Accepted before the restart; placement is not re-decided.
+      // Accepted before the restart and running in this queue: the core takes it there, without
+      // placement or ACLs (they may have changed since; its containers run where they run).
       queue = queues.findOrPlaceholder(queueName);
       ObjectNode d = Protocol.delta("app_added");
       d.put("app", appId.toString());
       d.put("user", user);
       d.put("queue", queue.getQueueName());
+      d.set("groups", groupsOf(user));
       events.add(d);
     } else {
       JsonNode reply = place(appId, user, queueName);
@@ -920,6 +927,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
     }
     dirtyApps.clear();
+    long items = nodes.size() + apps.size() + containers.size() + asks.size();
+    int timeoutMs = snapshotChannel == null ? 0 : snapshotChannel.sizeFor(items);
     JsonNode reply = session.exchangeSlow("snapshot", Protocol.encode(req));
     if (reply == null) {
       askMirror.clear();
@@ -936,8 +945,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     // The snapshot supersedes every delta queued before it.
     events.clear();
     session.resynced();
-    LOG.info("yarn-drf bridge: core resynchronised ({} nodes, {} apps, {} containers) [{}]",
-        nodes.size(), apps.size(), containers.size(), session.counters());
+    LOG.info("yarn-drf bridge: core resynchronised ({} nodes, {} apps, {} containers, {} asks; "
+        + "timeout {} ms) [{}]", nodes.size(), apps.size(), containers.size(), asks.size(),
+        timeoutMs, session.counters());
     return true;
   }
 

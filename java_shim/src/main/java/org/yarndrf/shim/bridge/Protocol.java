@@ -12,7 +12,7 @@ import java.util.Map;
  * Every message and reply is one JSON object with "v"; requests carry "type".
  */
 public final class Protocol {
-  public static final int VERSION = 3;
+  public static final int VERSION = 4;
   public static final ObjectMapper JSON = new ObjectMapper();
 
   private Protocol() {

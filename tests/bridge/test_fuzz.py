@@ -1,0 +1,293 @@
+"""Any bridge message gets a reply, never an exception, and leaves the core's accounting whole.
+
+A seeded driver plays a plausible YARN (snapshots, heartbeats confirming the core's assignments,
+containers finishing, apps and nodes coming and going, asks and counts, submissions) and mutates
+a share of its messages: wrong types, numbers beyond any bound, NaN and Infinity, deep nesting,
+unknown ops and types, duplicated or stray ids, truncated text. Hypothesis puts arbitrary JSON
+into each field of valid messages. After every message the reply must be a JSON object of this
+version with a boolean "ok", and tests.bridge.invariants must hold.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.bridge.invariants import check_accounting
+from yarn_bridge import protocol
+from yarn_bridge.service import CoreService
+
+TYPES = ["memory-mb", "vcores", "gpu-mem"]
+LEAVES = ["root.cpu", "root.mem", "root.gpu", "root.batch", "root.restricted", "root.gone", "cpu"]
+QUEUES = """
+resources: [memory-mb, vcores, gpu-mem]
+placement: [{rule: specified}, {rule: user, parent: root.users, create: true}, {rule: reject}]
+queues:
+  root:
+    submit-acl: " "
+    admin-acl: " "
+    children:
+      cpu: {weight: 1, submit-acl: "*"}
+      mem: {weight: 2, submit-acl: "*", max-running-apps: 2}
+      gpu: {weight: 1, submit-acl: "*"}
+      batch: {weight: 1, submit-acl: "*", max-running-apps: 1}
+      restricted: {submit-acl: "alice"}
+      users: {children: {}}
+"""
+HOSTILE = [10 ** 309, 2 ** 63, 2 ** 63 - 1, -1, -(2 ** 63) - 1, 1e308, 1.5, 0.0, True, False, None, "", "x" * 300,
+           [], {}, [[[]]], {"a": {"b": None}}, float("inf"), float("nan"), "Infinity", "root.cpu", "n1:1"]
+
+
+def deep(depth: int):
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class Yarn:
+    """A plausible ResourceManager: what it sends, shaped by what the core answered."""
+
+    def __init__(self, rnd: random.Random) -> None:
+        self.rnd = rnd
+        self.epoch = 0
+        self.seq = 0
+        self.nodes = {f"n{i}:1": f"/r{i % 2}" for i in range(3)}
+        self.apps: dict[str, str] = {}  # app -> queue
+        self.containers: dict[str, list] = {}  # container -> started row
+        self.assigned: list[dict] = []  # the core's assignments not yet confirmed or refused
+        self.asks: list[int] = []
+        self.next_id = 0
+        self.resync = True
+
+    def _id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def _amounts(self) -> list[int]:
+        return [self.rnd.choice([128, 512, 1024, 4096]), self.rnd.randint(0, 4), self.rnd.choice([0, 0, 1024])]
+
+    def _capacity(self) -> dict:
+        return {"memory-mb": 16384, "vcores": 16, "gpu-mem": self.rnd.choice([0, 8192])}
+
+    def _ask(self, app: str) -> list:
+        ask_id = self._id()
+        self.asks.append(ask_id)
+        location = self.rnd.choice(["*", "*", "*", "/r0", next(iter(self.nodes), "*")])
+        return [ask_id, self.rnd.randint(0, 5), app, self.rnd.randint(0, 2), self.rnd.randint(0, 1), location,
+                self.rnd.random() < 0.9, *self._amounts()]
+
+    def snapshot(self) -> dict:
+        self.epoch += 1
+        self.assigned.clear()
+        self.asks.clear()
+        return {"type": "snapshot", "epoch": self.epoch, "resources": TYPES,
+                "nodes": [{"node": n, "capacity": self._capacity(), "rack": r} for n, r in self.nodes.items()],
+                "apps": [{"app": a, "user": self.rnd.choice(["alice", "bob"]), "queue": q, "groups": ["g"]}
+                         for a, q in self.apps.items()],
+                "containers": list(self.containers.values()),
+                "asks": [self._ask(a) for a in self.apps for _ in range(self.rnd.randint(0, 2))], "counts": []}
+
+    def changes(self) -> dict:
+        rnd = self.rnd
+        deltas, started, finished = [], [], []
+        for _ in range(rnd.randint(0, 3)):
+            kind = rnd.choice(["node_added", "node_removed", "node_updated", "app_added", "app_removed",
+                               "attempt_added", "assignment_refused"])
+            if kind == "node_added":
+                node = f"n{self._id()}:1"
+                self.nodes[node] = "/r1"
+                deltas.append({"op": kind, "node": node, "capacity": self._capacity(), "rack": "/r1"})
+            elif kind == "app_added":
+                app = f"app_{self._id()}"
+                self.apps[app] = rnd.choice(LEAVES)
+                deltas.append({"op": kind, "app": app, "user": "bob", "queue": self.apps[app], "groups": []})
+            elif kind == "assignment_refused" and self.assigned:
+                a = self.assigned.pop(rnd.randrange(len(self.assigned)))
+                deltas.append({"op": kind, "assignment_id": a["assignment_id"], "reason": "fuzz"})
+            elif kind in ("node_removed", "node_updated") and self.nodes:
+                node = rnd.choice(list(self.nodes))
+                if kind == "node_removed":
+                    del self.nodes[node]
+                    self.containers = {c: r for c, r in self.containers.items() if r[2] != node}
+                deltas.append({"op": kind, "node": node, "capacity": self._capacity()})
+            elif kind in ("app_removed", "attempt_added") and self.apps:
+                app = rnd.choice(list(self.apps))
+                if kind == "app_removed":
+                    del self.apps[app]
+                    self.containers = {c: r for c, r in self.containers.items() if r[1] != app}
+                deltas.append({"op": kind, "app": app})
+        while self.assigned and rnd.random() < 0.8:  # YARN starts what the core assigned
+            a = self.assigned.pop(0)
+            cid = f"c_{self._id()}"
+            row = [cid, a["app"], a["node"], a["priority"], a["allocation_id"], a["assignment_id"],
+                   *(a["resources"][t] for t in TYPES)]
+            started.append(row)
+            self.containers[cid] = row[:5] + [None] + row[6:]
+        if self.apps and self.nodes and rnd.random() < 0.3:  # a container the core did not assign
+            cid = f"c_{self._id()}"
+            row = [cid, rnd.choice(list(self.apps)), rnd.choice(list(self.nodes)), 1, 0, None, *self._amounts()]
+            started.append(row)
+            self.containers[cid] = row
+        for cid in rnd.sample(sorted(self.containers), min(len(self.containers), rnd.randint(0, 2))):
+            del self.containers[cid]
+            finished += [cid, rnd.choice(["completed", "killed", "lost", "weird"])]
+        asks = [self._ask(a) for a in rnd.sample(sorted(self.apps), min(len(self.apps), rnd.randint(0, 2)))]
+        counts = [x for i in rnd.sample(self.asks, min(len(self.asks), rnd.randint(0, 4)))
+                  for x in (i, rnd.randint(0, 6))]
+        return {"deltas": deltas, "started": started, "finished": finished, "asks": asks, "counts": counts}
+
+    def next_message(self) -> dict:
+        rnd = self.rnd
+        roll = rnd.random()
+        if self.resync or roll < 0.08:
+            self.resync = False
+            return self.snapshot()
+        if roll < 0.65 and self.nodes:
+            self.seq += 1
+            return {"type": "heartbeat", "epoch": self.epoch, "seq": self.seq, "node": rnd.choice(list(self.nodes)),
+                    "free": self._capacity(), **self.changes()}
+        if roll < 0.8:
+            return {"type": "events", "epoch": self.epoch, **self.changes()}
+        if roll < 0.93:
+            app = f"app_{self._id()}"
+            return {"type": "submit", "epoch": self.epoch, "app": app, "user": rnd.choice(["alice", "bob", "carol.x"]),
+                    "queue": rnd.choice(LEAVES + [None]), "groups": ["g"]}
+        if roll < 0.97:
+            return {"type": "status"}
+        return {"type": "reload", "epoch": self.epoch}
+
+    def heard(self, msg: dict, reply: dict) -> None:
+        """Follows the core's answers: assignments to start, placements accepted."""
+        if not reply.get("ok"):
+            self.resync = True  # as the shim: any failure, and the next message is a snapshot
+            return
+        if msg.get("type") == "heartbeat":
+            self.assigned += reply.get("assignments", [])
+        elif msg.get("type") == "submit" and reply.get("accepted") and type(msg.get("app")) is str:
+            self.apps[msg["app"]] = reply["queue"]
+
+
+def mutate(rnd: random.Random, msg: dict) -> object:
+    """One hostile change to a valid message."""
+    kind = rnd.randrange(8)
+    if kind == 0:  # a value somewhere inside replaced
+        paths = list(_paths(msg))
+        path = rnd.choice(paths)
+        return _replace(msg, path, rnd.choice(HOSTILE + [deep(rnd.choice([50, 2000]))]))
+    if kind == 1:  # a field dropped
+        key = rnd.choice(sorted(msg))
+        return {k: v for k, v in msg.items() if k != key}
+    if kind == 2:  # an unknown op, or an unknown type
+        if "deltas" in msg:
+            return {**msg, "deltas": msg["deltas"] + [{"op": rnd.choice(["teleport", 7, None]), "app": "x"}]}
+        return {**msg, "type": rnd.choice(["dance", 3, None])}
+    if kind == 3:  # duplicated items: ids, rows, apps sent twice
+        for field in ("started", "asks", "apps", "nodes", "containers", "deltas"):
+            if msg.get(field):
+                return {**msg, field: msg[field] + msg[field]}
+        return msg
+    if kind == 4:  # hostile epoch
+        return {**msg, "epoch": rnd.choice([1e30, float("inf"), "5", -1, 2 ** 63, None, 10 ** 18])}
+    if kind == 5:  # deep nesting around the whole message
+        return deep(rnd.choice([10, 3000]))
+    if kind == 6:  # stray ids: unknown apps, nodes, containers, asks
+        return {**msg, "started": [["c_x", "app_none", "n_none:1", 1, 0, "a999", 1, 1, 0]],
+                "finished": ["c_none", "completed"], "counts": [10 ** 6, 3, -5, 1],
+                "deltas": [{"op": "app_removed", "app": "app_none"}, {"op": "node_removed", "node": "n_none"},
+                           {"op": "assignment_refused", "assignment_id": "a_none"}]}
+    return msg  # sent whole, truncated by the caller
+
+
+def _paths(value, path=()):
+    yield path
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, path + (i,))
+
+
+def _replace(value, path, new):
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _replace(value[head], rest, new)}
+    out = list(value)
+    out[head] = _replace(value[head], rest, new)
+    return out
+
+
+def encode(msg: object) -> str:
+    try:
+        return json.dumps(msg if not isinstance(msg, dict) else {"v": protocol.VERSION, **msg})
+    except RecursionError:  # deeper than json.dumps goes: write it by hand
+        return "[" * 3000 + "]" * 3000
+
+
+def exchange(svc: CoreService, text: str) -> dict:
+    reply = json.loads(svc.handle(text))
+    assert isinstance(reply, dict) and reply["v"] == protocol.VERSION and type(reply["ok"]) is bool, reply
+    assert reply["ok"] or (type(reply["error"]) is str and reply["error"]), reply
+    check_accounting(svc.core)
+    assert svc.counters["internal_errors"] == 0, "a message raised inside the service"
+    return reply
+
+
+def test_any_message_gets_a_reply_and_leaves_the_accounting_whole(tmp_path):
+    path = tmp_path / "queues.yaml"
+    path.write_text(QUEUES)
+    mutated = applied = 0
+    for seed in range(40):
+        rnd = random.Random(seed)
+        svc, yarn = CoreService(path), Yarn(rnd)
+        for _ in range(30):
+            msg = yarn.next_message()
+            if rnd.random() < 0.4:
+                mutated += 1
+                text = encode(mutate(rnd, msg))
+                if rnd.random() < 0.1:
+                    text = text[:rnd.randrange(len(text) + 1)]
+                exchange(svc, text)
+            else:
+                reply = exchange(svc, encode(msg))
+                applied += reply["ok"]
+                yarn.heard(msg, reply)
+    assert mutated > 400 and applied > 500, (mutated, applied)
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                     max_leaves=8)
+_FIELDS = {
+    "heartbeat": ["epoch", "seq", "node", "deltas", "started", "finished", "asks", "counts"],
+    "snapshot": ["epoch", "resources", "nodes", "apps", "containers", "asks", "counts"],
+    "submit": ["epoch", "app", "user", "queue", "groups"],
+}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(sorted(_FIELDS)), data=st.data(), value=_json)
+def test_arbitrary_json_in_any_field_or_item_gets_a_reply_and_leaves_the_accounting_whole(tmp_path, kind, data, value):
+    path = tmp_path / "queues.yaml"
+    path.write_text(QUEUES)
+    svc, yarn = CoreService(path), Yarn(random.Random(1))
+    for _ in range(6):  # some state: nodes, apps, containers, asks
+        msg = yarn.next_message()
+        yarn.heard(msg, exchange(svc, encode(msg)))
+    msg = yarn.snapshot() if kind == "snapshot" else \
+        {"type": "heartbeat", "epoch": yarn.epoch, "seq": 99, "node": "n1:1", **yarn.changes()} if kind == "heartbeat" else \
+        {"type": "submit", "epoch": yarn.epoch, "app": "app_h", "user": "bob", "queue": "root.cpu", "groups": []}
+    field = data.draw(st.sampled_from(_FIELDS[kind]))
+    items = msg.get(field)
+    if isinstance(items, list) and items and data.draw(st.booleans()):  # one item of the field, not all of it
+        items = list(items)
+        items[data.draw(st.integers(0, len(items) - 1))] = value
+        msg = {**msg, field: items}
+    else:
+        msg = {**msg, field: value}
+    exchange(svc, encode(msg))

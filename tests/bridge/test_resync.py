@@ -1,0 +1,113 @@
+"""A resync never re-decides placement: after the queue file changed so that placement or ACLs
+would now put YARN's running apps elsewhere (or nowhere), a restarted core takes each app into the
+queue YARN runs it in, and its usage per node and per queue equals YARN's exactly."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.bridge.invariants import check_accounting
+from yarn_bridge import protocol
+from yarn_bridge.service import CoreService
+
+TYPES = ["memory-mb", "vcores", "gpu-mem"]
+BEFORE = """
+resources: [memory-mb, vcores, gpu-mem]
+placement: [{rule: specified}, {rule: user, parent: root.users, create: true}, {rule: reject}]
+queues:
+  root:
+    submit-acl: " "
+    admin-acl: " "
+    children:
+      shared: {submit-acl: "alice,bob"}
+      old: {submit-acl: "*"}
+      users: {submit-acl: "*", children: {}}
+"""
+CHANGES = {  # what the file says after the change, and the apps placement or ACLs would now move
+    "the submit-acl narrowed": (BEFORE.replace('"alice,bob"', '"alice"'), {"app_bob"}),
+    "a queue removed": (BEFORE.replace('      old: {submit-acl: "*"}\n', ""), {"app_old"}),
+    "placement: [specified, reject]": (BEFORE.replace(
+        "{rule: user, parent: root.users, create: true}, ", ""), {"app_carol"}),
+}
+NODES = {f"n{i}:1": {"memory-mb": 16384, "vcores": 16, "gpu-mem": 0} for i in range(3)}
+SUBMITTED = [("app_alice", "alice", "shared"), ("app_bob", "bob", "shared"), ("app_old", "dave", "old"),
+             ("app_carol", "carol", None)]
+
+
+def call(svc: CoreService, **msg) -> dict:
+    reply = json.loads(svc.handle(json.dumps({"v": protocol.VERSION, **msg})))
+    assert reply["ok"], reply
+    return reply
+
+
+def run_apps(svc: CoreService) -> tuple[dict, list]:
+    """Submits the apps, lets the core assign their asks and YARN start them: YARN's state."""
+    call(svc, type="snapshot", epoch=1, resources=TYPES, apps=[], containers=[], asks=[],
+         nodes=[{"node": n, "capacity": c, "rack": "/r"} for n, c in NODES.items()])
+    queues = {}
+    for app, user, queue in SUBMITTED:
+        placed = call(svc, type="submit", epoch=1, app=app, user=user, queue=queue, groups=[])
+        assert placed["accepted"], placed
+        queues[app] = (user, placed["queue"])
+    asks = [[i, 1 + i, app, 1, 0, "*", True, 1024 * (1 + i % 2), 1 + i, 0] for i, app in enumerate(queues)]
+    rows = []
+    for n, node in enumerate(NODES):
+        hb = call(svc, type="heartbeat", epoch=1, seq=n, node=node, asks=asks if n == 0 else [])
+        for a in hb["assignments"]:
+            rows.append([f"c_{len(rows)}", a["app"], a["node"], a["priority"], a["allocation_id"], a["assignment_id"],
+                         *(a["resources"][t] for t in TYPES)])
+    call(svc, type="events", epoch=1, started=rows)
+    assert len(rows) == 10 and {r[1] for r in rows} == set(queues)
+    return queues, rows
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_after_the_file_changed_a_restarted_core_counts_every_container_where_yarn_runs_it(tmp_path, change):
+    path = tmp_path / "queues.yaml"
+    path.write_text(BEFORE)
+    queues, rows = run_apps(CoreService(path))
+    assert queues["app_carol"][1] == "root.users.carol", "placed by the user rule, in a queue it created"
+    text, misplaced = CHANGES[change]
+    path.write_text(text)
+    svc = CoreService(path)  # the core restarted: the new file, then YARN's snapshot
+    reply = call(svc, type="snapshot", epoch=2, resources=TYPES,
+                 nodes=[{"node": n, "capacity": c, "rack": "/r"} for n, c in NODES.items()],
+                 apps=[{"app": a, "user": u, "queue": q, "groups": []} for a, (u, q) in queues.items()],
+                 containers=[r[:5] + [None] + r[6:] for r in rows], asks=[], counts=[])
+    core = svc.core
+    assert {a: core.apps[a].queue.path for a in queues} == {a: q for a, (_, q) in queues.items()}
+    for node in NODES:
+        assert core.nodes[node].allocated == _sum(r for r in rows if r[2] == node), node
+    for queue in {q for _, q in queues.values()}:
+        assert core.queues[queue].usage == _sum(r for r in rows if queues[r[1]][1] == queue), queue
+    assert core.root.usage == _sum(rows) and len(core.containers) == len(rows)
+    assert core.counters["apps_recovered_misplaced"] == len(misplaced)
+    listed = {q["name"]: q for q in reply["queues"]}
+    for app in misplaced:  # the shim learns of a queue the file lacks: draining, its app still in it
+        assert queues[app][1] in listed
+    check_accounting(core)
+
+
+def test_an_app_recovered_after_an_rm_restart_keeps_its_queue_too(tmp_path):
+    path = tmp_path / "queues.yaml"
+    path.write_text(CHANGES["a queue removed"][0])
+    svc = CoreService(path)
+    call(svc, type="snapshot", epoch=1, resources=TYPES, apps=[], containers=[], asks=[],
+         nodes=[{"node": "n0:1", "capacity": NODES["n0:1"], "rack": "/r"}])
+    # The RM restarted: YARN recovers the app in root.old (its queue before), then its container.
+    call(svc, type="events", epoch=1,
+         deltas=[{"op": "app_added", "app": "app_old", "user": "dave", "queue": "root.old", "groups": []}],
+         started=[["c_1", "app_old", "n0:1", 1, 0, None, 2048, 2, 0]])
+    q = svc.core.queues["root.old"]
+    assert svc.core.apps["app_old"].queue is q and q.draining
+    assert q.usage == (2048, 2, 0) and svc.core.nodes["n0:1"].allocated == (2048, 2, 0)
+    check_accounting(svc.core)
+
+
+def _sum(rows) -> tuple:
+    total = [0, 0, 0]
+    for r in rows:
+        for i, x in enumerate(r[6:]):
+            total[i] += x
+    return tuple(total)
