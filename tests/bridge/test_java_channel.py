@@ -36,6 +36,7 @@ def serve(tmp_path):
     if not (SHIM / "classpath.txt").exists():
         pytest.fail("java_shim is not built: run `make shim`")
     port, token = free_port(), "java-side-token"
+    (tmp_path / "token").touch(mode=0o600)
     (tmp_path / "token").write_text(token)
     proc = subprocess.Popen([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(QUEUES),
                              "--port", str(port), "--token-file", str(tmp_path / "token")], cwd=REPO)

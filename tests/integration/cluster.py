@@ -102,8 +102,8 @@ class Cluster:
         for key in ("rm", "rm_sched", "rm_tracker", "rm_admin", "rm_web", "bridge", "status"):
             self.ports[key] = free_port()
         self.token_file = self.root / "token"
+        self.token_file.touch(mode=0o600)  # private before the token is in it; serve and the shim refuse others
         self.token_file.write_text(os.urandom(16).hex())
-        self.token_file.chmod(0o600)
         # The containers' classpath: every Maven jar, by symlink, plus the client configuration.
         self.lib = self.root / "lib"
         self.lib.mkdir(parents=True, exist_ok=True)

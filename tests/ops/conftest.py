@@ -32,6 +32,8 @@ queues:
         max: {vcores: 4}
 """
 
+STATUS_TOKEN = "status-token-for-tests"
+
 NODES = {
     "n1": ({"memory-mb": 16384, "vcores": 8, "gpu-mem": 0}, "/r1"),
     "n2": ({"memory-mb": 16384, "vcores": 8, "gpu-mem": 8000}, "/r2"),
@@ -57,10 +59,14 @@ class Ops:
     server: StatusServer
     queues_file: Path
     clock: Clock
+    token_file: Path
 
     @property
     def url(self) -> str:
         return self.server.url
+
+    def post_reload(self) -> requests.Response:
+        return requests.post(self.url + "/v1/reload", headers={"Authorization": f"Bearer {STATUS_TOKEN}"}, timeout=10)
 
     def get(self, path: str, status: int = 200):
         r = requests.get(self.url + path, timeout=10)
@@ -86,6 +92,12 @@ class Ops:
             out += got
 
 
+def secret_file(path: Path, text: str = STATUS_TOKEN) -> Path:
+    path.touch(mode=0o600)
+    path.write_text(text)
+    return path
+
+
 @pytest.fixture
 def ops(tmp_path: Path):
     queues_file = tmp_path / "queues.yaml"
@@ -98,8 +110,8 @@ def ops(tmp_path: Path):
     metrics = Metrics(lambda: box["core"], lock)
     reloader = Reloader(lambda: box["core"], lock, queues_file, metrics=metrics)
     server = StatusServer(lambda: box["core"], lock, host="127.0.0.1", port=0, metrics=metrics,
-                          reloader=reloader).start()
+                          reloader=reloader, token=STATUS_TOKEN).start()
     try:
-        yield Ops(box["core"], lock, metrics, reloader, server, queues_file, clock)
+        yield Ops(box["core"], lock, metrics, reloader, server, queues_file, clock, secret_file(tmp_path / "token"))
     finally:
         server.stop()
