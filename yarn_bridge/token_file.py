@@ -18,7 +18,7 @@ def read_token(path: str | os.PathLike, option: str) -> str:
     except OSError as exc:
         raise TokenFileError(f"cannot read {option} {path}: {exc.strerror}") from None
     try:
-        problem = _exposure(os.fstat(fd))  # the file opened, not whatever the path names a moment later
+        problem = _exposure(os.fstat(fd), path)  # the file opened, not whatever the path names a moment later
         if problem:
             raise TokenFileError(f"{option} {path} {problem}")
         token = os.read(fd, 1 << 16).decode("utf-8", "replace").strip()
@@ -29,16 +29,16 @@ def read_token(path: str | os.PathLike, option: str) -> str:
     return token
 
 
-def _exposure(st: os.stat_result) -> str | None:
+def _exposure(st: os.stat_result, path: str | os.PathLike) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file"
     if st.st_mode & 0o077:
         return (f"is readable or writable by other users (mode {stat.S_IMODE(st.st_mode):04o}), so they could "
-                "learn or replace the token; fix it with `chmod 600` on the file")
+                f"learn or replace the token; fix it with `chmod 600 {path}`")
     uid = os.geteuid()
     if st.st_uid != uid:
         return (f"belongs to {_user(st.st_uid)}, not to {_user(uid)} who runs this, so its owner could change the "
-                f"token; fix it with `chown {_user(uid)}` on the file")
+                f"token; fix it with `chown {_user(uid)} {path}`")
     return None
 
 

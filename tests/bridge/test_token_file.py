@@ -36,7 +36,7 @@ def test_a_file_other_users_can_read_or_write_is_refused_with_the_fix(tmp_path, 
 def test_a_file_owned_by_another_user_is_refused(tmp_path):
     path = secret(tmp_path / "t")
     os.chown(path, 65534, 65534)
-    with pytest.raises(TokenFileError, match=r"belongs to \S+, not to root who runs this.*chown root"):
+    with pytest.raises(TokenFileError, match=r"belongs to \S+, not to root who runs this.*chown root "):
         read_token(path, "--token-file")
 
 
