@@ -101,24 +101,33 @@ class _LeanConnection(ClientServerConnection):
 
     def wait_for_commands(self):
         admission: Admission = self.python_server.admission
+        sock = self.socket  # the server's shutdown may clear self.socket under us at any time
+        if sock is None:
+            if self.holds_slot:
+                admission.leave()
+            return
         if not self.holds_slot:
-            admission.refuse("pending", _peer(self.socket), f"{MAX_PENDING} connections are already in the handshake")
+            admission.refuse("pending", _peer(sock), f"{MAX_PENDING} connections are already in the handshake")
             self.close(reset=True)
             return
         try:
-            admitted = self._try_admit(admission)
+            admitted = self._try_admit(sock, admission)
         finally:
             admission.leave()
+        try:
+            if admitted:
+                sock.settimeout(admission.idle_timeout)
+        except OSError:
+            admitted = False  # closed by a shutdown
         if not admitted:
             self.close(reset=True)
             return
-        self.socket.settimeout(admission.idle_timeout)
         self._serve_commands()
 
-    def _try_admit(self, admission: Admission) -> bool:
-        peer = _peer(self.socket)
+    def _try_admit(self, sock: socket.socket, admission: Admission) -> bool:
+        peer = _peer(sock)
         try:
-            self._admit(admission)
+            self._admit(sock, admission)
             return True
         except handshake.HandshakeError as exc:
             admission.refuse("handshake", peer, str(exc))
@@ -130,19 +139,20 @@ class _LeanConnection(ClientServerConnection):
             admission.refuse("closed", peer, f"connection lost during the handshake ({exc or type(exc).__name__})")
         return False
 
-    def _admit(self, admission: Admission) -> None:
+    @staticmethod
+    def _admit(sock: socket.socket, admission: Admission) -> None:
         deadline = time.monotonic() + admission.handshake_timeout
 
         def read_line(limit: int) -> bytes:
-            return _read_line(self.socket, limit, deadline)
+            return _read_line(sock, limit, deadline)
 
-        handshake.answer(read_line, self.socket.sendall, admission.token)
+        handshake.answer(read_line, sock.sendall, admission.token)
         # py4j's own auth command follows ("A", the token, "e"); the peer is the shim by now.
         command, token, end = read_line(8), read_line(AUTH_LINE_LIMIT), read_line(8)
         if command != b"A" or end != b"e" or not hmac.compare_digest(token, admission.token):
-            self.socket.sendall(proto.ERROR_RETURN_MESSAGE.encode("utf-8"))
+            sock.sendall(proto.ERROR_RETURN_MESSAGE.encode("utf-8"))
             raise _AuthFailed()
-        self.socket.sendall(proto.OUTPUT_VOID_COMMAND.encode("utf-8"))
+        sock.sendall(proto.OUTPUT_VOID_COMMAND.encode("utf-8"))
 
     def _serve_commands(self) -> None:
         readline, sendall = self.stream.readline, self.socket.sendall

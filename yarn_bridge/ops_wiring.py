@@ -8,7 +8,6 @@ counters around the call.
 """
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import FileWatcher, Reloader
 from yarn_bridge.status import DEFAULT_STATUS_PORT, LOOPBACK, StatusServer
 
-log = logging.getLogger("yarn_bridge.ops")
 
 @dataclass
 class Ops:

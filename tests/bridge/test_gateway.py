@@ -46,7 +46,7 @@ def secret_file(path, text: str = TOKEN):
 def gateway(queues_file):
     port = free_port()
     service = CoreService(queues_file)
-    gw = start_gateway(service, port, TOKEN, handshake_timeout=0.5, max_pending=3)
+    gw = start_gateway(service, port, TOKEN, handshake_timeout=0.5)
     yield gw, port, service
     gw.shutdown()
 
@@ -152,15 +152,19 @@ def test_a_client_trickling_bytes_is_closed_at_the_handshake_deadline(gateway):
     assert wait_until(lambda: gw.admission.refused["timeout"] == 1)
 
 
-def test_connections_beyond_the_pending_limit_are_closed_at_once_and_the_shim_gets_in_after(gateway):
-    gw, port, _ = gateway
-    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(3)]
-    extra = ShimClient(port, TOKEN)
-    assert extra.closed_by_peer()
-    assert gw.admission.refused["pending"] >= 1
-    for s in idle:
-        s.close()
-    assert wait_until(lambda: _opens(port))
+def test_connections_beyond_the_pending_limit_are_closed_at_once_and_the_shim_gets_in_after(queues_file):
+    port = free_port()
+    gw = start_gateway(CoreService(queues_file), port, TOKEN, handshake_timeout=30, max_pending=3)
+    try:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(3)]
+        extra = ShimClient(port, TOKEN)
+        assert extra.closed_by_peer(), "closed at once, not after the 30 s handshake timeout"
+        assert gw.admission.refused["pending"] == 1
+        for s in idle:
+            s.close()
+        assert wait_until(lambda: _opens(port))
+    finally:
+        gw.shutdown()
 
 
 def _opens(port: int) -> bool:

@@ -101,7 +101,7 @@ def test_a_squatter_on_the_port_gets_only_the_hello_from_the_java_channel(answer
                 except OSError:
                     return
                 with conn:
-                    conn.settimeout(5)
+                    conn.settimeout(30)  # longer than the channel waits: the channel gives up first
                     data = b""
                     try:
                         data += conn.recv(4096)

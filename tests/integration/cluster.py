@@ -93,6 +93,7 @@ class Cluster:
     nm_vcores: int = 8
     nm_gpu_mem: int = 8192
     timeout_ms: int = 250
+    rm_extra: dict[str, object] = field(default_factory=dict)  # more yarn-site keys for the RM
     ports: dict[str, int] = field(default_factory=dict)
     rm: Daemon | None = None
     nms: list[Daemon] = field(default_factory=list)
@@ -151,6 +152,7 @@ class Cluster:
             "yarn.resourcemanager.am.max-attempts": 1,
             # Faster than the 1 s default so the tests settle sooner; still twice the call timeout.
             "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": 500,
+            **self.rm_extra,
         }
 
     def nm_props(self, i: int, ports: dict[str, int]) -> dict[str, object]:
