@@ -65,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)  # it logs every call at INFO
+    if args.status_token_file and not args.status_port:
+        print("yarn-drf serve: --status-token-file needs --status-port", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         token = read_token(args.token_file, "--token-file")
         status_token = read_token(args.status_token_file, "--status-token-file") if args.status_token_file else None
