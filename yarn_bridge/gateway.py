@@ -73,6 +73,7 @@ class Admission:
         self.token = token.encode("utf-8")
         self.handshake_timeout = handshake_timeout
         self.idle_timeout = idle_timeout
+        self.max_pending = max_pending
         self.refused: Counter[str] = Counter()
         self._pending = threading.BoundedSemaphore(max_pending)
         self._lock = threading.Lock()
@@ -97,7 +98,7 @@ class Admission:
 class _LeanConnection(ClientServerConnection):
     """py4j's server-side connection: admission first, then a shorter command loop with py4j's answers."""
 
-    holds_slot = False  # set at accept: whether this connection got one of the MAX_PENDING places
+    holds_slot = False  # set at accept: whether this connection got one of the places in the handshake
 
     def wait_for_commands(self):
         admission: Admission = self.python_server.admission
@@ -107,7 +108,7 @@ class _LeanConnection(ClientServerConnection):
                 admission.leave()
             return
         if not self.holds_slot:
-            admission.refuse("pending", _peer(sock), f"{MAX_PENDING} connections are already in the handshake")
+            admission.refuse("pending", _peer(sock), f"{admission.max_pending} connections are already in the handshake")
             self.close(reset=True)
             return
         try:
