@@ -1,30 +1,56 @@
 """The py4j side of the bridge: a loopback py4j server whose entry point the Java shim calls.
 
-Java connects as a py4j client, authenticates with the shared token and calls
-`CoreEndpoint.call(String) -> String` once per heartbeat. Accepted sockets get TCP_NODELAY:
-py4j never sets it, and without it any reply of 8 KB or more stalls ~44 ms.
+Every connection is admitted before py4j speaks: the mutual handshake (handshake.py: each side
+proves it holds the token, the service first, nothing secret on the wire), then py4j's auth command,
+both within HANDSHAKE_TIMEOUT_S; at most MAX_PENDING connections may be in that stage at once. A
+connection that fails is closed, counted by reason and logged (at most once per LOG_EVERY_S per
+reason, so a flood cannot fill the log). Admitted connections are the shim's long-lived ones: they
+have no idle timeout unless `idle_timeout` is given.
 
-Each accepted connection is a `_LeanConnection`: py4j's own command loop spends about 8 µs of
-Python per call (decoding every line through its compatibility helpers, formatting a log line that
-is then dropped, converting arguments generically), as much as the core spends deciding. The lean
-loop reads the same wire format and keeps py4j's authentication, converters and error replies.
+Only `CoreEndpoint.call(String) -> String` is callable: any other object id, method name (dunder or
+not) or argument list gets py4j's error reply, and py4j's garbage-collect command removes nothing,
+so the entry point cannot be replaced or dropped by a peer. Accepted sockets get TCP_NODELAY: py4j
+never sets it, and without it any reply of 8 KB or more stalls ~44 ms.
+
+Each connection is a `_LeanConnection`: py4j's own command loop spends about 8 µs of Python per call
+(decoding every line through its compatibility helpers, formatting a log line that is then dropped,
+converting arguments generically), as much as the core spends deciding. The lean loop reads the same
+wire format and answers with py4j's replies.
 """
 from __future__ import annotations
 
+import errno
+import hmac
 import logging
+import math
 import socket
+import threading
+import time
 import traceback
+from collections import Counter
+from threading import Thread
 
 from py4j import protocol as proto
 from py4j.clientserver import (ClientServer, ClientServerConnection, JavaParameters, PythonParameters,
                                PythonServer)
-from py4j.java_gateway import Py4JAuthenticationError, _garbage_collect_proxy, do_client_auth
-from py4j.protocol import escape_new_line, get_command_part, get_return_value, unescape_new_line
+from py4j.java_gateway import set_reuse_address
+from py4j.protocol import escape_new_line, get_command_part, unescape_new_line
 
+from yarn_bridge import handshake
 from yarn_bridge.service import CoreService
 
 log = logging.getLogger("yarn_bridge.gateway")
 LOOPBACK = "127.0.0.1"
+HANDSHAKE_TIMEOUT_S = 5.0
+MAX_PENDING = 32
+LOG_EVERY_S = 10.0
+AUTH_LINE_LIMIT = 4096
+ENTRY_POINT = proto.ENTRY_POINT_OBJECT_ID
+CALL = "call"
+
+
+class PortInUse(Exception):
+    """The bridge port is held by another process."""
 
 
 class Endpoint:
@@ -40,16 +66,99 @@ class Endpoint:
         implements = ["org.yarndrf.shim.bridge.CoreEndpoint"]
 
 
+class Admission:
+    """What every connection of one server must pass, and the count of those that did not."""
+
+    def __init__(self, token: str, handshake_timeout: float, idle_timeout: float | None, max_pending: int) -> None:
+        self.token = token.encode("utf-8")
+        self.handshake_timeout = handshake_timeout
+        self.idle_timeout = idle_timeout
+        self.max_pending = max_pending
+        self.refused: Counter[str] = Counter()
+        self._pending = threading.BoundedSemaphore(max_pending)
+        self._lock = threading.Lock()
+        self._logged_at: dict[str, float] = {}
+
+    def enter(self) -> bool:
+        return self._pending.acquire(blocking=False)
+
+    def leave(self) -> None:
+        self._pending.release()
+
+    def refuse(self, reason: str, peer: str, detail: str) -> None:
+        with self._lock:
+            self.refused[reason] += 1
+            count, now = self.refused[reason], time.monotonic()
+            if now - self._logged_at.get(reason, -math.inf) < LOG_EVERY_S:
+                return
+            self._logged_at[reason] = now
+        log.warning("bridge: closed a connection from %s: %s [%s: %d so far]", peer, detail, reason, count)
+
+
 class _LeanConnection(ClientServerConnection):
-    """py4j's server-side connection with a shorter loop; same protocol, same answers."""
+    """py4j's server-side connection: admission first, then a shorter command loop with py4j's answers."""
+
+    holds_slot = False  # set at accept: whether this connection got one of the places in the handshake
 
     def wait_for_commands(self):
+        admission: Admission = self.python_server.admission
+        sock = self.socket  # the server's shutdown may clear self.socket under us at any time
+        if sock is None:
+            if self.holds_slot:
+                admission.leave()
+            return
+        if not self.holds_slot:
+            admission.refuse("pending", _peer(sock), f"{admission.max_pending} connections are already in the handshake")
+            self.close(reset=True)
+            return
+        try:
+            admitted = self._try_admit(sock, admission)
+        finally:
+            admission.leave()
+        try:
+            if admitted:
+                sock.settimeout(admission.idle_timeout)
+        except OSError:
+            admitted = False  # closed by a shutdown
+        if not admitted:
+            self.close(reset=True)
+            return
+        self._serve_commands()
+
+    def _try_admit(self, sock: socket.socket, admission: Admission) -> bool:
+        peer = _peer(sock)
+        try:
+            self._admit(sock, admission)
+            return True
+        except handshake.HandshakeError as exc:
+            admission.refuse("handshake", peer, str(exc))
+        except _AuthFailed:
+            admission.refuse("auth", peer, "passed the handshake but sent a wrong py4j auth token")
+        except socket.timeout:
+            admission.refuse("timeout", peer, f"did not complete the handshake within {admission.handshake_timeout:g} s")
+        except (OSError, EOFError) as exc:
+            admission.refuse("closed", peer, f"connection lost during the handshake ({exc or type(exc).__name__})")
+        return False
+
+    @staticmethod
+    def _admit(sock: socket.socket, admission: Admission) -> None:
+        deadline = time.monotonic() + admission.handshake_timeout
+
+        def read_line(limit: int) -> bytes:
+            return _read_line(sock, limit, deadline)
+
+        handshake.answer(read_line, sock.sendall, admission.token)
+        # py4j's own auth command follows ("A", the token, "e"); the peer is the shim by now.
+        command, token, end = read_line(8), read_line(AUTH_LINE_LIMIT), read_line(8)
+        if command != b"A" or end != b"e" or not hmac.compare_digest(token, admission.token):
+            sock.sendall(proto.ERROR_RETURN_MESSAGE.encode("utf-8"))
+            raise _AuthFailed()
+        sock.sendall(proto.OUTPUT_VOID_COMMAND.encode("utf-8"))
+
+    def _serve_commands(self) -> None:
         readline, sendall = self.stream.readline, self.socket.sendall
         reset = False
         try:
-            token = self.python_parameters.auth_token
-            if token is not None:  # raises unless the first command is the right token
-                do_client_auth(readline()[:-1].decode("utf-8"), self.stream, self.socket, token)
             while True:
                 command = readline()[:-1]
                 obj_id = readline()[:-1].decode("utf-8")
@@ -59,14 +168,11 @@ class _LeanConnection(ClientServerConnection):
                     sendall(self._call_proxy(obj_id, self.stream).encode("utf-8"))
                 elif command == b"g":
                     readline()
-                    _garbage_collect_proxy(self.pool, obj_id)
+                    # Acknowledged, nothing removed: the entry point is the only object, and it stays.
                     sendall(proto.SUCCESS_RETURN_MESSAGE.encode("utf-8"))
                 else:
                     log.error("py4j: unknown command %r", command)
                     sendall(proto.ERROR_RETURN_MESSAGE.encode("utf-8"))
-        except Py4JAuthenticationError:
-            reset = True
-            log.error("py4j: a connection failed authentication")
         except socket.timeout:
             reset = True
         except Exception:  # noqa: BLE001 (a broken peer ends its connection, never the server)
@@ -74,54 +180,118 @@ class _LeanConnection(ClientServerConnection):
         self.close(reset)
 
     def _call_proxy(self, obj_id, input):
-        target = self.pool.dict.get(obj_id)
-        if target is None:
-            return proto.RETURN_MESSAGE + proto.ERROR + get_command_part("Object ID unknown", self.pool)
+        method = _part(input)
+        args = []
+        part = _part(input)
+        while part != proto.END:
+            args.append(part)
+            part = _part(input)
+        if obj_id != ENTRY_POINT or method != CALL or len(args) != 1 or args[0][:1] != proto.STRING_TYPE:
+            log.warning("py4j: refused a call of %.40r.%.40r with %d argument(s)", obj_id, method, len(args))
+            return _error(f"only CoreEndpoint.call(String) is callable, not {obj_id[:40]}.{method[:40]} "
+                          f"with {len(args)} argument(s)")
+        message = args[0][1:]
         try:
-            method = input.readline()[:-1].decode("utf-8")
-            params = []
-            part = input.readline()[:-1].decode("utf-8")
-            while part != proto.END:
-                if part[:1] == proto.STRING_TYPE:  # the shim's one argument: no generic conversion
-                    params.append(unescape_new_line(part[1:]) if "\\" in part else part[1:])
-                else:
-                    params.append(get_return_value(proto.SUCCESS + part, self.java_client))
-                part = input.readline()[:-1].decode("utf-8")
-            value = getattr(target, method)(*params)
-            if isinstance(value, str):
-                return "!ys" + escape_new_line(value) + "\n"
-            return proto.RETURN_MESSAGE + proto.SUCCESS + get_command_part(value, self.pool)
+            value = self.pool.dict[ENTRY_POINT].call(unescape_new_line(message) if "\\" in message else message)
+            return "!ys" + escape_new_line(value) + "\n"
         except Exception:  # noqa: BLE001 (py4j's contract: the error goes back to Java)
-            log.exception("py4j: call %s failed", obj_id)
-            return proto.RETURN_MESSAGE + proto.ERROR + get_command_part(traceback.format_exc(), self.pool)
+            log.exception("py4j: call failed")
+            return _error(traceback.format_exc())
 
 
-class _NoDelayPythonServer(PythonServer):
+class _AuthFailed(Exception):
+    pass
+
+
+def _part(input) -> str:
+    line = input.readline()
+    if not line:
+        raise EOFError("the peer closed in the middle of a command")
+    return line[:-1].decode("utf-8")
+
+
+def _error(text: str) -> str:
+    return proto.RETURN_MESSAGE + proto.ERROR + get_command_part(text, None)
+
+
+def _read_line(sock: socket.socket, limit: int, deadline: float) -> bytes:
+    """One line from the raw socket, without its newline, by `deadline` however slowly the bytes
+    come. Byte by byte, so nothing meant for py4j's buffered stream is read ahead."""
+    line = bytearray()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout("handshake deadline")
+        sock.settimeout(remaining)
+        byte = sock.recv(1)
+        if not byte:
+            raise EOFError("the peer closed the connection")
+        if byte == b"\n":
+            return bytes(line)
+        line += byte
+        if len(line) > limit:
+            raise handshake.HandshakeError(f"sent a line longer than {limit} bytes during the handshake")
+
+
+def _peer(sock: socket.socket) -> str:
+    try:
+        host, port = sock.getpeername()[:2]
+        return f"{host}:{port}"
+    except OSError:
+        return "a closed socket"
+
+
+class _AdmittingPythonServer(PythonServer):
     def start(self):
-        super().start()
-        # py4j calls listen() in its accept thread, so a connection right after start() could be
-        # refused; listening here (again, harmlessly) makes the port ready when start() returns.
-        self.server_socket.listen(5)
+        # py4j's start() with the bind failure told apart: a taken port is the operator's to fix.
+        self.server_socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        set_reuse_address(self.server_socket)
+        try:
+            self.server_socket.bind((self.address, self.port))
+        except OSError as exc:
+            self.server_socket.close()
+            if exc.errno == errno.EADDRINUSE:
+                raise PortInUse(f"{self.address}:{self.port} is already in use by another process") from None
+            raise
+        self._listening_address, self._listening_port = self.server_socket.getsockname()[:2]
+        # Listening here (py4j listens again in its thread, harmlessly) makes the port ready on return.
+        self.server_socket.listen(MAX_PENDING)
+        self.thread = Thread(target=self.run, daemon=self.python_parameters.daemonize)
+        self.thread.start()
 
     def _create_connection(self, sock, stream):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection = _LeanConnection(self.java_parameters, self.python_parameters, self.gateway_property,
                                      self.gateway_client, python_server=self)
         connection.init_socket_from_python_server(sock, stream)
+        connection.holds_slot = self.admission.enter()
         return connection
 
 
-class _NoDelayClientServer(ClientServer):
+class _AdmittingClientServer(ClientServer):
+    def __init__(self, admission: Admission, **kwargs) -> None:
+        self._admission = admission
+        super().__init__(**kwargs)
+
     def _create_callback_server(self, callback_server_parameters):
-        return _NoDelayPythonServer(self._gateway_client, self.java_parameters, self.python_parameters,
-                                    self.gateway_property)
+        server = _AdmittingPythonServer(self._gateway_client, self.java_parameters, self.python_parameters,
+                                        self.gateway_property)
+        server.admission = self._admission
+        return server
+
+    @property
+    def admission(self) -> Admission:
+        return self._admission
 
 
-def start_gateway(service: CoreService, port: int, token: str) -> ClientServer:
-    """Starts listening on 127.0.0.1:port; requires `token` from every connection."""
+def start_gateway(service: CoreService, port: int, token: str, *, handshake_timeout: float = HANDSHAKE_TIMEOUT_S,
+                  idle_timeout: float | None = None, max_pending: int = MAX_PENDING) -> ClientServer:
+    """Starts listening on 127.0.0.1:port. Every connection must complete the handshake and py4j's
+    auth with `token` within `handshake_timeout` seconds. Raises PortInUse if the port is taken."""
     if not token:
         raise ValueError("the py4j auth token must not be empty")
-    return _NoDelayClientServer(
+    return _AdmittingClientServer(
+        Admission(token, handshake_timeout, idle_timeout, max_pending),
         java_parameters=JavaParameters(address=LOOPBACK, auth_token=token, auto_convert=False,
                                        eager_load=False),
         python_parameters=PythonParameters(address=LOOPBACK, port=port, auth_token=token,

@@ -2,9 +2,10 @@
 
   yarn-drf status [--url URL] [--watch [SECONDS]]   the queue tree: usage bars, dominant share vs target
   yarn-drf why APP_ID [--url URL]                   each pending request of the app and why it waits
-  yarn-drf reload [--url URL]                       re-read the queue file (validated; errors listed)
+  yarn-drf reload [--url URL] [--token-file F]     re-read the queue file (validated; errors listed)
 
-The URL defaults to $YARN_DRF_STATUS_URL, else http://127.0.0.1:25335.
+The URL defaults to $YARN_DRF_STATUS_URL, else http://127.0.0.1:25335; the reload token file to
+$YARN_DRF_STATUS_TOKEN_FILE (the file given to `yarn-drf serve --status-token-file`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from yarn_bridge.status import DEFAULT_STATUS_PORT
+from yarn_bridge.token_file import TokenFileError, read_token
 
 BAR_WIDTH = 20
 MIN_BAR = 10
@@ -51,6 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     reload = subparsers.add_parser("reload", help="reload the service's queue file (validated; the old "
                                                   "configuration stays if it has errors)")
     reload.add_argument("--url", default=None, help=url_help)
+    reload.add_argument("--token-file", default=None,
+                        help="file with the status server's token (default $YARN_DRF_STATUS_TOKEN_FILE)")
     reload.set_defaults(func=run_reload)
 
 
@@ -58,9 +62,9 @@ class Unreachable(Exception):
     pass
 
 
-def _call(method: str, url: str, path: str) -> tuple[int, Any]:
+def _call(method: str, url: str, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     try:
-        r = requests.request(method, url.rstrip("/") + path, timeout=TIMEOUT_S)
+        r = requests.request(method, url.rstrip("/") + path, headers=headers, timeout=TIMEOUT_S)
     except requests.RequestException as exc:
         raise Unreachable(f"cannot reach the yarn-drf status server at {url}: {exc.__class__.__name__}"
                           f" (is `yarn-drf serve` running with its status port?)") from exc
@@ -325,9 +329,11 @@ def render_why(doc: dict) -> Group:
 def run_reload(args: argparse.Namespace, console: Console | None = None) -> int:
     console = console or _console()
     url = args.url or default_url()
+    token_file = args.token_file or os.environ.get("YARN_DRF_STATUS_TOKEN_FILE")
     try:
-        code, doc = _call("POST", url, "/v1/reload")
-    except Unreachable as exc:
+        headers = {"Authorization": f"Bearer {read_token(token_file, 'the token file')}"} if token_file else {}
+        code, doc = _call("POST", url, "/v1/reload", headers)
+    except (Unreachable, TokenFileError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
     if code == 200:
@@ -341,6 +347,10 @@ def run_reload(args: argparse.Namespace, console: Console | None = None) -> int:
         for err in doc["errors"]:
             console.print(f"  {err}", markup=False)
         return 1
+    if code == 401:
+        hint = ("the token was refused" if token_file else
+                "no token was given: pass --token-file FILE or set YARN_DRF_STATUS_TOKEN_FILE")
+        console.print(f"[red]error:[/red] {hint} (the file given to `yarn-drf serve --status-token-file`)")
+        return 2
     console.print(f"[red]error:[/red] HTTP {code}: {doc.get('error', doc)}")
     return 2
-

@@ -1,26 +1,22 @@
-"""Attaches the operations parts (metrics, the one reload path, status server, file watcher) to a CoreService.
+"""Attaches the operations parts (metrics, status server, file watcher) to a CoreService.
 
 `attach_ops(service, port)` is all `yarn-drf serve` needs: it wraps the service's `handle` (the
-py4j entry point) so that every bridge request is measured, and so that `yarn rmadmin
--refreshQueues` (a "reload" request) goes through the same validated `Reloader` as `yarn-drf
-reload` and a change of the queue file. The wrapper reads no request it does not need to: it
-counts heartbeats, assignments and refusals from the core's own counters around the call.
+py4j entry point) so that every bridge request is measured, and gives the status server and the
+file watcher the service's own `Reloader`, the one `yarn rmadmin -refreshQueues` goes through. The
+wrapper reads no request: it counts heartbeats, assignments and refusals from the core's own
+counters around the call.
 """
 from __future__ import annotations
 
-import json
-import logging
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from yarn_bridge import protocol
 from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import FileWatcher, Reloader
 from yarn_bridge.status import DEFAULT_STATUS_PORT, LOOPBACK, StatusServer
 
-log = logging.getLogger("yarn_bridge.ops")
 
 @dataclass
 class Ops:
@@ -36,22 +32,19 @@ class Ops:
 
 
 def attach_ops(service: Any, port: int = DEFAULT_STATUS_PORT, host: str = LOOPBACK,
-               watch_interval: float | None = 2.0) -> Ops:
-    """Instruments `service`, routes its reloads through one Reloader and starts the status server.
+               watch_interval: float | None = 2.0, token: str | None = None) -> Ops:
+    """Instruments `service` and starts the status server (read-only unless `token` is given: then
+    POST /v1/reload needs it).
 
-    `service` is a CoreService: it has `core`, `lock`, `config`, `queues_path`, `counters`,
-    `handle(text) -> text` and `queue_list()`. `watch_interval=None` turns the file watcher off.
+    `service` is a CoreService: it has `core`, `lock`, `counters`, `reloader` and `handle(text) -> text`.
+    `watch_interval=None` turns the file watcher off.
     """
     metrics = Metrics(lambda: service.core, service.lock)
-
-    def applied(config, path) -> None:
-        service.config, service.queues_path = config, path  # a resync rebuilds the core from these
-
-    reloader = Reloader(lambda: service.core, service.lock, service.queues_path, loader=service._load,
-                        metrics=metrics, on_applied=applied)
-    _instrument(service, metrics, reloader)
+    reloader = service.reloader
+    reloader.metrics = metrics
+    _instrument(service, metrics)
     server = StatusServer(lambda: service.core, service.lock, lambda: _health(service), host=host, port=port,
-                          metrics=metrics, reloader=reloader).start()
+                          metrics=metrics, reloader=reloader, token=token).start()
     watcher = FileWatcher(reloader, watch_interval).start() if watch_interval else None
     return Ops(metrics, reloader, server, watcher)
 
@@ -60,7 +53,7 @@ def _health(service: Any) -> dict:
     return {"service_counters": dict(service.counters), "epoch": getattr(service, "epoch", None)}
 
 
-def _instrument(service: Any, metrics: Metrics, reloader: Reloader) -> None:
+def _instrument(service: Any, metrics: Metrics) -> None:
     inner = service.handle
     # One request at a time through the wrapper, so the counter deltas around a call are its own.
     # The service serialises on its core lock anyway; this adds only the (small) decode time.
@@ -79,9 +72,6 @@ def _instrument(service: Any, metrics: Metrics, reloader: Reloader) -> None:
             return measured(text)
 
     def measured(text: str) -> str:
-        msg = _peek(text)
-        if msg is not None and msg.get("type") == "reload":
-            return _reload(service, reloader, msg)
         core = service.core
         counters = core.counters
         before = (counters["heartbeats"], counters["assignments"], counters["refused"])
@@ -103,31 +93,3 @@ def _instrument(service: Any, metrics: Metrics, reloader: Reloader) -> None:
 
     service.handle = handle
 
-
-def _peek(text: str) -> dict | None:
-    """Parses only the requests the wrapper acts on itself: reloads. Heartbeats are parsed once, by
-    the service."""
-    if '"reload"' not in text:
-        return None
-    try:
-        msg = json.loads(text)
-    except (TypeError, ValueError):
-        return None  # the service answers it with its own error
-    return msg if isinstance(msg, dict) and msg.get("v") == protocol.VERSION else None
-
-
-def _reload(service: Any, reloader: Reloader, msg: dict) -> str:
-    """`yarn rmadmin -refreshQueues`: the validated reload, answered in the service's reply format."""
-    path = msg.get("path") or None
-    if path is not None and not isinstance(path, str):
-        return protocol.error(f"reload: path must be a string, got {path!r}")
-    with service.lock:
-        service.counters["reload"] += 1
-        try:
-            result = reloader.apply(path, trigger="refreshQueues")
-        except Exception as exc:  # noqa: BLE001 (the py4j entry point never raises into the RM)
-            log.exception("reload of %s failed", path or reloader.path)
-            return protocol.error(f"reload: {exc!r}")
-        if not result.accepted:
-            return protocol.reply(accepted=False, errors=result.errors)
-        return protocol.reply(accepted=True, changes=result.changes, queues=service.queue_list())

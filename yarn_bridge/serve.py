@@ -1,26 +1,30 @@
 """`yarn-drf serve`: the scheduling core as a service for the ResourceManager's Java shim.
 
 Normally the shim starts it as a child process (see BRIDGE.md); it can also be started by hand
-and the shim configured with yarn-drf.serve.mode=external.
+and the shim configured with yarn-drf.serve.mode=external. Token files must be readable by their
+owner only (`chmod 600`). Exit status: 2 invalid queue file or arguments, 3 the bridge port is taken,
+4 the status port is taken.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import signal
 import sys
 import threading
 import time
-from pathlib import Path
 
 from scheduler import ConfigError
-from yarn_bridge.gateway import LOOPBACK, start_gateway
+from yarn_bridge.gateway import LOOPBACK, PortInUse, start_gateway
 from yarn_bridge.ops_wiring import attach_ops
 from yarn_bridge.service import CoreService
+from yarn_bridge.token_file import TokenFileError, read_token
 
 log = logging.getLogger("yarn_bridge.serve")
 DEFAULT_PORT = 25334
+EXIT_BAD_INPUT, EXIT_BRIDGE_PORT_TAKEN, EXIT_STATUS_PORT_TAKEN = 2, 3, 4
 
 
 def register(subparsers) -> None:
@@ -29,27 +33,20 @@ def register(subparsers) -> None:
     p.add_argument("--queues", required=True, help="queue configuration YAML")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"loopback port to listen on (default {DEFAULT_PORT})")
     p.add_argument("--token-file", required=True,
-                   help="file holding the py4j auth token the shim must present")
+                   help="file holding the bridge token both sides prove they hold (mode 600, owned by this user)")
     p.add_argument("--policy", default="drf", help="fairness policy of the core (default drf)")
     p.add_argument("--status-port", type=int, default=0,
-                   help="serve status, why-pending, reload and Prometheus metrics on http://127.0.0.1:PORT/ "
+                   help="serve status, why-pending and Prometheus metrics on http://127.0.0.1:PORT/ "
                         "(default off; the status CLI expects 25335)")
+    p.add_argument("--status-token-file", default=None,
+                   help="with --status-port: accept POST /v1/reload with this file's token (mode 600); "
+                        "without it the status server is read-only")
     p.add_argument("--queues-watch-s", type=float, default=2.0,
                    help="with --status-port: reload the queue file when it changes, polled every S seconds "
                         "(0 turns it off; default 2)")
     p.add_argument("--parent-pid", type=int, default=0,
                    help="exit when this process (the ResourceManager) is gone")
     p.set_defaults(func=run)
-
-
-def _read_token(path: str) -> str:
-    try:
-        token = Path(path).read_text().strip()
-    except OSError as exc:
-        raise SystemExit(f"yarn-drf serve: cannot read --token-file {path}: {exc.strerror}")
-    if not token:
-        raise SystemExit(f"yarn-drf serve: --token-file {path} is empty")
-    return token
 
 
 def _watch_parent(pid: int) -> None:
@@ -68,17 +65,38 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)  # it logs every call at INFO
-    token = _read_token(args.token_file)
+    if args.status_token_file and not args.status_port:
+        print("yarn-drf serve: --status-token-file needs --status-port", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        token = read_token(args.token_file, "--token-file")
+        status_token = read_token(args.status_token_file, "--status-token-file") if args.status_token_file else None
+    except TokenFileError as exc:
+        print(f"yarn-drf serve: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         service = CoreService(args.queues, policy=args.policy)
     except ConfigError as exc:
         print(f"yarn-drf serve: invalid queue configuration {args.queues}:", file=sys.stderr)
         for err in exc.errors:
             print(f"  {err}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     if args.status_port:
-        attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None)
-    gateway = start_gateway(service, args.port, token)
+        try:
+            attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None, token=status_token)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            print(f"yarn-drf serve: cannot listen on the status port {LOOPBACK}:{args.status_port}: another process "
+                  "holds it", file=sys.stderr)
+            return EXIT_STATUS_PORT_TAKEN
+    try:
+        gateway = start_gateway(service, args.port, token)
+    except PortInUse:
+        print(f"yarn-drf serve: cannot listen on the bridge port {LOOPBACK}:{args.port}: another process holds it. "
+              "The shim will not talk to it (it cannot prove it holds the token); stop it or choose another "
+              "yarn-drf.bridge.port", file=sys.stderr)
+        return EXIT_BRIDGE_PORT_TAKEN
     if args.parent_pid:
         threading.Thread(target=_watch_parent, args=(args.parent_pid,), daemon=True).start()
     log.info("yarn-drf serve: listening on %s:%d (queues %s, policy %s)", LOOPBACK, args.port,
@@ -87,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     stop.wait()
-    log.info("yarn-drf serve: stopping %s", dict(service.counters))
+    log.info("yarn-drf serve: stopping %s; bridge connections refused %s", dict(service.counters),
+             dict(gateway.admission.refused))
     gateway.shutdown()
     return 0

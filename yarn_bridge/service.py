@@ -8,15 +8,17 @@ rest of the batch still runs. Nothing raises out of `handle`.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
-from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
+from scheduler import QueueConfig, SchedulerCore, load_config
 from yarn_bridge import protocol
 from yarn_bridge.protocol import is_key, is_long
+from yarn_bridge.reload import Reloader
 
 log = logging.getLogger("yarn_bridge.service")
 # A snapshot is applied in parts of this many items, between which an older snapshot gives way
@@ -54,6 +56,9 @@ class CoreService:
         # -refreshQueues) changes the core's, and the next heartbeat reply carries the new list
         self._queues_sent: QueueConfig | None = None
         self._handlers = {kind: getattr(self, "_" + kind) for kind in protocol.REQUEST_TYPES}
+        # every reload (-refreshQueues here, HTTP and the file watcher through ops_wiring) goes through it
+        self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader,
+                                 on_applied=self._adopt)
 
     # ------------------------------------------------------------------ entry point
 
@@ -153,16 +158,26 @@ class CoreService:
                               queues=self.queue_list())
 
     def _reload(self, msg: dict) -> str:
-        path = Path(msg.get("path") or self.queues_path)
+        """`yarn rmadmin -refreshQueues`: the validated reload of the file this service runs, never another."""
+        asked, running = msg.get("path"), self.reloader.path
+        if asked is not None and not isinstance(asked, str):
+            return protocol.error(f"reload: path must be a string, got {asked!r}")
+        if asked and os.path.realpath(asked) != os.path.realpath(running):
+            return protocol.reply(accepted=False, errors=[
+                f"{asked} is not the queue file this service runs ({running}): `yarn-drf serve` reads only the "
+                "file it was started with. To use another file, restart it with --queues naming that file "
+                "(in child mode: set yarn-drf.queues.file and restart the ResourceManager)"])
         try:
-            config = self._load(path)
-            changes = self.core.reload(config)
-        except ConfigError as exc:
-            log.warning("refused queue configuration %s: %s", path, "; ".join(exc.errors))
-            return protocol.reply(accepted=False, errors=[f"{path}: {e}" for e in exc.errors])
-        self.config, self.queues_path = config, path
-        log.info("reloaded %s: %s", path, changes)
-        return protocol.reply(accepted=True, changes=changes, queues=self.queue_list())
+            result = self.reloader.apply(trigger="refreshQueues")
+        except Exception as exc:  # noqa: BLE001 (the py4j entry point never raises into the RM)
+            log.exception("reload of %s failed", running)
+            return protocol.error(f"reload: {exc!r}")
+        if not result.accepted:
+            return protocol.reply(accepted=False, errors=result.errors)
+        return protocol.reply(accepted=True, changes=result.changes, queues=self.queue_list())
+
+    def _adopt(self, config: QueueConfig, path: Path) -> None:
+        self.config, self.queues_path = config, path  # a resync rebuilds the core from these
 
     def _status(self, msg: dict) -> str:
         return protocol.reply(core=self.core.snapshot(), service=dict(self.counters))

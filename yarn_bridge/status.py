@@ -6,14 +6,21 @@ GET  /v1/apps/{id}    an app's requests and, for each pending one, why it is not
 GET  /v1/nodes        per node capacity, allocated, free and reservation
 GET  /v1/health       bridge connected, last heartbeat age, configuration version
 GET  /metrics         Prometheus text format
-POST /v1/reload       re-reads the queue file through the one validated reload (loopback clients only)
+POST /v1/reload       re-reads the queue file through the one validated reload (needs the token)
 
 Every read takes the service lock for as long as it reads the core and no longer; JSON is encoded
 after the lock is released. A failing request answers 500 with the error and never stops the server.
+
+Who may ask: the server is read-only unless it was given a token; then POST /v1/reload needs
+`Authorization: Bearer TOKEN`. Every request must name this server in its Host header (127.0.0.1,
+localhost or [::1] with this port), so a web page whose DNS name was rebound to 127.0.0.1 gets
+nothing, and a request with an Origin header other than this server's own is refused, so a page in
+a browser cannot post to it either. A connection idle for REQUEST_TIMEOUT_S is dropped; at most
+MAX_CONNECTIONS are served at once; a body over MAX_BODY bytes is refused.
 """
 from __future__ import annotations
 
-import ipaddress
+import hmac
 import json
 import logging
 import threading
@@ -29,21 +36,27 @@ from yarn_bridge.metrics import CONTENT_TYPE, Metrics
 log = logging.getLogger("yarn_bridge.status")
 LOOPBACK = "127.0.0.1"
 DEFAULT_STATUS_PORT = 25335
-STALE_AFTER_S = 10.0
-ENDPOINTS = ["/v1/queues", "/v1/apps", "/v1/apps/{id}", "/v1/nodes", "/v1/health", "/metrics", "POST /v1/reload"]  # no heartbeat for this long: the bridge is reported disconnected
+STALE_AFTER_S = 10.0  # no heartbeat for this long: the bridge is reported disconnected
+ENDPOINTS = ["/v1/queues", "/v1/apps", "/v1/apps/{id}", "/v1/nodes", "/v1/health", "/metrics", "POST /v1/reload"]
+REQUEST_TIMEOUT_S = 10.0
+MAX_CONNECTIONS = 32
+MAX_BODY = 4096
 
 
 class StatusServer:
     def __init__(self, get_core: Callable[[], SchedulerCore], lock: Any,
                  health: Callable[[], dict] | None = None, host: str = LOOPBACK, port: int = DEFAULT_STATUS_PORT,
-                 *, metrics: Metrics | None = None, reloader: Any = None) -> None:
+                 *, metrics: Metrics | None = None, reloader: Any = None, token: str | None = None) -> None:
         self.get_core = get_core
         self.lock = lock
         self.health_info = health
         self.metrics = metrics
         self.reloader = reloader
-        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
-        self.httpd.daemon_threads = True
+        self.token = token.encode() if token else None
+        self.httpd = _BoundedHTTPServer((host, port), _handler(self))
+        bound = f"{self.httpd.server_address[0]}:{self.port}"
+        self.hosts = {bound, f"127.0.0.1:{self.port}", f"localhost:{self.port}", f"[::1]:{self.port}"}
+        self.origins = {f"http://{h}" for h in self.hosts}
         self._thread: threading.Thread | None = None
 
     @property
@@ -59,7 +72,8 @@ class StatusServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="status-http", daemon=True)
         self._thread.start()
-        log.info("status server on %s (/v1/queues, /v1/apps/ID, /v1/nodes, /v1/health, /metrics)", self.url)
+        log.info("status server on %s (/v1/queues, /v1/apps/ID, /v1/nodes, /v1/health, /metrics); %s", self.url,
+                 "POST /v1/reload with its token" if self.token else "read-only")
         return self
 
     def stop(self) -> None:
@@ -159,9 +173,33 @@ def _walk(q):
         yield from _walk(child)
 
 
+class _BoundedHTTPServer(ThreadingHTTPServer):
+    """A thread per connection, up to MAX_CONNECTIONS at once; beyond that a connection is closed."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request, client_address) -> None:
+        if not self._slots.acquire(blocking=False):
+            log.warning("status server: %d connections open; closed one from %s", MAX_CONNECTIONS, client_address)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
 def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "yarn-drf-status"
+        timeout = REQUEST_TIMEOUT_S  # applied to the socket: an idle or slow client is dropped
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
             self._serve(self._get)
@@ -192,24 +230,49 @@ def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:
             return 404, {"error": f"no such endpoint {path!r}"}
 
         def _post(self) -> tuple[int, Any]:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(min(length, 1 << 16))  # no parameters: the body is read and ignored
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                return 400, {"error": "Content-Length is not a number"}
+            if length > MAX_BODY:
+                return 413, {"error": f"request body of {length} bytes; at most {MAX_BODY} are read"}
+            if length > 0:
+                self.rfile.read(length)  # no parameters: the body is read and ignored
             path = urlsplit(self.path).path.rstrip("/")
             if path != "/v1/reload":
                 return 404, {"error": f"no such endpoint {path!r}"}
             if server.reloader is None:
                 return 404, {"error": "reload is not enabled on this server"}
-            if not ipaddress.ip_address(self.client_address[0]).is_loopback:
-                return 403, {"error": "reload is only accepted from the local host"}
+            if server.token is None:
+                return 403, {"error": "this status server is read-only: start `yarn-drf serve` with "
+                                      "--status-token-file FILE to accept POST /v1/reload with that token"}
+            scheme, _, given = (self.headers.get("Authorization") or "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), server.token):
+                return 401, {"error": "POST /v1/reload needs `Authorization: Bearer TOKEN` with the token of "
+                                      "--status-token-file; it was missing or wrong"}
             return server.reload()
 
+        def _foreign(self) -> str | None:
+            """Why the request does not come to this server from itself, or None."""
+            host = self.headers.get("Host")
+            if host is None or host.lower() not in server.hosts:
+                return (f"Host {host!r} is not this server (use http://127.0.0.1:{server.port}); refused so that "
+                        "a web page whose name resolves to this host cannot read it")
+            origin = self.headers.get("Origin")
+            if origin is not None and origin.lower() not in server.origins:
+                return f"cross-origin request from {origin!r} refused"
+            return None
+
         def _serve(self, route) -> None:
-            try:
-                status, body = route()
-            except Exception as exc:  # noqa: BLE001 (a bad request must never stop the server)
-                log.exception("status request %s %s failed", self.command, self.path)
-                status, body = 500, {"error": f"{type(exc).__name__}: {exc}"}
+            foreign = self._foreign()
+            if foreign is not None:
+                status, body = 403, {"error": foreign}
+            else:
+                try:
+                    status, body = route()
+                except Exception as exc:  # noqa: BLE001 (a bad request must never stop the server)
+                    log.exception("status request %s %s failed", self.command, self.path)
+                    status, body = 500, {"error": f"{type(exc).__name__}: {exc}"}
             if isinstance(body, bytes):
                 data, ctype = body, CONTENT_TYPE
             else:
@@ -217,6 +280,8 @@ def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(data)))
+            if status == 401:
+                self.send_header("WWW-Authenticate", 'Bearer realm="yarn-drf"')
             self.end_headers()
             self.wfile.write(data)
 

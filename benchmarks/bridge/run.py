@@ -75,6 +75,7 @@ def measure(layout: str, mode: str, deltas: int, asks: str, calls: int, warmup: 
     port = free_port()
     token = secrets.token_hex(16)
     token_file = tmp / "token"
+    token_file.touch(mode=0o600)  # serve refuses a token file others can read
     token_file.write_text(token)
     if mode == "py4j":
         server_cmd = [sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(QUEUES),

@@ -1,5 +1,6 @@
-"""`yarn-drf serve`'s py4j server, spoken to in py4j's own wire protocol as the Java shim does:
-loopback only, auth token required, TCP_NODELAY on accepted sockets."""
+"""`yarn-drf serve`'s py4j server, spoken to as the Java shim does and as an attacker would: the mutual
+handshake before anything else, loopback only, only CoreEndpoint.call reachable, idle and slow
+connections closed, TCP_NODELAY on accepted sockets."""
 from __future__ import annotations
 
 import json
@@ -11,9 +12,13 @@ import time
 import pytest
 from py4j.protocol import escape_new_line, unescape_new_line
 
+from tests.bridge.shim_client import NotVerified, ShimClient, closed_by_peer, mac
 from yarn_bridge import protocol
-from yarn_bridge.gateway import start_gateway
+from yarn_bridge.gateway import PortInUse, start_gateway
 from yarn_bridge.service import CoreService
+
+STATUS = json.dumps({"v": protocol.VERSION, "type": "status"})
+TOKEN = "s3cret-token"
 
 
 def free_port() -> int:
@@ -22,61 +27,172 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class Py4jClient:
-    """The minimum of py4j's Java-side client: authenticate, call the entry point."""
+def wait_until(condition, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
 
-    def __init__(self, port: int, token: str) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.stream = self.sock.makefile("rb")
-        self.sock.sendall(f"A\n{token}\ne\n".encode())
-        self.auth_reply = self.stream.readline().decode()
 
-    def call(self, message: str) -> str:
-        self.sock.sendall(f"c\nt\ncall\ns{escape_new_line(message)}\ne\n".encode())
-        line = self.stream.readline().decode()[:-1]
-        assert line.startswith("!ys"), line
-        return unescape_new_line(line[3:])
-
-    def close(self) -> None:
-        self.sock.close()
+def secret_file(path, text: str = TOKEN):
+    path.touch(mode=0o600)
+    path.write_text(text)
+    return path
 
 
 @pytest.fixture
 def gateway(queues_file):
-    port, token = free_port(), "s3cret-token"
+    port = free_port()
     service = CoreService(queues_file)
-    gw = start_gateway(service, port, token)
-    yield gw, port, token
+    gw = start_gateway(service, port, TOKEN, handshake_timeout=0.5)
+    yield gw, port, service
     gw.shutdown()
 
 
 def test_a_client_with_the_token_gets_replies(gateway):
-    gw, port, token = gateway
-    client = Py4jClient(port, token)
+    gw, port, _ = gateway
+    client = ShimClient(port, TOKEN).open()
     assert client.auth_reply.startswith("!yv")
-    reply = json.loads(client.call(json.dumps({"v": protocol.VERSION, "type": "status"})))
-    assert reply["ok"] and "core" in reply
+    assert json.loads(client.call(STATUS))["ok"]
     big = json.loads(client.call(json.dumps({"v": protocol.VERSION, "type": "status", "pad": "x" * 20000})))
     assert big["ok"], "messages over 8 KB pass too"
     client.close()
+    assert sum(gw.admission.refused.values()) == 0
 
 
-def test_a_client_without_the_right_token_is_refused(gateway):
-    gw, port, token = gateway
-    client = Py4jClient(port, "wrong")
+def test_the_service_proves_itself_first_without_sending_the_token(gateway):
+    gw, port, _ = gateway
+    client = ShimClient(port, TOKEN)
+    nonce, theirs, proof = client.hello()
+    assert proof == mac(TOKEN, "service", nonce, theirs)
+    assert TOKEN not in theirs + proof and len(theirs) == 32
+    again = ShimClient(port, TOKEN)
+    assert again.hello()[1] != theirs, "a fresh nonce per connection: a recorded answer cannot be replayed"
+    for c in (client, again):
+        c.close()
+
+
+def test_a_client_with_another_token_learns_nothing_and_is_refused(gateway):
+    gw, port, _ = gateway
+    with pytest.raises(NotVerified):
+        ShimClient(port, "wrong").open()  # the service's proof does not check against another token
+    liar = ShimClient(port, "wrong")
+    _, theirs, _ = liar.hello()
+    liar.send(mac("wrong", "shim", theirs, "0" * 32) + "\n" + f"A\n{TOKEN}\ne\n")
+    assert liar.closed_by_peer(), "a wrong proof ends the connection before py4j's auth is read"
+    assert wait_until(lambda: gw.admission.refused["handshake"] == 1)
+
+
+def test_the_py4j_token_alone_does_not_open_the_bridge(gateway):
+    """A client of py4j's own protocol (the token first, in clear) gets no reply and is closed."""
+    gw, port, _ = gateway
+    client = ShimClient(port, TOKEN)
+    client.send(f"A\n{TOKEN}\ne\n")
+    assert client.closed_by_peer()
+    assert wait_until(lambda: gw.admission.refused["handshake"] == 1)
+
+
+def test_a_proven_client_with_a_wrong_py4j_token_is_refused(gateway):
+    gw, port, _ = gateway
+    client = ShimClient(port, TOKEN).open(auth_token="other")
     assert client.auth_reply.startswith("!x")
-    with pytest.raises((OSError, AssertionError)):
-        client.call(json.dumps({"v": protocol.VERSION, "type": "status"}))
-        client.call(json.dumps({"v": protocol.VERSION, "type": "status"}))
+    assert client.closed_by_peer()
+    assert wait_until(lambda: gw.admission.refused["auth"] == 1)
+
+
+@pytest.mark.parametrize("command", [
+    "c\nt\n__init__\nsreplaced\ne\n",  # the reported attack: the entry point's service replaced by a string
+    "c\nt\n__setattr__\nsservice\nsx\ne\n",
+    "c\nt\n__getattribute__\nsservice\ne\n",
+    "c\nt\n__class__\ne\n",
+    "c\nt\nJava\ne\n",
+    "c\nt\ncall\ni5\ne\n",  # the one method, with an argument that is not a string
+    "c\nt\ncall\nsa\nsb\ne\n",
+    "c\nt\ncall\ne\n",
+    "c\nj\ncall\nsx\ne\n",  # another object id
+])
+def test_only_core_endpoint_call_with_one_string_is_callable(gateway, command):
+    gw, port, service = gateway
+    client = ShimClient(port, TOKEN).open()
+    answer = client.command(command)
+    assert answer.startswith("!x") and "only CoreEndpoint.call(String) is callable" in unescape_new_line(answer)
+    assert json.loads(client.call(STATUS))["ok"], "the bridge still works on the same connection"
+    assert ShimClient(port, TOKEN).open().call(STATUS), "and on a new one"
+    client.close()
+
+
+def test_garbage_collecting_the_entry_point_removes_nothing(gateway):
+    gw, port, _ = gateway
+    client = ShimClient(port, TOKEN).open()
+    assert client.command("g\nt\ne\n") == "!y\n"
+    assert json.loads(client.call(STATUS))["ok"]
+    client.close()
+
+
+def test_a_connection_that_sends_nothing_is_closed_after_the_handshake_timeout(gateway):
+    gw, port, _ = gateway
+    idle = socket.create_connection(("127.0.0.1", port), timeout=5)
+    start = time.monotonic()
+    assert closed_by_peer(idle)
+    assert time.monotonic() - start < 4, "closed by the 0.5 s handshake timeout, not by the client's"
+    assert wait_until(lambda: gw.admission.refused["timeout"] == 1)
+
+
+def test_a_client_trickling_bytes_is_closed_at_the_handshake_deadline(gateway):
+    gw, port, _ = gateway
+    slow = socket.create_connection(("127.0.0.1", port), timeout=5)
+    start = time.monotonic()
+    with pytest.raises(OSError):
+        for byte in b"yarn-drf-bridge/1 " + b"0" * 32:
+            slow.sendall(bytes([byte]))  # one byte every 0.1 s: each read is quick, the whole is not
+            time.sleep(0.1)
+    assert time.monotonic() - start < 3
+    assert wait_until(lambda: gw.admission.refused["timeout"] == 1)
+
+
+def test_connections_beyond_the_pending_limit_are_closed_at_once_and_the_shim_gets_in_after(queues_file):
+    port = free_port()
+    gw = start_gateway(CoreService(queues_file), port, TOKEN, handshake_timeout=30, max_pending=3)
+    try:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(3)]
+        extra = ShimClient(port, TOKEN)
+        assert extra.closed_by_peer(), "closed at once, not after the 30 s handshake timeout"
+        assert gw.admission.refused["pending"] == 1
+        for s in idle:
+            s.close()
+        assert wait_until(lambda: _opens(port))
+    finally:
+        gw.shutdown()
+
+
+def _opens(port: int) -> bool:
+    try:
+        return json.loads(ShimClient(port, TOKEN).open().call(STATUS))["ok"]
+    except OSError:
+        return False
+
+
+def test_an_idle_authenticated_connection_is_kept_unless_an_idle_timeout_is_set(queues_file):
+    port = free_port()
+    gw = start_gateway(CoreService(queues_file), port, TOKEN, handshake_timeout=0.3, idle_timeout=0.6)
+    try:
+        client = ShimClient(port, TOKEN).open()
+        time.sleep(0.4)  # past the handshake timeout: admitted connections are not held to it
+        assert json.loads(client.call(STATUS))["ok"]
+        assert client.closed_by_peer(), "closed after 0.6 s without a command"
+    finally:
+        gw.shutdown()
 
 
 def test_accepted_sockets_have_tcp_nodelay_and_listen_on_loopback_only(gateway):
-    gw, port, token = gateway
-    client = Py4jClient(port, token)
-    client.call(json.dumps({"v": protocol.VERSION, "type": "status"}))
+    gw, port, _ = gateway
+    client = ShimClient(port, TOKEN).open()
+    client.call(STATUS)
     server = gw._callback_server
     assert server.server_socket.getsockname()[0] == "127.0.0.1"
-    conns = list(server.connections)
+    conns = [c for c in server.connections if c.socket is not None]
     assert conns and all(c.socket.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for c in conns)
     client.close()
 
@@ -86,20 +202,58 @@ def test_an_empty_token_is_refused():
         start_gateway(None, free_port(), "")
 
 
+def test_a_taken_port_is_reported_as_such(queues_file):
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        with pytest.raises(PortInUse, match=f"127.0.0.1:{squatter.getsockname()[1]} is already in use"):
+            start_gateway(CoreService(queues_file), squatter.getsockname()[1], TOKEN)
+
+
+def serve(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "yarn_bridge.cli", "serve", *args],
+                          capture_output=True, text=True, timeout=60, **kwargs)
+
+
+def test_serve_exits_with_status_3_naming_the_port_when_another_process_holds_it(tmp_path, queues_file):
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        run = serve("--queues", str(queues_file), "--port", str(port), "--token-file", str(secret_file(tmp_path / "t")))
+    assert run.returncode == 3
+    assert f"cannot listen on the bridge port 127.0.0.1:{port}: another process holds it" in run.stderr
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o620, 0o602])
+def test_serve_refuses_a_token_file_others_can_read_or_write(tmp_path, queues_file, mode):
+    token = secret_file(tmp_path / "token")
+    token.chmod(mode)
+    run = serve("--queues", str(queues_file), "--port", str(free_port()), "--token-file", str(token))
+    assert run.returncode == 2
+    assert f"--token-file {token} is readable or writable by other users (mode {mode:04o})" in run.stderr
+    assert "chmod 600" in run.stderr
+
+
+def test_serve_refuses_an_exposed_status_token_file(tmp_path, queues_file):
+    status_token = secret_file(tmp_path / "status")
+    status_token.chmod(0o604)
+    run = serve("--queues", str(queues_file), "--port", str(free_port()), "--token-file",
+                str(secret_file(tmp_path / "t")), "--status-port", str(free_port()),
+                "--status-token-file", str(status_token))
+    assert run.returncode == 2 and "--status-token-file" in run.stderr and "chmod 600" in run.stderr
+
+
 def test_serve_refuses_an_invalid_queue_file_naming_the_field(tmp_path, queues_file):
     queues_file.write_text(queues_file.read_text().replace("weight: 2", "weight: -2"))
-    token = tmp_path / "token"
-    token.write_text("t")
-    run = subprocess.run([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(queues_file),
-                          "--port", str(free_port()), "--token-file", str(token)],
-                         capture_output=True, text=True, timeout=60)
+    run = serve("--queues", str(queues_file), "--port", str(free_port()), "--token-file",
+                str(secret_file(tmp_path / "token")))
     assert run.returncode == 2
     assert "queues.root.children.mem.weight" in run.stderr
 
 
 def test_serve_exits_when_its_parent_is_gone(tmp_path, queues_file):
-    token = tmp_path / "token"
-    token.write_text("t")
+    token = secret_file(tmp_path / "token")
     parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     child = subprocess.Popen([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(queues_file),
                               "--port", str(free_port()), "--token-file", str(token),
@@ -116,8 +270,9 @@ def test_serve_exits_when_its_parent_is_gone(tmp_path, queues_file):
                 p.kill()
 
 
-def run_connection(connection_class, commands: bytes, service: CoreService, token: str | None) -> bytes:
-    """Feeds py4j commands to one server-side connection, as they arrive from Java; returns its answers."""
+def run_commands(connection_class, commands: bytes, service: CoreService) -> bytes:
+    """Feeds py4j commands to one server-side connection after admission, as they arrive from Java;
+    returns its answers."""
     import io
 
     from py4j.clientserver import JavaParameters, PythonParameters
@@ -143,16 +298,19 @@ def run_connection(connection_class, commands: bytes, service: CoreService, toke
 
     pool = PythonProxyPool()
     pool.dict["t"] = Endpoint(service)
-    conn = connection_class(JavaParameters(), PythonParameters(auth_token=token), GatewayProperty(False, pool), None)
+    conn = connection_class(JavaParameters(), PythonParameters(), GatewayProperty(False, pool), None)
     sock = Recorder()
     conn.socket, conn.stream = sock, io.BufferedReader(io.BytesIO(commands))
-    conn.wait_for_commands()
+    if connection_class.__name__ == "_LeanConnection":
+        conn._serve_commands()
+    else:
+        conn.wait_for_commands()
     return sock.out
 
 
-def test_the_lean_connection_answers_exactly_as_py4j_does(queues_file):
+def test_the_lean_command_loop_answers_the_shims_calls_exactly_as_py4j_does(queues_file):
     """The same command stream through py4j's own connection and through ours: same bytes out,
-    for plain and escaped strings, non-string arguments, unknown objects and a GC command."""
+    for plain and escaped strings and a GC command."""
     from py4j.clientserver import ClientServerConnection
 
     from yarn_bridge.gateway import _LeanConnection
@@ -160,24 +318,16 @@ def test_the_lean_connection_answers_exactly_as_py4j_does(queues_file):
     def call(arg: str) -> str:
         return f"c\nt\ncall\n{arg}\ne\n"
 
-    status = json.dumps({"v": protocol.VERSION, "type": "status"})
     odd = json.dumps({"v": protocol.VERSION, "type": "da\nn\\ce"})  # a newline and a backslash, echoed in the error
     commands = "".join([
-        "A\ntok\ne\n",
-        call("s" + escape_new_line(status)),
+        call("s" + escape_new_line(STATUS)),
         call("s" + escape_new_line(odd)),
-        call("i5"),  # not a string: py4j converts it, the service answers that it wants one
         "g\nnobody\ne\n",
-        "c\nnobody\ncall\nsx\ne\n",  # unknown object id (py4j then reads the rest as commands)
     ]).encode()
-    ours = run_connection(_LeanConnection, commands, CoreService(queues_file), "tok")
-    theirs = run_connection(ClientServerConnection, commands, CoreService(queues_file), "tok")
+    ours = run_commands(_LeanConnection, commands, CoreService(queues_file))
+    theirs = run_commands(ClientServerConnection, commands, CoreService(queues_file))
     assert ours == theirs
     answers = ours.decode().split("\n")
-    assert answers[0].startswith("!yv")  # authenticated
-    assert json.loads(unescape_new_line(answers[1][3:]))["ok"] is True
-    assert "'da\\nn\\\\ce'" in json.loads(unescape_new_line(answers[2][3:]))["error"]  # intact both ways
-    assert "not a string" in unescape_new_line(answers[3][3:])
-    assert answers[4] == "!y" and answers[5].startswith("!x")  # GC acknowledged; unknown object refused
-    refused = run_connection(_LeanConnection, b"A\nwrong\ne\n" + call("sx").encode(), CoreService(queues_file), "tok")
-    assert refused.startswith(b"!x") and b"!y" not in refused
+    assert json.loads(unescape_new_line(answers[0][3:]))["ok"] is True
+    assert "'da\\nn\\\\ce'" in json.loads(unescape_new_line(answers[1][3:]))["error"]  # intact both ways
+    assert answers[2] == "!y"  # GC acknowledged

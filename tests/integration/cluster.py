@@ -93,6 +93,7 @@ class Cluster:
     nm_vcores: int = 8
     nm_gpu_mem: int = 8192
     timeout_ms: int = 250
+    rm_extra: dict[str, object] = field(default_factory=dict)  # more yarn-site keys for the RM
     ports: dict[str, int] = field(default_factory=dict)
     rm: Daemon | None = None
     nms: list[Daemon] = field(default_factory=list)
@@ -102,8 +103,8 @@ class Cluster:
         for key in ("rm", "rm_sched", "rm_tracker", "rm_admin", "rm_web", "bridge", "status"):
             self.ports[key] = free_port()
         self.token_file = self.root / "token"
+        self.token_file.touch(mode=0o600)  # private before the token is in it; serve and the shim refuse others
         self.token_file.write_text(os.urandom(16).hex())
-        self.token_file.chmod(0o600)
         # The containers' classpath: every Maven jar, by symlink, plus the client configuration.
         self.lib = self.root / "lib"
         self.lib.mkdir(parents=True, exist_ok=True)
@@ -151,6 +152,7 @@ class Cluster:
             "yarn.resourcemanager.am.max-attempts": 1,
             # Faster than the 1 s default so the tests settle sooner; still twice the call timeout.
             "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": 500,
+            **self.rm_extra,
         }
 
     def nm_props(self, i: int, ports: dict[str, int]) -> dict[str, object]:

@@ -106,6 +106,30 @@ def test_python_hung_then_killed_rm_keeps_running_allocates_nothing_then_resyncs
     assert "unavailable" in log
 
 
+def test_a_service_hung_past_restart_after_ms_is_killed_and_restarted(cluster_factory):
+    cluster = cluster_factory(rm_extra={"yarn-drf.serve.restart-after-ms": 4000})
+    cluster.dshell("cpu", 2, spec(CPU), name="before-hang")
+    cluster.wait_for(lambda: running(cluster, "before-hang") == 3, 180, "before-hang running 3 containers")
+    pid = cluster.serve_pid()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        new = cluster.wait_for(lambda: (p := cluster.serve_pid()) not in (None, pid) and p, 60,
+                               "a new service after the hung one was killed")
+    finally:
+        if os.path.exists(f"/proc/{pid}"):
+            os.kill(pid, signal.SIGKILL)
+    assert not os.path.exists(f"/proc/{pid}") or "State:\tZ" in open(f"/proc/{pid}/status").read()
+    log = cluster.rm.log.read_text()
+    assert re.search(r"is alive but not answering \(no answer for \d+ ms \(\d+ calls in a row failed\)\); "
+                     r"killing it to restart it", log), "the supervisor says why it killed the child"
+    assert "restarting the core service, killed because it was alive but not answering" in log
+    cluster.dshell("mem", 1, spec(CPU), name="after-hang")
+    cluster.wait_for(lambda: running(cluster, "after-hang") == 2, 180, "a new app runs on the new service")
+    assert running(cluster, "before-hang") == 3, "running containers are untouched"
+    assert cluster.serve_pid() == new
+    assert_core_matches_yarn(cluster)
+
+
 def test_rm_restart_recovers_running_containers_into_the_core(cluster_factory):
     cluster = cluster_factory()
     cluster.dshell("cpu", 3, spec(CPU), name="survivor")

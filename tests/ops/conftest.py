@@ -34,6 +34,8 @@ queues:
         max: {vcores: 4}
 """
 
+STATUS_TOKEN = "status-token-for-tests"
+
 NODES = {
     "n1": ({"memory-mb": 16384, "vcores": 8, "gpu-mem": 0}, "/r1"),
     "n2": ({"memory-mb": 16384, "vcores": 8, "gpu-mem": 8000}, "/r2"),
@@ -59,10 +61,14 @@ class Ops:
     server: StatusServer
     queues_file: Path
     clock: Clock
+    token_file: Path
 
     @property
     def url(self) -> str:
         return self.server.url
+
+    def post_reload(self) -> requests.Response:
+        return requests.post(self.url + "/v1/reload", headers={"Authorization": f"Bearer {STATUS_TOKEN}"}, timeout=10)
 
     def get(self, path: str, status: int = 200):
         r = requests.get(self.url + path, timeout=10)
@@ -88,6 +94,12 @@ class Ops:
             out += got
 
 
+def secret_file(path: Path, text: str = STATUS_TOKEN) -> Path:
+    path.touch(mode=0o600)
+    path.write_text(text)
+    return path
+
+
 @contextmanager
 def running_ops(queues_file: Path, nodes: dict[str, tuple[dict[str, int], str]]) -> Iterator[Ops]:
     """A core on `queues_file` with `nodes`, served by the real status server until the block ends."""
@@ -99,9 +111,9 @@ def running_ops(queues_file: Path, nodes: dict[str, tuple[dict[str, int], str]])
     metrics = Metrics(lambda: box["core"], lock)
     reloader = Reloader(lambda: box["core"], lock, queues_file, metrics=metrics)
     server = StatusServer(lambda: box["core"], lock, host="127.0.0.1", port=0, metrics=metrics,
-                          reloader=reloader).start()
+                          reloader=reloader, token=STATUS_TOKEN).start()
     try:
-        yield Ops(box["core"], lock, metrics, reloader, server, queues_file, clock)
+        yield Ops(box["core"], lock, metrics, reloader, server, queues_file, clock, secret_file(queues_file.parent / "status-token"))
     finally:
         server.stop()
 

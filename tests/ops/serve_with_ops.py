@@ -13,8 +13,8 @@ from yarn_bridge.ops_wiring import attach_ops
 from yarn_bridge.status import DEFAULT_STATUS_PORT, LOOPBACK
 
 
-def _without_watcher(service, port=DEFAULT_STATUS_PORT, host=LOOPBACK, watch_interval=None):
-    return attach_ops(service, port, host, watch_interval=None)
+def _without_watcher(service, port=DEFAULT_STATUS_PORT, host=LOOPBACK, watch_interval=None, token=None):
+    return attach_ops(service, port, host, watch_interval=None, token=token)
 
 
 serve._status_server = lambda service, port: _without_watcher(service, port)

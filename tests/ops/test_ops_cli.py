@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tests.ops.conftest import QUEUES, running_ops
+from tests.ops.conftest import QUEUES, running_ops, secret_file
 from yarn_bridge.cli import build_parser, main
+from yarn_bridge.status import StatusServer
 
 
 def run(argv: list[str], width: int = 200) -> tuple[int, str]:
@@ -68,7 +69,7 @@ def test_status_table(ops):
 def test_status_shows_draining_queue(ops):
     load(ops)
     ops.queues_file.write_text(QUEUES.replace("      batch:\n        max: {vcores: 4}\n", ""))
-    assert run(["reload", "--url", ops.url])[0] == 0
+    assert run(["reload", "--url", ops.url, "--token-file", str(ops.token_file)])[0] == 0
     code, text = run(["status", "--url", ops.url])
     assert row(text, "batch").split()[-1] == "draining"
     assert row(text, "etl").split()[-1] == "memory-mb"  # the state column is blank for an active queue
@@ -98,14 +99,38 @@ def test_why_unknown_app(ops):
 
 def test_reload_ok_and_refused(ops):
     ops.queues_file.write_text(QUEUES.replace("weight: 2", "weight: 4"))
-    code, text = run(["reload", "--url", ops.url])
+    code, text = run(["reload", "--url", ops.url, "--token-file", str(ops.token_file)])
     assert code == 0
     assert "configuration version 2" in text and "~ root.prod: weight 2 -> 4" in text
     ops.queues_file.write_text("queues:\n  root:\n    children:\n      a: {wieght: 2}\n")
-    code, text = run(["reload", "--url", ops.url])
+    code, text = run(["reload", "--url", ops.url, "--token-file", str(ops.token_file)])
     assert code == 1
     assert "refused" in text and "(version 2) stays" in text
     assert "queues.root.children.a.wieght: unknown field (did you mean 'weight'?)" in text
+
+
+def test_reload_says_what_is_wrong_with_the_token(ops, tmp_path, monkeypatch):
+    monkeypatch.delenv("YARN_DRF_STATUS_TOKEN_FILE", raising=False)
+    code, text = run(["reload", "--url", ops.url])
+    assert code == 2 and "no token was given: pass --token-file FILE or set YARN_DRF_STATUS_TOKEN_FILE" in text
+    wrong = secret_file(tmp_path / "wrong", "not-the-token")
+    code, text = run(["reload", "--url", ops.url, "--token-file", str(wrong)])
+    assert code == 2 and "the token was refused" in text
+    wrong.chmod(0o644)
+    code, text = run(["reload", "--url", ops.url, "--token-file", str(wrong)])
+    assert code == 2 and "readable or writable by other users" in text and "chmod 600" in text
+    monkeypatch.setenv("YARN_DRF_STATUS_TOKEN_FILE", str(ops.token_file))
+    assert run(["reload", "--url", ops.url])[0] == 0, "the token file from the environment"
+    assert ops.reloader.version == 2
+
+
+def test_reload_against_a_read_only_server_says_so(ops):
+    server = StatusServer(lambda: ops.core, ops.lock, port=0, reloader=ops.reloader).start()
+    try:
+        code, text = run(["reload", "--url", server.url, "--token-file", str(ops.token_file)])
+    finally:
+        server.stop()
+    assert code == 2 and "read-only" in text and "--status-token-file" in text
 
 
 def test_unreachable_server_is_a_clear_error():

@@ -11,7 +11,7 @@ from yarn_bridge.reload import FileWatcher, Reloader
 
 
 def post_reload(ops) -> tuple[int, dict]:
-    r = requests.post(ops.url + "/v1/reload", timeout=10)
+    r = ops.post_reload()
     return r.status_code, r.json()
 
 

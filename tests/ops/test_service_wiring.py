@@ -8,7 +8,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.ops.conftest import QUEUES
+from tests.ops.conftest import QUEUES, STATUS_TOKEN
 from yarn_bridge import protocol
 from yarn_bridge.ops_wiring import attach_ops
 from yarn_bridge.service import CoreService
@@ -45,7 +45,7 @@ def served(tmp_path):
     path = tmp_path / "queues.yaml"
     path.write_text(QUEUES)
     service = CoreService(path)
-    ops = attach_ops(service, port=0, watch_interval=None)
+    ops = attach_ops(service, port=0, watch_interval=None, token=STATUS_TOKEN)
     try:
         yield service, ops, path
     finally:
@@ -109,9 +109,28 @@ def test_bad_requests_still_get_the_services_own_answer(served):
     assert reply["ok"] is False and "not JSON" in reply["error"]
     reply = json.loads(service.handle(json.dumps({"v": protocol.VERSION, "type": "reload", "path": 7})))
     assert reply["ok"] is False and "path must be a string" in reply["error"]
-    reply = json.loads(service.handle(json.dumps({"v": protocol.VERSION, "type": "reload",
-                                                 "path": "/nonexistent/queues.yaml"})))
-    assert reply["ok"] is True and reply["accepted"] is False and "cannot read file" in reply["errors"][0]
+
+
+def test_refresh_queues_naming_another_file_is_refused_without_reading_it(served, tmp_path):
+    """A reload message's path once made serve read any file (its errors echoed parts of it back)."""
+    service, ops, path = served
+    snapshot(service)
+    other = tmp_path / "elsewhere.yaml"
+    other.write_text("TOPSECRET_FIELD: 1\n" + QUEUES.replace("weight: 2", "weight: 9"))
+    for asked in (str(other), "/nonexistent/queues.yaml", str(tmp_path / ".." / tmp_path.name / "elsewhere.yaml")):
+        reply = call(service, type="reload", path=asked)
+        assert reply["accepted"] is False, asked
+        assert reply["errors"] == [
+            f"{asked} is not the queue file this service runs ({path}): `yarn-drf serve` reads only the file it "
+            "was started with. To use another file, restart it with --queues naming that file (in child mode: "
+            "set yarn-drf.queues.file and restart the ResourceManager)"]
+    assert "TOPSECRET" not in json.dumps(reply)
+    assert ops.reloader.version == 1 and ops.reloader.last is None, "nothing was loaded"
+    link = tmp_path / "link.yaml"
+    link.symlink_to(path)
+    path.write_text(QUEUES.replace("weight: 2", "weight: 3"))
+    assert call(service, type="reload", path=str(link))["accepted"] is True, "the same file by another name"
+    assert ops.reloader.path == path
 
 
 def test_a_reload_outside_the_rm_reaches_java_with_the_next_heartbeat(served):
@@ -121,7 +140,8 @@ def test_a_reload_outside_the_rm_reaches_java_with_the_next_heartbeat(served):
     snapshot(service)
     assert "queues" not in call(service, type="heartbeat", seq=1, node="n1", deltas=[])
     path.write_text(QUEUES.replace("weight: 2", "weight: 5"))
-    assert requests.post(ops.server.url + "/v1/reload", timeout=10).json()["accepted"] is True
+    assert requests.post(ops.server.url + "/v1/reload", headers={"Authorization": f"Bearer {STATUS_TOKEN}"},
+                         timeout=10).json()["accepted"] is True
     pushed = call(service, type="heartbeat", seq=2, node="n1", deltas=[])
     assert any(q["name"] == "root.prod" and q["weight"] == 5.0 for q in pushed["queues"])
     assert "queues" not in call(service, type="heartbeat", seq=3, node="n1", deltas=[])

@@ -18,7 +18,10 @@ public final class ShimConf {
   /** Loopback port the Python service listens on. */
   public static final String PORT = PREFIX + "bridge.port";
   public static final int DEFAULT_PORT = 25334;
-  /** File holding the py4j auth token; unset in child mode: a fresh random token per RM start. */
+  /**
+   * File holding the bridge token (mode 600, owned by the RM's user); unset in child mode: a fresh
+   * random token per RM start.
+   */
   public static final String TOKEN_FILE = PREFIX + "bridge.token-file";
   /** How long one call may take before that heartbeat assigns nothing. */
   public static final String TIMEOUT_MS = PREFIX + "bridge.timeout-ms";
@@ -34,4 +37,12 @@ public final class ShimConf {
   public static final long DEFAULT_BACKOFF_INITIAL_MS = 200;
   public static final String BACKOFF_MAX_MS = PREFIX + "bridge.backoff.max-ms";
   public static final long DEFAULT_BACKOFF_MAX_MS = 5000;
+  /**
+   * Child mode: a child that is alive but has not answered for this long, over at least
+   * RESTART_AFTER_FAILURES calls in a row, is killed and restarted. 0 turns it off.
+   */
+  public static final String RESTART_AFTER_MS = PREFIX + "serve.restart-after-ms";
+  public static final long DEFAULT_RESTART_AFTER_MS = 30_000;
+  public static final String RESTART_AFTER_FAILURES = PREFIX + "serve.restart-after-failures";
+  public static final int DEFAULT_RESTART_AFTER_FAILURES = 3;
 }

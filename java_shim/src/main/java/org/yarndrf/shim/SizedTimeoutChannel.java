@@ -41,6 +41,11 @@ final class SizedTimeoutChannel implements CoreChannel {
     return wantedMs;
   }
 
+  /** The read timeout of the calls that follow, in milliseconds. */
+  synchronized int timeoutMs() {
+    return wantedMs;
+  }
+
   @Override
   public synchronized String call(String message) throws CoreUnavailableException {
     if (channel == null || wantedMs > channelMs || wantedMs < channelMs / 2) {

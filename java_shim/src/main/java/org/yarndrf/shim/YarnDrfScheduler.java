@@ -88,6 +88,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
 import org.yarndrf.shim.bridge.Protocol;
 import org.yarndrf.shim.bridge.Py4jChannel;
 import org.yarndrf.shim.bridge.ServeSupervisor;
+import org.yarndrf.shim.bridge.TokenFile;
 
 /**
  * A YARN ResourceScheduler whose decisions are made by the yarn-drf Python core (weighted DRF).
@@ -224,17 +225,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       token = newToken();
       tokenFile = writePrivateToken(token).toString();
     } else {
-      token = new String(Files.readAllBytes(new File(tokenFile).toPath()),
-          StandardCharsets.UTF_8).trim();
-      if (token.isEmpty()) {
-        throw new IOException("yarn-drf: token file " + tokenFile + " is empty");
-      }
+      token = TokenFile.read(new File(tokenFile).toPath(), ShimConf.TOKEN_FILE);
     }
     InetAddress loopback = InetAddress.getByName("127.0.0.1");
-    int snapshotTimeoutMs = Math.max(timeoutMs,
-        conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_MS, ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_MS));
     snapshotChannel = new SizedTimeoutChannel(
-        ms -> new Py4jChannel(loopback, port, token, ms), snapshotTimeoutMs,
+        ms -> new Py4jChannel(loopback, port, token, ms), snapshotTimeoutMs(),
         conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS,
             ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS));
     session = newSession(new Py4jChannel(loopback, port, token, timeoutMs), snapshotChannel);
@@ -249,15 +244,31 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       command.addAll(Arrays.asList("--port", String.valueOf(port), "--token-file", tokenFile,
           "--parent-pid", currentPid()));
       String log = conf.getTrimmed(ShimConf.SERVE_LOG);
-      supervisor = new ServeSupervisor(command, log == null || log.isEmpty() ? null : new File(log),
+      supervisor = new ServeSupervisor(command, port,
+          log == null || log.isEmpty() ? null : new File(log),
           new Backoff(500, conf.getLong(ShimConf.BACKOFF_MAX_MS,
               ShimConf.DEFAULT_BACKOFF_MAX_MS)));
+      restartWhenUnresponsive(supervisor);
       supervisor.start();
     } else if (!"external".equals(mode)) {
       throw new IOException("yarn-drf: " + ShimConf.SERVE_MODE + " must be child or external, got "
           + mode);
     }
     LOG.info("yarn-drf bridge: mode={} port={} timeout={}ms", mode, port, timeoutMs);
+  }
+
+  private int snapshotTimeoutMs() {
+    return Math.max(conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS),
+        conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_MS, ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_MS));
+  }
+
+  private void restartWhenUnresponsive(ServeSupervisor child) {
+    long afterMs = conf.getLong(ShimConf.RESTART_AFTER_MS, ShimConf.DEFAULT_RESTART_AFTER_MS);
+    if (afterMs > 0) {
+      session.whenUnresponsive(
+          conf.getInt(ShimConf.RESTART_AFTER_FAILURES, ShimConf.DEFAULT_RESTART_AFTER_FAILURES),
+          afterMs, why -> child.restartUnresponsive(why, afterMs));
+    }
   }
 
   private static String newToken() {
@@ -305,6 +316,13 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       req.put("path", file);
     }
     JsonNode reply = session.exchangeSlow("reload", Protocol.encode(req));
+    if (reply == null && session.lastCallTimedOut()) {
+      // The session resyncs next, and the snapshot's reply carries the core's queue tree.
+      throw new IOException("yarn-drf: outcome unknown: the scheduler core did not answer within "
+          + (snapshotChannel == null ? snapshotTimeoutMs() : snapshotChannel.timeoutMs())
+          + " ms; it may have applied the file. Check `yarn-drf status` or "
+          + "the service's log; YARN's queue tree follows the core's with the next heartbeat");
+    }
     if (reply == null) {
       throw new IOException("yarn-drf: the scheduler core is unavailable; queues not reloaded");
     }
@@ -992,18 +1010,23 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return !asks.isEmpty() || !counts.isEmpty();
   }
 
-  /** Re-checks one assignment and allocates it through YARN, or tells the core why not. */
+  /**
+   * Re-checks one assignment and allocates it through YARN, or tells the core why not. Whatever
+   * goes wrong with one assignment stays with it: the rest of the reply is still applied.
+   */
   private void apply(FiCaSchedulerNode node, JsonNode a) {
     String assignmentId = a.get("assignment_id").asText();
     String refusal = null;
     RMContainer allocated = null;
     ShimAppAttempt attempt = null;
     try {
-      ApplicationId appId = ApplicationId.fromString(a.get("app").asText());
-      SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
+      ApplicationId appId = applicationId(a.get("app").asText());
+      SchedulerApplication<ShimAppAttempt> app = appId == null ? null : applications.get(appId);
       attempt = app == null ? null : app.getCurrentAppAttempt();
       String assignedNode = a.path("node").asText(nodeName(node.getNodeID()));
-      if (attempt == null) {
+      if (appId == null) {
+        refusal = "bad application id " + a.get("app");
+      } else if (attempt == null) {
         refusal = "application " + appId + " is not running";
       } else if (!assignedNode.equals(nodeName(node.getNodeID()))) {
         refusal = "assigned to " + assignedNode + " in the heartbeat of " + node.getNodeID();
@@ -1014,12 +1037,21 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
             allocated = allocateOn(node, attempt, a);
             if (allocated == null) {
               refusal = "application stopped or request withdrawn";
+            } else {
+              account(node, attempt, allocated);
             }
           }
         }
       }
-    } catch (IllegalArgumentException e) {
-      refusal = "bad application id " + a.get("app");
+    } catch (RuntimeException e) {
+      LOG.error("yarn-drf: applying assignment {} on {} failed", assignmentId, node.getNodeID(), e);
+      if (allocated != null) {
+        // YARN holds the container, our books may not: a snapshot tells the core what YARN runs.
+        session.resyncNext("assignment " + assignmentId + " failed after YARN allocated "
+            + allocated.getContainerId() + " (" + e + ")");
+        return;
+      }
+      refusal = "the shim failed to apply it: " + e;
     }
     if (refusal != null) {
       assignmentsRefused.incrementAndGet();
@@ -1034,6 +1066,14 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     assignmentsApplied.incrementAndGet();
     events.started(allocated, assignmentId);
     dirtyApps.add(attempt.getApplicationId());
+  }
+
+  private static ApplicationId applicationId(String text) {
+    try {
+      return ApplicationId.fromString(text);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   private SchedulerRequestKey keyFor(ShimAppAttempt attempt, JsonNode a) {
@@ -1093,7 +1133,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         || attempt.getOutstandingAsksCount(key, node.getRackName()) > 0;
   }
 
-  private RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, JsonNode a) {
+  /** YARN's allocation of the assignment's container (package-private: tests inject faults). */
+  RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, JsonNode a) {
     SchedulerRequestKey key = keyFor(attempt, a);
     Resource capability = attempt.getPendingAsk(key, ResourceRequest.ANY)
         .getPerAllocationResource();
@@ -1108,14 +1149,15 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     Container container = BuilderUtils.newContainer(containerId, node.getNodeID(),
         node.getRMNode().getHttpAddress(), capability, key.getPriority(), null,
         key.getAllocationRequestId());
-    RMContainer rmContainer = attempt.allocate(type, node, key, container);
-    if (rmContainer == null) {
-      return null;
-    }
-    node.allocateContainer(rmContainer);
+    return attempt.allocate(type, node, key, container);
+  }
+
+  /** Charges a container YARN allocated to its node, the cluster and its queue (tests inject faults). */
+  void account(FiCaSchedulerNode node, ShimAppAttempt attempt, RMContainer container) {
+    Resource capability = container.getAllocatedResource();
+    node.allocateContainer(container);
     Resources.addTo(usedResource, capability);
     ((ShimQueue) attempt.getQueue()).charge(capability, 1);
-    return rmContainer;
   }
 
   /** Bridge counters, for logs and tests. */

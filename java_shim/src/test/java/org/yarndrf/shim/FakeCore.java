@@ -25,6 +25,9 @@ final class FakeCore implements CoreChannel {
   volatile int extra;
   /** Sent once with the next heartbeat reply, as the core does after a reload. */
   volatile ArrayNode pushQueues;
+  /** Set: the next reload is applied (this becomes the queue tree) but its reply never comes. */
+  volatile ArrayNode reloadThenTimeOut;
+  private ArrayNode queueTree = queues();
   final List<JsonNode> requests = new ArrayList<>();
   final List<JsonNode> deltas = new ArrayList<>();
   /** Rows of containers started, as the shim sent them: [container, app, node, ...]. */
@@ -47,6 +50,11 @@ final class FakeCore implements CoreChannel {
       throw new AssertionError("the shim sent invalid JSON: " + message, e);
     }
     requests.add(req);
+    if ("reload".equals(req.get("type").asText()) && reloadThenTimeOut != null) {
+      queueTree = reloadThenTimeOut;
+      reloadThenTimeOut = null;
+      throw new CoreUnavailableException("Read timed out", null, true);
+    }
     if (mode == Mode.MALFORMED) {
       return "{\"v\":" + Protocol.VERSION + ",\"ok\":true,\"seq\":" + req.path("seq").asLong()
           + ",\"assignments\":[{\"app\":";
@@ -62,7 +70,7 @@ final class FakeCore implements CoreChannel {
         asks.clear();
         resourceTypes = req.get("resources");
         asks(req.get("asks"), req.get("counts"));
-        reply.set("queues", queues());
+        reply.set("queues", queueTree);
         break;
       case "submit":
         boolean ok = !"mallory".equals(req.get("user").asText());

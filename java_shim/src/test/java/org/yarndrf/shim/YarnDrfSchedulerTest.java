@@ -2,6 +2,7 @@ package org.yarndrf.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -21,6 +22,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,8 +38,12 @@ class YarnDrfSchedulerTest {
 
   @BeforeEach
   void start() throws Exception {
+    start(YarnDrfScheduler.class);
+  }
+
+  private void start(Class<? extends YarnDrfScheduler> schedulerClass) throws Exception {
     YarnConfiguration conf = new YarnConfiguration();
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass.getName());
     conf.setLong(ShimConf.BACKOFF_INITIAL_MS, 1);
     conf.setLong(ShimConf.BACKOFF_MAX_MS, 1);
     // No RM restart here: allocate from the first heartbeat.
@@ -54,6 +61,45 @@ class YarnDrfSchedulerTest {
     if (rm != null) {
       rm.stop();
     }
+  }
+
+  /** The scheduler with faults injected into YARN's allocation of chosen assignments. */
+  public static class FaultyScheduler extends YarnDrfScheduler {
+    static volatile int failAllocations;
+    static volatile int failAccounting;
+
+    @Override
+    RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, JsonNode a) {
+      if (failAllocations > 0) {
+        failAllocations--;
+        throw new IllegalStateException("injected fault in " + a.get("assignment_id").asText());
+      }
+      return super.allocateOn(node, attempt, a);
+    }
+
+    @Override
+    void account(FiCaSchedulerNode node, ShimAppAttempt attempt, RMContainer container) {
+      if (failAccounting > 0) {
+        failAccounting--;
+        throw new NullPointerException("injected after allocating " + container.getContainerId());
+      }
+      super.account(node, attempt, container);
+    }
+  }
+
+  private void restartWithFaults() throws Exception {
+    stop();
+    FaultyScheduler.failAllocations = 0;
+    FaultyScheduler.failAccounting = 0;
+    start(FaultyScheduler.class);
+  }
+
+  private List<JsonNode> requestsOf(String type) {
+    List<JsonNode> out = new ArrayList<>();
+    synchronized (core) {
+      core.requests.stream().filter(r -> type.equals(r.get("type").asText())).forEach(out::add);
+    }
+    return out;
   }
 
   private RMApp submit(String user, String queue) throws Exception {
@@ -267,5 +313,92 @@ class YarnDrfSchedulerTest {
         QueueACL.SUBMIT_APPLICATIONS, "root.c"));
     assertEquals(3, scheduler.getQueueInfo("root", true, false).getChildQueues().size());
     assertEquals("root.c", scheduler.getQueueInfo("c", false, false).getQueuePath());
+  }
+
+  @Test
+  void aRuntimeErrorInOneAssignmentRefusesItAndTheRestOfTheReplyIsApplied() throws Exception {
+    restartWithFaults();
+    RMApp app = submit("alice", "a");
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    FaultyScheduler.failAllocations = 1;
+    List<Container> got = allocate(am, 3, 1024, 1);
+    assertEquals(3, got.size(), "the refused one is asked for again and allocated later");
+    List<JsonNode> refused = core.deltasOf("assignment_refused");
+    assertEquals(1, refused.size(), refused.toString());
+    String reason = refused.get(0).get("reason").asText();
+    assertTrue(reason.startsWith("the shim failed to apply it: java.lang.IllegalStateException: "
+        + "injected fault in fake-"), reason);
+    // The request that reports the refusal also starts the other two of the same reply.
+    JsonNode report = null;
+    for (JsonNode r : requestsOf("heartbeat")) {
+      for (JsonNode d : r.get("deltas")) {
+        report = "assignment_refused".equals(d.get("op").asText()) ? r : report;
+      }
+    }
+    assertEquals(2, report.get("started").size(), report.toString());
+    heartbeatUntil(() -> core.startedRows().size() == 4);
+    assertEquals(0, core.count("snapshot") - 1, "no resync: nothing was allocated for the failure");
+  }
+
+  @Test
+  void aFailureAfterYarnAllocatedTheContainerResyncsTheCoreFromYarn() throws Exception {
+    restartWithFaults();
+    RMApp app = submit("alice", "a");
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    long snapshots = core.count("snapshot");
+    FaultyScheduler.failAccounting = 1;
+    List<Container> got = allocate(am, 2, 1024, 1);
+    assertEquals(2, got.size(), "YARN gave both to the AM");
+    heartbeatUntil(() -> core.count("snapshot") > snapshots);
+    List<JsonNode> all = requestsOf("snapshot");
+    JsonNode snapshot = all.get(all.size() - 1);
+    assertEquals(3, snapshot.get("containers").size(), "AM + 2: the snapshot carries YARN's live "
+        + "containers, the failed one included " + snapshot.get("containers"));
+    assertTrue(core.deltasOf("assignment_refused").isEmpty(), "not refused: YARN holds it");
+  }
+
+  @Test
+  void aRefreshQueuesThatTimesOutIsReportedAsUnknownAndYarnsTreeCatchesUp() throws Exception {
+    heartbeatUntil(() -> core.count("snapshot") > 0);
+    ArrayNode reloaded = FakeCore.queues();
+    reloaded.addObject().put("name", "root.c").put("leaf", true).put("submit_acl", "*");
+    core.reloadThenTimeOut = reloaded;
+    java.io.IOException e = assertThrows(java.io.IOException.class,
+        () -> scheduler.reinitialize(scheduler.getConf(), rm.getRMContext()));
+    assertTrue(e.getMessage().startsWith("yarn-drf: outcome unknown: the scheduler core did not "
+        + "answer within 1000 ms; it may have applied the file"), e.getMessage());
+    assertFalse(e.getMessage().contains("refused"), e.getMessage());
+    long snapshots = core.count("snapshot");
+    heartbeatUntil(() -> core.count("snapshot") > snapshots);
+    heartbeatUntil(() -> scheduler.checkAccess(UserGroupInformation.createRemoteUser("zed"),
+        QueueACL.SUBMIT_APPLICATIONS, "root.c"));
+    assertEquals("root.c", scheduler.getQueueInfo("c", false, false).getQueuePath());
+  }
+
+  @Test
+  void anExternalServiceTokenFileOthersCanReadStopsTheRmWithTheFix(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    stop();
+    rm = null;
+    java.nio.file.Path token = dir.resolve("token");
+    java.nio.file.Files.write(token, "t0ken".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    java.nio.file.Files.setPosixFilePermissions(token,
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    conf.set(ShimConf.SERVE_MODE, "external");
+    conf.set(ShimConf.TOKEN_FILE, token.toString());
+    MockRM external = new MockRM(conf);
+    try {
+      Exception e = assertThrows(Exception.class, external::start);
+      Throwable root = e;
+      while (root.getCause() != null && !root.getMessage().contains("chmod")) {
+        root = root.getCause();
+      }
+      assertTrue(root.getMessage().contains("is readable or writable by other users")
+          && root.getMessage().contains("chmod 600 " + token), root.getMessage());
+    } finally {
+      external.stop();
+    }
   }
 }

@@ -2,15 +2,17 @@ package org.yarndrf.shim.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One conversation with the core over a {@link CoreChannel}: every failure (unreachable, timeout,
- * malformed reply) is logged, counted and turned into "no answer", and leaves the session
- * needing a resync, because the core may have half-applied the batch. While failing, calls are
- * spaced by a {@link Backoff}.
+ * malformed reply, a listener that is not the core) is logged, counted and turned into "no
+ * answer", and leaves the session needing a resync, because the core may have half-applied the
+ * batch. While failing, calls are spaced by a {@link Backoff}. A core that stops answering for
+ * long can be reported to whoever can restart it ({@link #whenUnresponsive}).
  */
 public final class CoreSession {
   private static final Logger LOG = LoggerFactory.getLogger(CoreSession.class);
@@ -20,11 +22,18 @@ public final class CoreSession {
   private final Backoff backoff;
   private final LongSupplier clockMs;
   private volatile boolean needsResync = true;
+  private volatile boolean lastCallTimedOut;
+  private long lastAnswerMs;
+  private int failedSinceAnswer;
+  private int unresponsiveCalls;
+  private long unresponsiveMs;
+  private Consumer<String> onUnresponsive;
 
   public final AtomicLong calls = new AtomicLong();
   public final AtomicLong failures = new AtomicLong();
   public final AtomicLong timeouts = new AtomicLong();
   public final AtomicLong malformed = new AtomicLong();
+  public final AtomicLong unverified = new AtomicLong();
   public final AtomicLong skipped = new AtomicLong();
   public final AtomicLong resyncs = new AtomicLong();
 
@@ -42,6 +51,18 @@ public final class CoreSession {
     this.slowChannel = slowChannel;
     this.backoff = backoff;
     this.clockMs = clockMs;
+    this.lastAnswerMs = clockMs.getAsLong();
+  }
+
+  /**
+   * Calls `action` (with a description) when at least `calls` calls in a row have failed to reach
+   * the core and it has not answered for `afterMs`; then counts afresh. A listener that is not the
+   * core does not count: restarting ours would not move it.
+   */
+  public synchronized void whenUnresponsive(int calls, long afterMs, Consumer<String> action) {
+    this.unresponsiveCalls = calls;
+    this.unresponsiveMs = afterMs;
+    this.onUnresponsive = action;
   }
 
   /** True when the next exchange must be a full snapshot (first contact, or after any failure). */
@@ -52,6 +73,17 @@ public final class CoreSession {
   public void resynced() {
     needsResync = false;
     resyncs.incrementAndGet();
+  }
+
+  /** Makes the next exchange a snapshot: YARN's state changed in a way the core was not told. */
+  public void resyncNext(String why) {
+    needsResync = true;
+    LOG.warn("yarn-drf bridge: {}; resync with a full snapshot next", why);
+  }
+
+  /** Whether the last call timed out: the core may have applied it. */
+  public boolean lastCallTimedOut() {
+    return lastCallTimedOut;
   }
 
   /** Whether a call may be attempted now (false while backing off after a failure). */
@@ -79,6 +111,7 @@ public final class CoreSession {
       return null;
     }
     calls.incrementAndGet();
+    lastCallTimedOut = false;
     String reply;
     try {
       reply = via.call(request);
@@ -87,9 +120,17 @@ public final class CoreSession {
       if (e.isTimeout()) {
         timeouts.incrementAndGet();
       }
+      if (e.isUnverified()) {
+        unverified.incrementAndGet();
+      }
+      lastCallTimedOut = e.isTimeout();
       fail(what, (e.isTimeout() ? "timed out" : "unavailable") + ": " + e.getMessage());
+      if (!e.isUnverified()) {
+        noAnswer();
+      }
       return null;
     }
+    answered();
     try {
       JsonNode node = Protocol.decodeReply(reply);
       backoff.succeeded();
@@ -99,6 +140,27 @@ public final class CoreSession {
       fail(what, "malformed reply: " + e.getMessage());
       return null;
     }
+  }
+
+  private synchronized void answered() {
+    lastAnswerMs = clockMs.getAsLong();
+    failedSinceAnswer = 0;
+  }
+
+  private void noAnswer() {
+    String why;
+    Consumer<String> action;
+    synchronized (this) {
+      long silentMs = clockMs.getAsLong() - lastAnswerMs;
+      if (onUnresponsive == null || ++failedSinceAnswer < unresponsiveCalls
+          || silentMs < unresponsiveMs) {
+        return;
+      }
+      why = "no answer for " + silentMs + " ms (" + failedSinceAnswer + " calls in a row failed)";
+      action = onUnresponsive;
+      answered();  // counts afresh: the next report comes after as long again
+    }
+    action.accept(why);
   }
 
   /** Reports a reply that was well-formed as an envelope but not in its content. */
@@ -117,8 +179,8 @@ public final class CoreSession {
 
   public String counters() {
     return "calls=" + calls.get() + " failures=" + failures.get() + " timeouts=" + timeouts.get()
-        + " malformed=" + malformed.get() + " skipped=" + skipped.get() + " resyncs="
-        + resyncs.get();
+        + " malformed=" + malformed.get() + " unverified=" + unverified.get() + " skipped="
+        + skipped.get() + " resyncs=" + resyncs.get();
   }
 
   public void close() {

@@ -8,8 +8,9 @@ import py4j.Py4JException;
 /**
  * The py4j connection to `yarn-drf serve`. Java is the client: it asks the Python server for its
  * entry point ({@link CoreEndpoint}) and calls it. Python never calls Java, so no Java gateway
- * port is opened. Loopback only, py4j's auth token always, TCP_NODELAY, and a read timeout so a
- * hung Python costs one heartbeat, not the scheduler thread.
+ * port is opened. Loopback only; every socket verified before py4j uses it ({@link
+ * VerifiedSockets}: the service proves it holds the token first), then py4j's auth token;
+ * TCP_NODELAY; and a read timeout so a hung Python costs one heartbeat, not the scheduler thread.
  */
 public final class Py4jChannel implements CoreChannel {
   /**
@@ -28,6 +29,7 @@ public final class Py4jChannel implements CoreChannel {
   private final int pythonPort;
   private final String token;
   private final int timeoutMs;
+  private final VerifiedSockets sockets;
   private ClientServer clientServer;
   private CoreEndpoint endpoint;
 
@@ -43,6 +45,7 @@ public final class Py4jChannel implements CoreChannel {
     this.pythonPort = pythonPort;
     this.token = token;
     this.timeoutMs = timeoutMs;
+    this.sockets = new VerifiedSockets(token, timeoutMs);
   }
 
   @Override
@@ -56,8 +59,7 @@ public final class Py4jChannel implements CoreChannel {
             .authToken(token)
             .readTimeout(timeoutMs)
             .connectTimeout(timeoutMs)
-            .socketFactory(NoDelaySockets.CLIENT)
-            .serverSocketFactory(NoDelaySockets.SERVER)
+            .socketFactory(sockets)
             .autoStartJavaServer(false)
             .enableMemoryManagement(false)
             .build();
@@ -72,12 +74,26 @@ public final class Py4jChannel implements CoreChannel {
     } catch (Py4JException e) {
       // A dead or restarted Python leaves broken pooled sockets: start from a clean client.
       resetClient();
+      VerifiedSockets.NotVerifiedException impostor = notVerifiedCause(e);
+      if (impostor != null) {
+        throw CoreUnavailableException.unverified("yarn-drf core not verified: "
+            + impostor.getMessage(), e);
+      }
       throw new CoreUnavailableException("yarn-drf core unreachable: " + e.getMessage(), e,
           hasTimeoutCause(e));
     } catch (RuntimeException e) {
       resetClient();
       throw new CoreUnavailableException("yarn-drf core call failed: " + e, e, false);
     }
+  }
+
+  private static VerifiedSockets.NotVerifiedException notVerifiedCause(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof VerifiedSockets.NotVerifiedException) {
+        return (VerifiedSockets.NotVerifiedException) c;
+      }
+    }
+    return null;
   }
 
   private static boolean hasTimeoutCause(Throwable t) {

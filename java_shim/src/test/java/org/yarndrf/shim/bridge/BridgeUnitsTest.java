@@ -6,23 +6,161 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.apache.log4j.AppenderSkeleton;
+import org.apache.log4j.spi.LoggingEvent;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class BridgeUnitsTest {
   private static final int V = Protocol.VERSION;
+  private static final String TOKEN = "bridge-secret";
+
+  /** A listener on the bridge port: `answer` decides what it says to the hello; it records all it gets. */
+  private static final class Listener implements AutoCloseable {
+    final ServerSocket server;
+    final CompletableFuture<byte[]> received = new CompletableFuture<>();
+
+    Listener(java.util.function.Function<String, String> answer) throws IOException {
+      server = new ServerSocket(0, 5, InetAddress.getByName("127.0.0.1"));
+      Thread t = new Thread(() -> {
+        try (Socket s = server.accept()) {
+          InputStream in = s.getInputStream();
+          ByteArrayOutputStream got = new ByteArrayOutputStream();
+          int b;
+          while ((b = in.read()) >= 0 && b != '\n') {
+            got.write(b);
+          }
+          got.write('\n');
+          String reply = answer.apply(got.toString("US-ASCII").trim());
+          if (reply != null) {
+            s.getOutputStream().write(reply.getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            s.setSoTimeout(2000);
+            try {
+              while ((b = in.read()) >= 0) {
+                got.write(b);
+                if (got.size() > 4096) {
+                  break;
+                }
+              }
+            } catch (IOException timeout) {
+              // the client sent all it was going to
+            }
+          }
+          received.complete(got.toByteArray());
+        } catch (IOException e) {
+          received.completeExceptionally(e);
+        }
+      });
+      t.setDaemon(true);
+      t.start();
+    }
+
+    int port() {
+      return server.getLocalPort();
+    }
+
+    String receivedText() throws Exception {
+      return new String(received.get(10, TimeUnit.SECONDS), StandardCharsets.US_ASCII);
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
+    }
+  }
+
+  /** The service's half of the handshake, written here from BRIDGE.md as an independent check. */
+  private static String mac(String token, String role, String first, String second)
+      throws Exception {
+    Mac m = Mac.getInstance("HmacSHA256");
+    m.init(new SecretKeySpec(token.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+    StringBuilder hex = new StringBuilder();
+    for (byte x : m.doFinal(("yarn-drf " + role + "|" + first + "|" + second)
+        .getBytes(StandardCharsets.US_ASCII))) {
+      hex.append(String.format("%02x", x));
+    }
+    return hex.toString();
+  }
+
+  private static String proofFor(String token, String hello) {
+    String nonce = hello.substring("yarn-drf-bridge/1 ".length());
+    String ours = "0123456789abcdef0123456789abcdef";
+    try {
+      return ours + " " + mac(token, "service", nonce, ours) + "\n";
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
 
   @Test
-  void socketFactoriesSetTcpNoDelayOnBothEnds() throws Exception {
+  void theShimProvesItselfOnlyToAServiceThatProvedItHoldsTheToken() throws Exception {
     InetAddress lo = InetAddress.getByName("127.0.0.1");
-    try (ServerSocket server = NoDelaySockets.SERVER.createServerSocket(0, 1, lo);
-         Socket client = NoDelaySockets.CLIENT.createSocket(lo, server.getLocalPort());
-         Socket accepted = server.accept()) {
-      assertTrue(client.getTcpNoDelay());
-      assertTrue(accepted.getTcpNoDelay());
+    try (Listener service = new Listener(hello -> proofFor(TOKEN, hello));
+         Socket s = new VerifiedSockets(TOKEN, 2000).createSocket(lo, service.port())) {
+      assertTrue(s.getTcpNoDelay());
+      s.close();
+      String[] lines = service.receivedText().split("\n");
+      assertEquals(2, lines.length, Arrays.toString(lines));
+      assertTrue(lines[0].matches("yarn-drf-bridge/1 [0-9a-f]{32}"), lines[0]);
+      String nonce = lines[0].substring("yarn-drf-bridge/1 ".length());
+      assertEquals(mac(TOKEN, "shim", "0123456789abcdef0123456789abcdef", nonce), lines[1]);
+    }
+  }
+
+  @Test
+  void aListenerThatCannotProveTheTokenGetsOnlyTheHello() throws Exception {
+    InetAddress lo = InetAddress.getByName("127.0.0.1");
+    List<java.util.function.Function<String, String>> squatters = Arrays.asList(
+        hello -> proofFor("another-token", hello),  // a service with another token
+        hello -> "!yv\n",  // py4j's "authenticated"
+        hello -> "0123456789abcdef0123456789abcdef " + String.join("", Collections.nCopies(32, "00")) + "\n",
+        hello -> null);  // says nothing and closes
+    for (java.util.function.Function<String, String> squatter : squatters) {
+      try (Listener l = new Listener(squatter)) {
+        VerifiedSockets.NotVerifiedException e = assertThrows(
+            VerifiedSockets.NotVerifiedException.class,
+            () -> new VerifiedSockets(TOKEN, 2000).createSocket(lo, l.port()));
+        assertTrue(e.getMessage().contains("did not prove it holds the bridge token"),
+            e.getMessage());
+        String got = l.receivedText();
+        assertTrue(got.matches("yarn-drf-bridge/1 [0-9a-f]{32}\n"), got);
+        assertFalse(got.contains(TOKEN));
+      }
+    }
+  }
+
+  @Test
+  void thePy4jChannelSendsNoTokenAndNoRequestToAnImpostor() throws Exception {
+    InetAddress lo = InetAddress.getByName("127.0.0.1");
+    try (Listener squatter = new Listener(hello -> "!yv\n")) {
+      Py4jChannel channel = new Py4jChannel(lo, squatter.port(), TOKEN, 2000);
+      CoreSession session = new CoreSession(channel, new Backoff(1, 1), () -> 0L);
+      assertNull(session.exchange("snapshot", "{\"secret-request\":1}", true));
+      assertEquals(1, session.unverified.get());
+      assertTrue(session.counters().contains("unverified=1"), session.counters());
+      String got = squatter.receivedText();
+      assertFalse(got.contains(TOKEN) || got.contains("secret-request"), got);
+      channel.close();
     }
   }
 
@@ -92,6 +230,168 @@ class BridgeUnitsTest {
     down[0] = false;
     reply[0] = "{\"v\":" + V + ",\"ok\":true}";
     assertTrue(s.exchange("hb", "{}", false) != null);
+  }
+
+  private static CoreChannel failing(boolean[] down, CoreUnavailableException failure) {
+    return new CoreChannel() {
+      @Override
+      public String call(String message) throws CoreUnavailableException {
+        if (down[0]) {
+          throw failure;
+        }
+        return "{\"v\":" + V + ",\"ok\":true}";
+      }
+
+      @Override
+      public void close() {
+      }
+    };
+  }
+
+  @Test
+  void aCoreThatStopsAnsweringIsReportedAfterEnoughFailuresAndTime() {
+    AtomicLong now = new AtomicLong();
+    boolean[] down = {true};
+    CoreSession s = new CoreSession(failing(down,
+        new CoreUnavailableException("read timed out", null, true)), new Backoff(1, 1), now::get);
+    AtomicReference<String> reported = new AtomicReference<>();
+    s.whenUnresponsive(3, 1000, reported::set);
+    for (int i = 0; i < 5; i++) {
+      now.addAndGet(100);
+      s.exchange("hb", "{}", true);
+    }
+    assertNull(reported.get(), "5 failures but only 500 ms without an answer");
+    now.set(1000);
+    down[0] = false;
+    s.exchange("hb", "{}", true);  // an answer: counting starts again
+    down[0] = true;
+    now.set(2500);
+    s.exchange("hb", "{}", true);
+    s.exchange("hb", "{}", true);
+    assertNull(reported.get(), "1500 ms but two failures");
+    s.exchange("hb", "{}", true);
+    assertEquals("no answer for 1500 ms (3 calls in a row failed)", reported.get());
+    assertTrue(s.lastCallTimedOut());
+  }
+
+  @Test
+  void anImpostorOnThePortDoesNotCountAsOurCoreHanging() {
+    AtomicLong now = new AtomicLong();
+    CoreSession s = new CoreSession(failing(new boolean[] {true},
+        CoreUnavailableException.unverified("not verified", null)), new Backoff(1, 1), now::get);
+    AtomicReference<String> reported = new AtomicReference<>();
+    s.whenUnresponsive(1, 10, reported::set);
+    for (int i = 0; i < 5; i++) {
+      now.addAndGet(100);
+      s.exchange("hb", "{}", true);
+    }
+    assertNull(reported.get());
+    assertEquals(5, s.unverified.get());
+    assertFalse(s.lastCallTimedOut());
+  }
+
+  /** Collects the messages logged by one class. */
+  private static final class Captured extends AppenderSkeleton {
+    final List<String> lines = Collections.synchronizedList(new java.util.ArrayList<>());
+
+    @Override
+    protected void append(LoggingEvent event) {
+      lines.add(event.getRenderedMessage());
+    }
+
+    @Override
+    public void close() {
+    }
+
+    @Override
+    public boolean requiresLayout() {
+      return false;
+    }
+
+    boolean waitFor(String needle) throws InterruptedException {
+      for (int i = 0; i < 200; i++) {
+        synchronized (lines) {
+          for (String l : lines) {
+            if (l.contains(needle)) {
+              return true;
+            }
+          }
+        }
+        Thread.sleep(25);
+      }
+      return false;
+    }
+  }
+
+  @Test
+  void theSupervisorKillsAChildThatIsAliveButUnresponsiveAndStartsAnother() throws Exception {
+    Captured log = new Captured();
+    org.apache.log4j.Logger.getLogger(ServeSupervisor.class).addAppender(log);
+    ServeSupervisor child = new ServeSupervisor(Arrays.asList("sleep", "600"), 25999, null,
+        new Backoff(10, 10));
+    try {
+      child.start();
+      assertTrue(log.waitFor("start #1"));
+      assertFalse(child.restartUnresponsive("test", 60_000), "too young to be judged");
+      Thread.sleep(100);
+      assertTrue(child.restartUnresponsive("no answer for 100 ms", 50));
+      assertTrue(log.waitFor("start #2"), log.lines.toString());
+      assertTrue(log.waitFor("killed because it was alive but not answering: no answer for 100 ms"));
+      assertEquals(1, child.unresponsiveKills.get());
+    } finally {
+      child.stop();
+      org.apache.log4j.Logger.getLogger(ServeSupervisor.class).removeAppender(log);
+    }
+  }
+
+  @Test
+  void theSupervisorSaysWhichPortIsTakenWhenTheChildCannotListen() throws Exception {
+    Captured log = new Captured();
+    org.apache.log4j.Logger.getLogger(ServeSupervisor.class).addAppender(log);
+    ServeSupervisor child = new ServeSupervisor(Arrays.asList("sh", "-c", "exit 3"), 25999, null,
+        new Backoff(1000, 1000));
+    try {
+      child.start();
+      assertTrue(log.waitFor("another process holds its bridge port 127.0.0.1:25999"),
+          log.lines.toString());
+    } finally {
+      child.stop();
+      org.apache.log4j.Logger.getLogger(ServeSupervisor.class).removeAppender(log);
+    }
+  }
+
+  @Test
+  void aTokenFileOthersCanReadOrWriteIsRefusedWithTheFix(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("token");
+    Files.write(file, "  secret\n".getBytes(StandardCharsets.UTF_8));
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+    assertEquals("secret", TokenFile.read(file, "yarn-drf.bridge.token-file"));
+    for (String mode : Arrays.asList("rw-r--r--", "rw-r-----", "rw--w----", "rw-----w-")) {
+      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+      IOException e = assertThrows(IOException.class,
+          () -> TokenFile.read(file, "yarn-drf.bridge.token-file"));
+      assertTrue(e.getMessage().contains("yarn-drf.bridge.token-file " + file
+          + " is readable or writable by other users (" + mode + ")"), e.getMessage());
+      assertTrue(e.getMessage().contains("chmod 600 " + file), e.getMessage());
+    }
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+    Files.write(file, "\n".getBytes(StandardCharsets.UTF_8));
+    assertTrue(assertThrows(IOException.class, () -> TokenFile.read(file, "k")).getMessage()
+        .contains("is empty"));
+  }
+
+  @Test
+  void aTokenFileOfAnotherUserIsRefused(@TempDir Path dir) throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+        "giving a file to another user needs root");
+    Path file = dir.resolve("token");
+    Files.write(file, "secret".getBytes(StandardCharsets.UTF_8));
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+    Files.setOwner(file, file.getFileSystem().getUserPrincipalLookupService()
+        .lookupPrincipalByName("nobody"));
+    IOException e = assertThrows(IOException.class, () -> TokenFile.read(file, "k"));
+    assertTrue(e.getMessage().contains("belongs to nobody, not to root")
+        && e.getMessage().contains("chown root " + file), e.getMessage());
   }
 
   @Test
