@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from yarn_bridge import protocol
 from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import FileWatcher, Reloader
 from yarn_bridge.status import DEFAULT_STATUS_PORT, LOOPBACK, StatusServer

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
-from scheduler import QueueConfig, SchedulerCore, load_config
+from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
 from yarn_bridge import protocol
 from yarn_bridge.protocol import is_key, is_long
 from yarn_bridge.reload import Reloader
@@ -159,9 +159,7 @@ class CoreService:
 
     def _reload(self, msg: dict) -> str:
         """`yarn rmadmin -refreshQueues`: the validated reload of the file this service runs, never another."""
-        asked, running = msg.get("path"), self.reloader.path
-        if asked is not None and not isinstance(asked, str):
-            return protocol.error(f"reload: path must be a string, got {asked!r}")
+        asked, running = msg.get("path"), self.reloader.path  # protocol checked: a string or absent
         if asked and os.path.realpath(asked) != os.path.realpath(running):
             return protocol.reply(accepted=False, errors=[
                 f"{asked} is not the queue file this service runs ({running}): `yarn-drf serve` reads only the "

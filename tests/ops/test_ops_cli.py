@@ -270,7 +270,7 @@ def test_status_lists_pending_and_limits_below_the_table_with_the_json_figures(b
 def test_status_at_80_columns_cuts_only_a_long_queue_name_and_moves_the_state_below(busy):
     submit(busy, [("long-1", "maximilian.featherstonehaugh", None, [], {"vcores": 1, "memory-mb": 1024}, 2)])
     busy.queues_file.write_text(re.sub(r"\n      ml:\n(        .*\n)+", "\n", busy.queues_file.read_text()))
-    code, text = run(["reload", "--url", busy.url])
+    code, text = run(["reload", "--url", busy.url, "--token-file", str(busy.token_file)])
     assert code == 0 and "root.ml" in text  # ml still runs train-1: it drains
     queues = busy.get("/v1/queues")["queues"]
 
@@ -321,6 +321,6 @@ def test_status_shows_a_per_resource_weight_by_the_types_that_do_not_weigh_1(bus
     config = busy.queues_file.read_text()
     assert "weight: {gpu-mem: 2, vcores: 1, memory-mb: 1}" in config
     busy.queues_file.write_text(config.replace("weight: {gpu-mem: 2, vcores: 1, memory-mb: 1}", f"weight: {weight}"))
-    assert run(["reload", "--url", busy.url])[0] == 0
+    assert run(["reload", "--url", busy.url, "--token-file", str(busy.token_file)])[0] == 0
     code, text = run(["status", "--url", busy.url], width=80)
     assert table_rows(text, 80)["  ml"]["weight"] == shown
