@@ -31,7 +31,8 @@ public final class SleepShuffle {
     int tasks = Integer.parseInt(args[0]);
     long taskMs = Long.parseLong(args[1]);
     long idleS = args.length == 3 ? Long.parseLong(args[2]) : 0;
-    try (JavaSparkContext sc = new JavaSparkContext(new SparkConf().setAppName("SleepShuffle"))) {
+    // spark-submit names the app (--name, else the class name).
+    try (JavaSparkContext sc = new JavaSparkContext(new SparkConf())) {
       List<Integer> numbers = IntStream.range(0, tasks).boxed().collect(Collectors.toList());
       // Keyed by executor id: the shuffle's output says how many executors did the work.
       List<Tuple2<String, long[]>> byExecutor = sc.parallelize(numbers, tasks)
