@@ -1,7 +1,7 @@
 """Spark on YARN, unchanged, on yarn-drf: the project's SleepShuffle job through spark-submit in
 cluster and client mode, GPU memory asked by executors (with and without a unit), dynamic
 allocation with shuffle tracking growing and shrinking, and Spark holding its weighted DRF share
-against distributed-shell apps; a MapReduce terasort runs alongside (docker/spark, README "Spark on
+against distributed-shell apps; a MapReduce wordcount runs alongside (docker/spark, README "Spark on
 yarn-drf")."""
 from __future__ import annotations
 
@@ -14,20 +14,27 @@ from tests.e2e.test_drf import (
 )
 
 AM_CONTAINER = "_000001"  # the first container of an attempt is its ApplicationMaster
-TERASORT_ROWS = 50_000  # 100-byte rows: 5 MB through the shuffle
-# Checks TeraSort's output inside the cluster: every 10-byte key in order within and across the
-# reducers' files, and the row count. Prints the count.
-CHECK_SORTED = """
+# wordcount's input and its oracle, computed in the cluster: 2 files of 100,000 words drawn from
+# 5,000, and the expected count of each word as "word\tcount" lines, as wordcount writes them.
+MAKE_WORDS = """
+import collections, os, sys
+os.makedirs(sys.argv[1] + "/in")
+counts = collections.Counter()
+for f in range(2):
+    words = [f"w{(i * 7919 + f) % 5000}" for i in range(100_000)]
+    counts.update(words)
+    with open(f"{sys.argv[1]}/in/part-{f}.txt", "w") as out:
+        out.write(" ".join(words) + "\\n")
+with open(sys.argv[1] + "/expected", "w") as out:
+    out.writelines(f"{w}\\t{n}\\n" for w, n in counts.items())
+"""
+# wordcount's reducer outputs, merged and sorted, equal the expected lines (prints their count).
+CHECK_COUNTS = """
 import glob, sys
-last, rows = b"", 0
-for part in sorted(glob.glob(sys.argv[1] + "/part-r-*")):
-    data = open(part, "rb").read()
-    assert len(data) % 100 == 0, (part, len(data))
-    for i in range(0, len(data), 100):
-        key = data[i:i + 10]
-        assert key >= last, (part, i)
-        last, rows = key, rows + 1
-print(rows)
+got = sorted(l for p in glob.glob(sys.argv[1] + "/out/part-r-*") for l in open(p))
+want = sorted(open(sys.argv[1] + "/expected"))
+assert got == want, (len(got), len(want), got[:3], want[:3])
+print(len(got))
 """
 
 
@@ -35,26 +42,22 @@ def app_containers(c, app_id: str) -> dict[str, dict]:
     return {k: v for k, v in c.running_containers().items() if v["app"] == app_id}
 
 
-def terasort(c, queue: str, tag: str) -> tuple[int, str]:
-    """teragen then terasort in `queue`; the exit status and output of the first that fails, else
-    of terasort."""
-    base = f"/shared/terasort-{tag}"
-    for args in (["teragen", "-Dmapreduce.job.maps=2", str(TERASORT_ROWS), f"{base}/in"],
-                 ["terasort", "-Dmapreduce.job.reduces=2", f"{base}/in", f"{base}/out"]):
-        code, out = c.exec(["yarn", "jar", MR_EXAMPLES_JAR, args[0], f"-Dmapreduce.job.queuename={queue}",
-                            *args[1:]])
-        if code != 0:
-            break
-    return code, out
+def wordcount(c, queue: str, base: str) -> tuple[int, str]:
+    """MapReduce wordcount (examples 3.4.2) with 2 reducers in `queue` over generated words."""
+    code, out = c.exec(["python3", "-c", MAKE_WORDS, base])
+    if code != 0:
+        return code, out
+    return c.exec(["yarn", "jar", MR_EXAMPLES_JAR, "wordcount", f"-Dmapreduce.job.queuename={queue}",
+                   "-Dmapreduce.job.reduces=2", f"{base}/in", f"{base}/out"])
 
 
-def test_spark_in_cluster_mode_runs_gpu_executors_on_the_gpu_node_alongside_terasort(idle_cluster,
+def test_spark_in_cluster_mode_runs_gpu_executors_on_the_gpu_node_alongside_wordcount(idle_cluster,
                                                                                    requires_yarn_drf):
     c = idle_cluster
     tag = uuid.uuid4().hex[:6]
     name = f"spark-gpu-{tag}"
     with ThreadPoolExecutor(max_workers=1) as pool:
-        mapreduce = pool.submit(terasort, c, "dev", tag)
+        mapreduce = pool.submit(wordcount, c, "dev", f"/shared/wordcount-{tag}")
         # A bare number, as Spark's stage-level profiles always send it: read as 4096 MiB, not
         # 4096 bytes (which YARN itself would round down to 0).
         c.spark_submit(name, "ml", [8, 3000], executors=2,
@@ -80,11 +83,11 @@ def test_spark_in_cluster_mode_runs_gpu_executors_on_the_gpu_node_alongside_tera
 
         code, out = mapreduce.result(timeout=300)
     assert code == 0, out[-3000:]
-    code, out = c.exec(["python3", "-c", CHECK_SORTED, f"/shared/terasort-{tag}/out"])
-    assert code == 0 and int(out.strip()) == TERASORT_ROWS, out[-2000:]
-    terasorts = [a for a in c.apps() if a["name"] == "TeraSort"]
-    assert terasorts and all(a["finalStatus"] == "SUCCEEDED" and a["queue"] in ("dev", "root.dev")
-                             for a in terasorts), terasorts
+    code, out = c.exec(["python3", "-c", CHECK_COUNTS, f"/shared/wordcount-{tag}"])
+    assert code == 0 and int(out.strip()) == 5000, out[-2000:]
+    wordcounts = [a for a in c.apps() if a["name"] == "word count"]
+    assert len(wordcounts) == 1 and wordcounts[0]["finalStatus"] == "SUCCEEDED", wordcounts
+    assert wordcounts[0]["queue"] in ("dev", "root.dev"), wordcounts
 
 
 def test_spark_dynamic_allocation_grows_while_tasks_run_and_gives_executors_back_when_idle(
