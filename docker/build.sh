@@ -2,10 +2,12 @@
 # Builds the mini-cluster's images, each only when missing or when its inputs changed (a hash of
 # its input files is stored as the image label yarn-drf.inputs):
 #   yarn-drf/base:bookworm   offline Debian base (mmdebstrap), skipped when BASE_IMAGE is given
+#   yarn-drf/spark:3.5.5     /opt/spark only: Spark's jars from Maven Central and the project's
+#                            Spark job (docker/spark/pom.xml); the Hadoop image copies it
 #   yarn-drf/hadoop:3.4.1    Hadoop runtime (jars from Maven Central via docker/hadoop/pom.xml)
 #   yarn-drf/rm:latest       the ResourceManager image: the runtime plus the yarn-drf shim jar and
 #                            the Python scheduler when java_shim/target has the jar (else stock)
-#   usage: docker/build.sh [base|hadoop|rm|all]      (needs DOCKER_HOST; see docker/engine.sh)
+#   usage: docker/build.sh [base|spark|hadoop|rm|all]      (needs DOCKER_HOST; see docker/engine.sh)
 # Environment: BASE_IMAGE (a Debian/Ubuntu image from your registry instead of the offline base),
 #   DOCKER (the docker client; Debian's /usr/bin/docker is preferred for BuildKit).
 set -euo pipefail
@@ -17,6 +19,8 @@ BUILD="$ROOT/build/docker"
 HADOOP_VERSION=3.4.1
 BASE_DEFAULT=yarn-drf/base:bookworm
 HADOOP_IMAGE="yarn-drf/hadoop:$HADOOP_VERSION"
+SPARK_VERSION=3.5.5
+SPARK_IMAGE="yarn-drf/spark:$SPARK_VERSION"
 RM_IMAGE=yarn-drf/rm:latest
 
 log() { echo "build: $*" >&2; }
@@ -35,11 +39,28 @@ build_base() {
   docker/base/build-base.sh "$BASE_DEFAULT"
 }
 
+# Spark in an image of its own: its ~220 MB of jars are assembled and sent to the engine only when
+# docker/spark changes, not with every rebuild of the Hadoop image that copies them.
+build_spark() {
+  local ctx="$BUILD/spark" hash
+  hash="$(inputs_hash $(git ls-files -co --exclude-standard docker/spark | grep -v '^docker/spark/target/' | sort))"
+  if [ "$(current_label "$SPARK_IMAGE")" = "$hash" ]; then log "spark: $SPARK_IMAGE is up to date"; return; fi
+  log "spark: assembling Spark $SPARK_VERSION from Maven Central and building the project's Spark job (first run downloads ~220 MB)"
+  rm -rf "$ctx"; mkdir -p "$ctx"
+  mvn -B -q -f docker/spark/pom.xml package dependency:copy-dependencies -DoutputDirectory="$ctx/jars"
+  cp docker/spark/target/yarn-drf-spark-job-*.jar "$ctx/yarn-drf-spark-job.jar"
+  cp -r docker/spark/Dockerfile docker/spark/bin docker/spark/conf "$ctx/"
+  log "spark: building $SPARK_IMAGE"
+  "$DOCKER" build -q --network host --label yarn-drf.inputs="$hash" -t "$SPARK_IMAGE" "$ctx" >/dev/null
+  "$DOCKER" image prune -f >/dev/null  # the replaced image, now untagged
+}
+
 build_hadoop() {
   local base="${BASE_IMAGE:-$BASE_DEFAULT}" ctx="$BUILD/hadoop" hash
   hash="$(inputs_hash docker/hadoop/pom.xml docker/hadoop/Dockerfile docker/hadoop/bin/yarn \
     docker/hadoop/render_conf.py docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties \
-    conf/hadoop/java17-opens <(echo "$base" "$("$DOCKER" image inspect --format '{{.Id}}' "$base" 2>/dev/null)"))"
+    conf/hadoop/java17-opens <(echo "$base" "$("$DOCKER" image inspect --format '{{.Id}}' "$base" 2>/dev/null)" \
+      "$("$DOCKER" image inspect --format '{{.Id}}' "$SPARK_IMAGE")"))"
   if [ "$(current_label "$HADOOP_IMAGE")" = "$hash" ]; then log "hadoop: $HADOOP_IMAGE is up to date"; return; fi
   log "hadoop: assembling the Hadoop $HADOOP_VERSION jars from Maven Central (first run downloads ~90 MB)"
   rm -rf "$ctx"; mkdir -p "$ctx"
@@ -47,8 +68,8 @@ build_hadoop() {
   cp -r docker/hadoop/Dockerfile docker/hadoop/bin docker/hadoop/render_conf.py docker/hadoop/entrypoint.sh \
     docker/hadoop/log4j.properties conf/hadoop/java17-opens "$ctx/"
   log "hadoop: building $HADOOP_IMAGE from $base"
-  "$DOCKER" build -q --network host --build-arg BASE_IMAGE="$base" --label yarn-drf.inputs="$hash" \
-    -t "$HADOOP_IMAGE" "$ctx" >/dev/null
+  "$DOCKER" build -q --network host --build-arg BASE_IMAGE="$base" --build-arg SPARK_IMAGE="$SPARK_IMAGE" \
+    --label yarn-drf.inputs="$hash" -t "$HADOOP_IMAGE" "$ctx" >/dev/null
   "$DOCKER" image prune -f >/dev/null  # the replaced image, now untagged
 }
 
@@ -78,8 +99,8 @@ build_rm() {
 
 case "${1:-all}" in
   base) build_base ;;
-  hadoop) build_base; build_hadoop ;;
-  rm) build_base; build_hadoop; build_rm ;;
-  all) build_base; build_hadoop; build_rm ;;
-  *) echo "usage: $0 [base|hadoop|rm|all]" >&2; exit 2 ;;
+  spark) build_spark ;;
+  hadoop) build_base; build_spark; build_hadoop ;;
+  rm|all) build_base; build_spark; build_hadoop; build_rm ;;
+  *) echo "usage: $0 [base|spark|hadoop|rm|all]" >&2; exit 2 ;;
 esac

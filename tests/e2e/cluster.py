@@ -8,6 +8,7 @@ has no port mappings for testcontainers' own waits).
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 import time
 import uuid
@@ -27,6 +28,10 @@ YARN_DRF_SCHEDULER = "org.yarndrf.shim.YarnDrfScheduler"
 DSHELL_JAR = "/opt/hadoop/lib/hadoop-yarn-applications-distributedshell-3.4.2.jar"
 DSHELL_CLIENT = "org.apache.hadoop.yarn.applications.distributedshell.Client"
 SLEEP_JOB = "org.apache.hadoop.mapreduce.SleepJob"
+MR_EXAMPLES_JAR = "/opt/hadoop/lib/hadoop-mapreduce-examples-3.4.2.jar"
+# The project's Spark job (docker/spark): SleepShuffle TASKS TASK_MS [IDLE_S].
+SPARK_JOB_JAR = "/opt/spark/examples/yarn-drf-spark-job.jar"
+SPARK_JOB_CLASS = "org.yarndrf.spark.SleepShuffle"
 GPU = "gpu-mem"
 
 
@@ -216,11 +221,16 @@ class Cluster:
     def status_port(self) -> int:
         return int(self.env["YARN_DRF_STATUS_PORT"])
 
-    def core_status(self) -> dict[str, Any]:
-        """The Python core's state (yarn-drf serve --status-port), or raises when it is down."""
-        r = requests.get(f"http://127.0.0.1:{self.status_port()}/", timeout=5)
+    def rest_status(self, path: str) -> dict[str, Any]:
+        """A page of the Python core's status server (yarn-drf serve --status-port), or raises
+        when it is down."""
+        r = requests.get(f"http://127.0.0.1:{self.status_port()}{path}", timeout=5)
         r.raise_for_status()
-        return r.json()["core"]
+        return r.json()
+
+    def core_status(self) -> dict[str, Any]:
+        """The Python core's raw state."""
+        return self.rest_status("/")["core"]
 
     def serve_pids(self) -> list[int]:
         """Process ids of `yarn-drf serve` inside the RM container."""
@@ -275,12 +285,36 @@ class Cluster:
                "-queue", queue, "-shell_command", command, "-num_containers", str(num),
                "-container_resources", res, "-master_memory", "256", "-master_vcores", "1",
                "-timeout", "86400000"]
-        if wait:
-            return self.exec(cmd, user=user)
-        # The client only monitors; the app lives on without it. Its output goes to the RM
-        # container's /tmp for debugging.
-        shell = " ".join(f"'{a}'" for a in cmd) + f" > /tmp/{name}.log 2>&1"
+        return self.exec(cmd, user=user) if wait else self.exec_detached(cmd, name, user=user)
+
+    def exec_detached(self, cmd: list[str], name: str, user: str | None = None) -> tuple[int, str]:
+        """Starts a client that only monitors an app, which lives on without it; its output goes to
+        /tmp/NAME.log in the RM container (client_log)."""
+        shell = " ".join(shlex.quote(a) for a in cmd) + f" > /tmp/{name}.log 2>&1"
         return self.exec(["bash", "-c", shell], user=user, detach=True)
+
+    def client_log(self, name: str, tail: int = 60) -> str:
+        return self.exec(["tail", "-n", str(tail), f"/tmp/{name}.log"])[1]
+
+    def spark_submit(self, name: str, queue: str, job_args: list[object], *, mode: str = "cluster",
+                     executors: int | None = None, conf: dict[str, str] | None = None,
+                     wait: bool = True) -> tuple[int, str]:
+        """The project's SleepShuffle job through spark-submit (the image's spark-defaults.conf:
+        master yarn, local Spark jars, 512 MB executors of one core)."""
+        cmd = ["spark-submit", "--deploy-mode", mode, "--queue", queue, "--name", name]
+        if executors is not None:
+            cmd += ["--num-executors", str(executors)]
+        for key, value in (conf or {}).items():
+            cmd += ["--conf", f"{key}={value}"]
+        cmd += ["--class", SPARK_JOB_CLASS, SPARK_JOB_JAR, *map(str, job_args)]
+        return self.exec(cmd) if wait else self.exec_detached(cmd, name)
+
+    def gpu_node_id(self) -> str:
+        """The id (host:port) of the NodeManager with GPU memory."""
+        ids = [n["id"] for n in self.running_nodes()
+               if resource_map(n["usedResource"]).get(GPU, 0) + resource_map(n["availableResource"]).get(GPU, 0)]
+        assert len(ids) == 1, ids
+        return ids[0]
 
     def kill_app(self, app_id: str) -> None:
         code, out = self.exec(["yarn", "application", "-kill", app_id])

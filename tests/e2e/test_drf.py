@@ -55,43 +55,56 @@ def wait_stable(cluster, quiet_s: float = 6, timeout_s: float = 120) -> dict:
 
 def test_weighted_drf_across_three_queues(idle_cluster, requires_yarn_drf):
     c = idle_cluster
-    nodes = c.running_nodes()
-    capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in nodes) for r in RESOURCES}
-    # 1. A blocker holds every vcore but three (one per AM below), so the three queues' asks are all
-    #    pending when resources free up: they then compete for the same resources at once.
     tag = uuid.uuid4().hex[:6]
-    blocker_n = capacity["vcores"] - 1 - len(WORK)
+    capacity = hold_all_but_am_vcores(c, len(WORK), tag)
+    for queue, (shape, count) in WORK.items():
+        c.submit_dshell(f"{queue.split('.')[-1]}-{tag}", queue.split(".")[-1], count, shape)
+    release_when_all_pending(c, WORK, tag)
+    assert_weighted_drf(c, wait_stable(c), WORK, WEIGHTS, capacity)
+
+
+def hold_all_but_am_vcores(c, apps: int, tag: str) -> dict[str, int]:
+    """Starts a blocker that holds every vcore but one per AM of `apps` apps, so their asks are all
+    pending when it goes: they then compete for the same resources at once. The cluster capacity."""
+    capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in c.running_nodes())
+                for r in RESOURCES}
+    blocker_n = capacity["vcores"] - 1 - apps
     c.submit_dshell(f"blocker-{tag}", "dev", blocker_n, {"memory-mb": 128, "vcores": 1})
     wait_until(lambda: len(c.running_containers()) == blocker_n + 1, 120, "the blocker's containers", c)
-    names = {}
-    for queue, (shape, count) in WORK.items():
-        names[queue] = f"{queue.split('.')[-1]}-{tag}"
-        c.submit_dshell(names[queue], queue.split(".")[-1], count, shape)
+    return capacity
 
+
+def release_when_all_pending(c, work: dict, tag: str) -> None:
+    """Kills the blocker once every queue of `work` has asks pending in the scheduler core."""
     def all_pending():
         core_queues = c.core_status()["queues"]
-        return all(core_queues[q]["pending"]["vcores"] > 0 for q in WORK)
+        return all(core_queues[q]["pending"]["vcores"] > 0 for q in work)
 
-    wait_until(all_pending, 120, "the three apps' asks to reach the scheduler", c)
+    wait_until(all_pending, 120, "every queue's asks to reach the scheduler", c)
     c.kill_app(c.app_by_name(f"blocker-{tag}")["id"])
-    running = wait_stable(c)
 
-    # 2. Measure: per-queue usage and weighted dominant shares from YARN's containers.
-    usage = queue_usage({k: v for k, v in running.items() if v["queue"] in WORK})
-    weighted = {q: dominant_share(usage[q], capacity) / WEIGHTS[q] for q in WORK}
-    one = {q: dominant_share(WORK[q][0], capacity) / WEIGHTS[q] for q in WORK}
-    workers = {q: sum(1 for v in running.values() if v["queue"] == q) - 1 for q in WORK}
+
+def assert_weighted_drf(c, running: dict, work: dict, weights: dict[str, float],
+                        capacity: dict[str, int]) -> None:
+    """Weighted dominant shares of the queues of `work` ({queue: (container shape, count)}) are
+    equal within one container, unless the lower queue's next container fits on no node; no node
+    holds more than its capacity; the core's per-queue usage is YARN's."""
+    # 1. Per-queue usage and weighted dominant shares from YARN's containers.
+    usage = queue_usage({k: v for k, v in running.items() if v["queue"] in work})
+    weighted = {q: dominant_share(usage[q], capacity) / weights[q] for q in work}
+    one = {q: dominant_share(work[q][0], capacity) / weights[q] for q in work}
+    workers = {q: sum(1 for v in running.values() if v["queue"] == q) - 1 for q in work}
     free = {n["id"]: resource_map(n["availableResource"]) for n in c.running_nodes()}
     report = f"weighted shares {weighted}, workers {workers}, free {free}"
     assert all(n > 0 for n in workers.values()), report
-    for low in WORK:
-        for high in WORK:
+    for low in work:
+        for high in work:
             gap = weighted[high] - weighted[low]
             if gap > one[high] + 1e-9:
                 # Only allowed when the lower queue cannot place its next container anywhere.
-                assert not fits_somewhere(WORK[low][0], free), f"{low} below {high} by {gap:.3f}: {report}"
+                assert not fits_somewhere(work[low][0], free), f"{low} below {high} by {gap:.3f}: {report}"
 
-    # 3. No node holds more than its capacity.
+    # 2. No node holds more than its capacity.
     by_node: dict[str, dict[str, int]] = {}
     for v in running.values():
         acc = by_node.setdefault(v["node"], dict.fromkeys(RESOURCES, 0))
@@ -106,8 +119,8 @@ def test_weighted_drf_across_three_queues(idle_cluster, requires_yarn_drf):
         assert all(used[r] <= total[r] for r in RESOURCES), (n["id"], used, total)
         assert all(v >= 0 for v in resource_map(n["availableResource"]).values()), n
 
-    # 4. The Python core counts exactly what YARN runs, queue by queue.
+    # 3. The Python core counts exactly what YARN runs, queue by queue.
     core = c.core_status()
-    for q in WORK:
+    for q in work:
         assert core["queues"][q]["usage"] == usage[q], (q, core["queues"][q]["usage"], usage[q])
     assert sum(a["containers"] for a in core["apps"].values()) == len(running)

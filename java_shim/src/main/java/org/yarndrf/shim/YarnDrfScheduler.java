@@ -57,7 +57,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerAppUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
@@ -429,6 +428,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       LOG.error("yarn-drf: allocate from unknown or stale attempt {}", attemptId);
       return EMPTY_ALLOCATION;
     }
+    UnitlessAmounts.correct(rmContext.getRMApps().get(attemptId.getApplicationId()), ask);
     normalizeResourceRequests(ask);
     releaseContainers(release, application);
     synchronized (application) {
@@ -1106,7 +1106,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         return "resources " + a.get("resources") + " differ from the request " + asked;
       }
     }
-    if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
+    if (Exclusions.excludes(attempt, node)) {
       return "node " + node.getNodeID() + " is blacklisted by the application";
     }
     if (!locationAllowed(attempt, key, node)) {

@@ -16,7 +16,7 @@ import org.yarndrf.shim.bridge.Protocol;
  * An in-process stand-in for the Python core, speaking the real message format: it keeps the
  * outstanding ANY asks it is told about (by ask id) and, on each heartbeat, assigns all of them (plus
  * `extra` more) to the heartbeating node, without checking anything, so the shim's own
- * re-checks are what the tests observe.
+ * re-checks are what the tests observe. A refused assignment gives its ask back, as in the core.
  */
 final class FakeCore implements CoreChannel {
   enum Mode { OK, MALFORMED, DOWN, WRONG_VERSION }
@@ -35,6 +35,8 @@ final class FakeCore implements CoreChannel {
   /** Containers finished, as "container=state". */
   final List<String> finished = new ArrayList<>();
   private final Map<Long, ObjectNode> asks = new LinkedHashMap<>();
+  /** assignment id -> the ask it was made for, so a refusal gives the ask back as the core does. */
+  private final Map<String, ObjectNode> assigned = new LinkedHashMap<>();
   private JsonNode resourceTypes;
   private int nextId;
 
@@ -89,8 +91,8 @@ final class FakeCore implements CoreChannel {
         }
         ArrayNode out = reply.putArray("assignments");
         for (ObjectNode a : asks.values()) {
-          int n = a.get("count").asInt() + extra;
-          for (int i = 0; i < n; i++) {
+          int count = a.get("count").asInt();
+          for (int i = 0; i < count + extra; i++) {
             ObjectNode as = out.addObject();
             as.put("assignment_id", "fake-" + (++nextId));
             as.put("app", a.get("app").asText());
@@ -99,6 +101,9 @@ final class FakeCore implements CoreChannel {
             as.put("priority", a.get("priority").asInt());
             as.put("allocation_id", a.get("allocation_id").asLong());
             as.set("resources", a.get("resources"));
+            if (i < count) {  // the extra ones were never asked for
+              assigned.put(as.get("assignment_id").asText(), a);
+            }
           }
           a.put("count", 0);
         }
@@ -116,6 +121,13 @@ final class FakeCore implements CoreChannel {
 
   private void apply(JsonNode req) {
     req.get("deltas").forEach(deltas::add);
+    for (JsonNode d : req.get("deltas")) {
+      ObjectNode ask = "assignment_refused".equals(d.get("op").asText())
+          ? assigned.remove(d.get("assignment_id").asText()) : null;
+      if (ask != null) {
+        ask.put("count", ask.get("count").asInt() + 1);
+      }
+    }
     req.get("started").forEach(started::add);
     JsonNode pairs = req.get("finished");
     if (pairs.size() % 2 != 0) {
