@@ -44,9 +44,16 @@ start() {
   mkdir -p "$DIR/data" "$DIR/exec"
   log "starting a private Docker engine (root, host networking only) at unix://$SOCK; log in $DIR/dockerd.log"
   # setsid: the daemon outlives the make/pytest process that started it; `stop` ends it by its pid.
-  setsid dockerd --data-root "$DIR/data" --exec-root "$DIR/exec" --pidfile "$PIDFILE" \
-    -H "unix://$SOCK" --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
-    --bridge=none --storage-driver=overlay2 >"$DIR/dockerd.log" 2>&1 < /dev/null &
+  # It must not inherit the caller's other descriptors: a lock held by whoever ran `start` (for
+  # example `flock LOCK make images`) would otherwise stay held for as long as the daemon runs.
+  (
+    for fd in $(ls "/proc/$BASHPID/fd"); do
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done
+    exec setsid dockerd --data-root "$DIR/data" --exec-root "$DIR/exec" --pidfile "$PIDFILE" \
+      -H "unix://$SOCK" --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
+      --bridge=none --storage-driver=overlay2 >"$DIR/dockerd.log" 2>&1 < /dev/null
+  ) &
   for _ in $(seq 1 100); do
     private_running && { log "ready"; return 0; }
     sleep 0.2
