@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.bounded_yaml import clip
 from yarn_bridge import protocol
 from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import FileWatcher, Reloader
@@ -112,14 +113,14 @@ def _reload(service: Any, reloader: Reloader, msg: dict) -> str:
     """`yarn rmadmin -refreshQueues`: the validated reload, answered in the service's reply format."""
     path = msg.get("path") or None
     if path is not None and not isinstance(path, str):
-        return protocol.error(f"reload: path must be a string, got {path!r}")
+        return protocol.error(f"reload: path must be a string, got {clip(path)}")
     with service.lock:
         service.counters["reload"] += 1
         try:
             result = reloader.apply(path, trigger="refreshQueues")
         except Exception as exc:  # noqa: BLE001 (the py4j entry point never raises into the RM)
             log.exception("reload of %s failed", path or reloader.path)
-            return protocol.error(f"reload: {exc!r}")
+            return protocol.error(f"reload: {type(exc).__name__}: {clip(str(exc))}")
         if not result.accepted:
             return protocol.reply(accepted=False, errors=result.errors)
         return protocol.reply(accepted=True, changes=result.changes, queues=service.queue_list())
