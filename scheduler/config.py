@@ -230,6 +230,10 @@ def _parse(text: str | bytes, source: str) -> QueueConfig:
     doc, lines = document.value, document.lines
     if not isinstance(doc, dict):
         raise ConfigError(["(top level): must be a mapping with a 'queues' key"], source)
+    queues = _count_queues(doc)
+    if queues > MAX_QUEUES:  # before the schema, whose cost grows with the tree
+        raise ConfigError([_at(["queues"], lines, f"{queues:,} queues; a queue file may have at most "
+                                                  f"{MAX_QUEUES:,}")], source)
 
     non_finite = _non_finite(doc)
     errors = [_at(path, lines, f"must be a finite number, got {value!r}") for path, value in non_finite.items()]
@@ -244,6 +248,18 @@ def _line_of(error: str) -> tuple[int, str]:
     """Sort key: errors in the order of the file, those without a line first."""
     m = re.search(r"\(line (\d+)\)$", error) or re.match(r"line (\d+)", error)
     return (int(m.group(1)) if m else 0, error)
+
+
+def _count_queues(doc: dict) -> int:
+    queues = doc.get("queues")
+    stack, count = [queues.get("root") if isinstance(queues, dict) else None], 0
+    while stack:
+        q = stack.pop()
+        count += 1
+        children = q.get("children") if isinstance(q, dict) else None
+        if isinstance(children, dict):
+            stack.extend(children.values())
+    return count
 
 
 def _non_finite(doc: Any) -> dict[tuple, float]:
@@ -263,7 +279,11 @@ def _non_finite(doc: Any) -> dict[tuple, float]:
 # ---------------------------------------------------------------- error reporting
 
 def _at(path, lines: dict, message: str) -> str:
-    return at(path, lines.get(tuple(path)), message)
+    """The error at `path`, with the line of the path or, for a field left out, of its parent."""
+    key = tuple(path)
+    while key and key not in lines:
+        key = key[:-1]
+    return at(path, lines.get(key), message)
 
 
 def _describe(error: jsonschema.ValidationError, lines: dict) -> str:
@@ -333,8 +353,6 @@ class _Semantics:
                 if isinstance(root, dict) and key in root:
                     self._err(["queues", "root", key], "not allowed on root (it has no siblings; the "
                                                         "cluster is its limit)")
-        if len(paths) > MAX_QUEUES:
-            self._err(["queues"], f"{len(paths):,} queues; a queue file may have at most {MAX_QUEUES:,}")
         if self.known is not None and len(set(self.known)) != len(self.known):
             twice = sorted({r for r in self.known if self.known.count(r) > 1})
             self._err(["resources"], f"has duplicates: {clip(', '.join(twice))}")
