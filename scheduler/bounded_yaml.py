@@ -136,6 +136,8 @@ class _Composer:
         self.path: list = []
         self.nodes = 0  # so far, every alias counted as the size of what it names
         self.size: dict[int, int] = {}  # id(anchored node) -> its size with aliases expanded
+        self.height: dict[int, int] = {}  # id(anchored node) -> levels below it, aliases expanded
+        self.deepest = 0  # the deepest level reached in the node being composed
         self.open: set[int] = set()  # collections being composed: an alias to one is recursive
 
     def read(self) -> Node | None:
@@ -164,6 +166,7 @@ class _Composer:
                                          "counts as a copy of what it names)"))
 
     def _compose(self, key: bool = False) -> Node:
+        level = len(self.path)
         if self.check_event(yaml.AliasEvent):
             event = self.get_event()
             node = self.anchors.get(event.anchor)
@@ -171,12 +174,13 @@ class _Composer:
                 self._stop(self._here(event, f"alias *{event.anchor[:ECHO]} names no anchor before it"))
             if id(node) in self.open:
                 self._stop(self._here(event, f"alias *{event.anchor[:ECHO]} is inside the node it names"))
+            self._reach(level + self.height.get(id(node), 0), event)
             self._count(self.size.get(id(node), 1), event)
             return node
         event = self.peek_event()
-        if len(self.path) >= MAX_DEPTH:
-            self._stop(self._here(event, f"nested more than {MAX_DEPTH} levels deep"))
-        start = self.nodes
+        self._reach(level, event)
+        start, outer = self.nodes, self.deepest
+        self.deepest = level  # from here, the depth below this node alone
         self._count(1, event)
         if self.check_event(yaml.ScalarEvent):
             node = self._scalar(key)
@@ -187,7 +191,16 @@ class _Composer:
         if event.anchor is not None:
             self.anchors[event.anchor] = node
             self.size[id(node)] = self.nodes - start
+            self.height[id(node)] = self.deepest - level
+        self.deepest = max(outer, self.deepest)
         return node
+
+    def _reach(self, level: int, event) -> None:
+        """Notes that the document goes `level` levels deep here (an alias: as deep as what it names)."""
+        if level >= MAX_DEPTH:
+            self._stop(self._here(event, f"nested more than {MAX_DEPTH} levels deep (an alias counts as a "
+                                         "copy of what it names)"))
+        self.deepest = max(self.deepest, level)
 
     def _scalar(self, key: bool) -> ScalarNode:
         event = self.get_event()

@@ -318,3 +318,16 @@ def _numbers(value):
     elif isinstance(value, list):
         for v in value:
             yield from _numbers(v)
+
+
+def test_aliases_count_as_copies_toward_the_nesting_limit():
+    # each queue nests the one before it through an alias: 150 levels from 150 lines
+    chain = "".join(f"      q{i}: &q{i} {{children: {{c: *q{i - 1}}}}}\n" for i in range(1, 150))
+    error = only_error("queues:\n  root:\n    children:\n      q0: &q0 {}\n" + chain)
+    assert f"nested more than {MAX_DEPTH} levels deep (an alias counts as a copy" in error
+
+
+def test_an_alias_is_as_deep_as_what_it_names_not_as_what_came_before_it():
+    deep = "deep: " + "[" * 60 + "]" * 60 + "\n"  # 61 levels, before the anchor
+    error = only_error(deep + "queues:\n  root:\n    children:\n      a: &a {weight: 2}\n      b: *a\n")
+    assert error.startswith("deep: unknown field")
