@@ -308,7 +308,8 @@ def _describe(error: jsonschema.ValidationError, lines: dict) -> str:
     if kind == "enum":
         return _at(path, lines, f"must be one of {', '.join(map(str, value))}; got {got}")
     if kind == "required":
-        return _at(path, lines, f"{value[0] if len(value) == 1 else ', '.join(value)}: required field is missing")
+        missing = [name for name in value if name not in error.instance]
+        return _at(path, lines, f"{', '.join(missing)}: required field is missing")
     if kind == "pattern" and value == PERCENT.pattern:
         return _at(path, lines, f"must be an integer amount or a percentage like '50%', got {got}")
     if kind == "pattern" and value == QUEUE_NAME:

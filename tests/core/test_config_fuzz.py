@@ -77,23 +77,27 @@ def alias_tree(rnd: random.Random, data: bytes) -> bytes:
     return tree + re.sub(rb"(\n\s+)(\w+):\s*\{[^\n]*\}", rb"\1\2: *t%d" % (depth - 1), data, count=1)
 
 
-def big_number(rnd: random.Random, data: bytes) -> bytes:
-    numbers = list(re.finditer(rb"(?<![\w.-])\d+(\.\d+)?(?![\w%.-])", data))
-    if not numbers:
+NUMBER = rb"(?<![\w.-])\d+(\.\d+)?(?![\w%.-])"
+
+
+def _replace_one(rnd: random.Random, data: bytes, pattern: bytes, new: bytes, group: int = 0) -> bytes:
+    """`data` with one random match of `pattern` (its `group`) replaced by `new`."""
+    found = list(re.finditer(pattern, data))
+    if not found:
         return data
-    m = rnd.choice(numbers)
+    m = rnd.choice(found)
+    return data[:m.start(group)] + new + data[m.end(group):]
+
+
+def big_number(rnd: random.Random, data: bytes) -> bytes:
     digits = rnd.choice([20, 64, 101, 400, 4301])
     big = rnd.choice([b"18446744073709551621", b"9" * digits, b"1." + b"0" * digits + b"1",
                       b"1.0e+" + str(rnd.randint(300, 400)).encode(), b"0x" + b"f" * digits, b"1:" * 30 + b"1"])
-    return data[:m.start()] + big + data[m.end():]
+    return _replace_one(rnd, data, NUMBER, big)
 
 
 def non_finite(rnd: random.Random, data: bytes) -> bytes:
-    numbers = list(re.finditer(rb"(?<![\w.-])\d+(\.\d+)?(?![\w%.-])", data))
-    if not numbers:
-        return data
-    m = rnd.choice(numbers)
-    return data[:m.start()] + rnd.choice([b".nan", b".inf", b"-.inf", b".NaN", b"true", b"~"]) + data[m.end():]
+    return _replace_one(rnd, data, NUMBER, rnd.choice([b".nan", b".inf", b"-.inf", b".NaN", b"true", b"~"]))
 
 
 def deep_nesting(rnd: random.Random, data: bytes) -> bytes:
@@ -111,12 +115,8 @@ def bad_bytes(rnd: random.Random, data: bytes) -> bytes:
 
 
 def odd_key(rnd: random.Random, data: bytes) -> bytes:
-    keys = list(re.finditer(rb"(?m)^(\s*)([\w-]+):", data))
-    if not keys:
-        return data
-    m = rnd.choice(keys)
     key = rnd.choice([b"5", b"~", b"no", b"on", b"1.5", b"2024-01-01", b"[a]", b"{x: 1}", b"? [b]", b"<<", b"''"])
-    return data[:m.start(2)] + key + data[m.end(2):]
+    return _replace_one(rnd, data, rb"(?m)^(\s*)([\w-]+):", key, group=2)
 
 
 def byte_flip(rnd: random.Random, data: bytes) -> bytes:
@@ -131,21 +131,14 @@ def truncate(rnd: random.Random, data: bytes) -> bytes:
 
 
 def odd_tag(rnd: random.Random, data: bytes) -> bytes:
-    values = list(re.finditer(rb":[ \t]+(?=[^\s&*!])", data))
-    if not values:
-        return data
-    m = rnd.choice(values)
     tag = rnd.choice([b"!!binary ", b"!!python/object:os.system ", b"!!timestamp ", b"!!int ", b"!!float ", b"!!bool ",
                       b"!!set ", b"!!omap ", b"!local ", b"!!str ", b"!!null ", b"!!merge "])
-    return data[:m.end()] + tag + data[m.end():]
+    return _replace_one(rnd, data, rb":[ \t]+()(?=[^\s&*!])", tag, group=1)
 
 
 def long_value(rnd: random.Random, data: bytes) -> bytes:
-    values = list(re.finditer(rb"(?m):[ \t]+([^\n#{\[]+)$", data))
-    if not values:
-        return data
-    m = rnd.choice(values)
-    return data[:m.start(1)] + rnd.choice([b"x", b"a,b ", b"9", b"\xc3\xa9"]) * rnd.randint(100, 5000) + data[m.end(1):]
+    value = rnd.choice([b"x", b"a,b ", b"9", b"\xc3\xa9"]) * rnd.randint(100, 5000)
+    return _replace_one(rnd, data, rb"(?m):[ \t]+([^\n#{\[]+)$", value, group=1)
 
 
 def many_queues(rnd: random.Random, data: bytes) -> bytes:
