@@ -9,7 +9,7 @@ before anything walks the document, each refusal naming the place ("path: proble
 - at most MAX_BYTES bytes, in UTF-8 (an invalid byte is named by its offset);
 - at most MAX_NODES nodes, counting every alias as a copy of what it names, so alias bombs and
   alias trees stop in time linear in the file; no alias inside the node it names;
-- at most MAX_DEPTH levels of nesting;
+- at most MAX_DEPTH levels of nesting, an alias again counted as a copy of what it names;
 - mapping keys are strings, each once per mapping (merge keys `<<` work as in YAML 1.1);
 - values are strings, booleans, null, lists, mappings and numbers of at most MAX_NUMERAL
   characters; dates, binary, sets and other tags are refused.
@@ -128,7 +128,7 @@ def _yaml_error(exc: yaml.YAMLError, data: bytes) -> str:
 
 class _Composer:
     """PyYAML's Composer with budgets, key checks and tag checks. Structural faults (budget, depth,
-    recursion) stop at once; the others are collected so one pass reports them all."""
+    aliases, a second document) stop at once; the others are collected so one pass reports them all."""
 
     def _init_bounds(self) -> None:
         self.anchors: dict[str, Node] = {}
