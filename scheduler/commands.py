@@ -79,10 +79,9 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
         parts.append(f"max-running-apps {spec.max_running_apps}")
     if spec.is_leaf:
         parts.append(f"order {spec.order}")
-    if not spec.submit_acl.is_empty():
-        parts.append(f"submit-acl {spec.submit_acl.text!r}")
-    if not spec.admin_acl.is_empty():
-        parts.append(f"admin-acl {spec.admin_acl.text!r}")
+    for label, acl in (("submit-acl", spec.submit_acl), ("admin-acl", spec.admin_acl)):
+        if not acl.is_empty():
+            parts.append(f"{label} {acl.text!r} ({acl.describe()})")
     print(_wrapped(f"{indent}{spec.name}  ", [p for p in parts if p], ";", width))
     for child in spec.children:
         _print_tree(child, indent + "  ", width)

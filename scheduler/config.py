@@ -1,13 +1,16 @@
 """The queue configuration: YAML in, a validated immutable tree out, or every error at once.
 
-Structure is checked by a JSON Schema (jsonschema collects all violations with their paths);
-meaning (resource names, min <= max, placement targets, ACL syntax) is checked by a second
-pass over the same document. Each error is "field.path: problem (line N)". A file with any
-error is rejected whole, so a bad file is never partly applied.
+The YAML is read within limits (scheduler.bounded_yaml: size, nodes with aliases expanded,
+nesting, string keys once each). Structure is then checked by a JSON Schema (jsonschema collects
+all violations with their paths); meaning (resource names, min <= max, number ranges, placement
+targets) by a second pass over the same document. Each error is "field.path: problem (line N)",
+repeating at most a clipped part of any value. A file with any error is rejected whole, so a bad
+file is never partly applied; whatever is accepted, the core and the shim can run.
 """
 from __future__ import annotations
 
 import difflib
+import logging
 import math
 import re
 from dataclasses import dataclass, field
@@ -15,29 +18,41 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
-from scheduler.acl import Acl, AclSyntaxError
+from scheduler.acl import Acl
+from scheduler.bounded_yaml import MAX_BYTES, YamlRefused, at, clip, read_yaml
 from scheduler.resources import DEFAULT_TYPES, NAME_PATTERN
+
+log = logging.getLogger("yarn_drf.config")
 
 DEFAULT_STARVATION_TIMEOUT_S = 60.0
 ORDERS = ("drf", "fifo")
 RULES = ("specified", "user", "primary-group", "default", "reject")
-QUEUE_NAME = r"^[A-Za-z0-9_-]+$"
+QUEUE_NAME = r"^[A-Za-z0-9_-]+\Z"
+QUEUE_PATH = r"^root(\.[A-Za-z0-9_-]+)*\Z"
 PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
+# Every integer (amounts, min, max, max-running-apps) and the timeout: exact in a double, so the
+# core's float arithmetic and the shim's Java long agree on it.
+MAX_AMOUNT = 2**53
+# Weights: shares are usage / (capacity * weight); this range keeps every share finite and nonzero.
+MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
+MAX_QUEUES = 5_000
+MAX_ERRORS = 50  # listed; the rest are counted
 
 _RESOURCE_NAME = {"type": "string", "pattern": NAME_PATTERN.pattern}
+_INTEGER = {"type": "integer", "minimum": 0, "maximum": MAX_AMOUNT}
 _AMOUNTS = {
     "type": "object",
     "propertyNames": _RESOURCE_NAME,
-    "additionalProperties": {"type": "integer", "minimum": 0},
+    "additionalProperties": _INTEGER,
 }
 _MAX_AMOUNT = {
     "if": {"type": "string"},
     "then": {"pattern": PERCENT.pattern},
-    "else": {"type": "integer", "minimum": 0},
+    "else": _INTEGER,
 }
 _WEIGHT_VALUE = {"type": "number", "exclusiveMinimum": 0}
+_QUEUE_PATH = {"type": "string", "pattern": QUEUE_PATH}
 SCHEMA: dict[str, Any] = {
     "$defs": {
         "queue": {
@@ -59,7 +74,7 @@ SCHEMA: dict[str, Any] = {
                         "additionalProperties": _MAX_AMOUNT,
                     },
                 },
-                "max-running-apps": {"type": "integer", "minimum": 0},
+                "max-running-apps": _INTEGER,
                 "order": {"enum": list(ORDERS)},
                 "submit-acl": {"type": "string"},
                 "admin-acl": {"type": "string"},
@@ -77,8 +92,8 @@ SCHEMA: dict[str, Any] = {
             "properties": {
                 "rule": {"enum": list(RULES)},
                 "create": {"type": "boolean"},
-                "parent": {"type": "string"},
-                "queue": {"type": "string"},
+                "parent": _QUEUE_PATH,
+                "queue": _QUEUE_PATH,
             },
         },
     },
@@ -86,13 +101,15 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["queues"],
     "properties": {
-        "resources": {"type": "array", "items": _RESOURCE_NAME, "minItems": 1, "uniqueItems": True},
+        # uniqueness is checked in _Semantics: jsonschema's check is quadratic on mixed types
+        "resources": {"type": "array", "items": _RESOURCE_NAME, "minItems": 1, "maxItems": 100},
         "reservation": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {"starvation-timeout-s": {"type": ["number", "null"], "exclusiveMinimum": 0}},
+            "properties": {"starvation-timeout-s": {"type": ["number", "null"], "exclusiveMinimum": 0,
+                                                    "maximum": MAX_AMOUNT}},
         },
-        "placement": {"type": "array", "items": {"$ref": "#/$defs/rule"}},
+        "placement": {"type": "array", "items": {"$ref": "#/$defs/rule"}, "maxItems": 100},
         "queues": {
             "type": "object",
             "additionalProperties": False,
@@ -105,9 +122,12 @@ _VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 class ConfigError(ValueError):
-    """An invalid configuration; `errors` holds one "path: problem" line per fault."""
+    """An invalid configuration; `errors` holds one "path: problem" line per fault (at most
+    MAX_ERRORS of them, then one line counting the rest)."""
 
     def __init__(self, errors: list[str], source: str = "<config>") -> None:
+        if len(errors) > MAX_ERRORS:
+            errors = errors[:MAX_ERRORS] + [f"(top level): {len(errors) - MAX_ERRORS:,} more error(s) not shown"]
         self.errors = errors
         self.source = source
         super().__init__(f"{source}: {len(errors)} error(s)\n" + "\n".join(f"  {e}" for e in errors))
@@ -183,26 +203,41 @@ class QueueConfig:
 def load_config(path: str | Path) -> QueueConfig:
     path = Path(path)
     try:
-        text = path.read_text()
+        with path.open("rb") as f:
+            data = f.read(MAX_BYTES + 1)  # one byte more than allowed is enough to refuse it
     except OSError as exc:
-        raise ConfigError([f"cannot read file: {exc.strerror}"], str(path)) from exc
-    return parse_config(text, source=str(path))
+        raise ConfigError([f"(top level): cannot read file: {exc.strerror}"], str(path)) from exc
+    return parse_config(data, source=str(path))
 
 
-def parse_config(text: str, source: str = "<config>") -> QueueConfig:
+def parse_config(text: str | bytes, source: str = "<config>") -> QueueConfig:
+    """The validated configuration, or ConfigError listing every fault; never another exception."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError([f"{where}invalid YAML: {problem}"], source) from exc
-    lines = _line_numbers(node)
+        return _parse(text, source)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (a bug must still be a refusal, never a traceback in a reload)
+        log.exception("checking %s failed", source)
+        raise ConfigError([f"(top level): the file could not be checked: {type(exc).__name__}: "
+                           f"{clip(str(exc))} (a yarn-drf bug; please report it)"], source) from exc
+
+
+def _parse(text: str | bytes, source: str) -> QueueConfig:
+    try:
+        document = read_yaml(text)
+    except YamlRefused as exc:
+        raise ConfigError(exc.errors, source) from None
+    doc, lines = document.value, document.lines
     if not isinstance(doc, dict):
         raise ConfigError(["(top level): must be a mapping with a 'queues' key"], source)
+    queues = _count_queues(doc)
+    if queues > MAX_QUEUES:  # before the schema, whose cost grows with the tree
+        raise ConfigError([_at(["queues"], lines, f"{queues:,} queues; a queue file may have at most "
+                                                  f"{MAX_QUEUES:,}")], source)
 
-    errors = [_describe(e, lines) for e in _VALIDATOR.iter_errors(doc)]
+    non_finite = _non_finite(doc)
+    errors = [_at(path, lines, f"must be a finite number, got {value!r}") for path, value in non_finite.items()]
+    errors += [_describe(e, lines) for e in _VALIDATOR.iter_errors(doc) if tuple(e.absolute_path) not in non_finite]
     errors += _Semantics(doc, lines).check()
     if errors:
         raise ConfigError(sorted(set(errors), key=_line_of), source)
@@ -211,73 +246,83 @@ def parse_config(text: str, source: str = "<config>") -> QueueConfig:
 
 def _line_of(error: str) -> tuple[int, str]:
     """Sort key: errors in the order of the file, those without a line first."""
-    m = re.search(r"\(line (\d+)\)$", error)
+    m = re.search(r"\(line (\d+)\)$", error) or re.match(r"line (\d+)", error)
     return (int(m.group(1)) if m else 0, error)
+
+
+def _count_queues(doc: dict) -> int:
+    queues = doc.get("queues")
+    stack, count = [queues.get("root") if isinstance(queues, dict) else None], 0
+    while stack:
+        q = stack.pop()
+        count += 1
+        children = q.get("children") if isinstance(q, dict) else None
+        if isinstance(children, dict):
+            stack.extend(children.values())
+    return count
+
+
+def _non_finite(doc: Any) -> dict[tuple, float]:
+    """Path -> value of every NaN or infinity in the document (YAML's .nan, .inf, 1e999)."""
+    found, stack = {}, [((), doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            found[path] = value
+        elif isinstance(value, dict):
+            stack.extend((path + (k,), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in enumerate(value))
+    return found
 
 
 # ---------------------------------------------------------------- error reporting
 
-def _line_numbers(node: yaml.Node | None, path: tuple = (), out: dict | None = None) -> dict:
-    """Maps each path in the document to its 1-based line, so errors can point into the file."""
-    out = {} if out is None else out
-    if node is None:
-        return out
-    out[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            _line_numbers(value, path + (key.value,), out)
-            out[path + (key.value,)] = key.start_mark.line + 1  # point at the key, not its value
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _line_numbers(item, path + (i,), out)
-    return out
-
-
-def _fmt_path(path) -> str:
-    return ".".join(str(p) for p in path) or "(top level)"
-
-
 def _at(path, lines: dict, message: str) -> str:
-    key = tuple(str(p) if not isinstance(p, int) else p for p in path)
-    line = lines.get(key)
-    return f"{_fmt_path(path)}: {message}" + (f" (line {line})" if line else "")
+    """The error at `path`, with the line of the path or, for a field left out, of its parent."""
+    key = tuple(path)
+    while key and key not in lines:
+        key = key[:-1]
+    return at(path, lines.get(key), message)
 
 
 def _describe(error: jsonschema.ValidationError, lines: dict) -> str:
     path = list(error.absolute_path)
-    kind, value, got = error.validator, error.validator_value, error.instance
+    kind, value, got = error.validator, error.validator_value, clip(error.instance)
     if kind == "additionalProperties":
         known = sorted(error.schema.get("properties", {}))
-        extras = [k for k in got if k not in known] if isinstance(got, dict) else []
+        extras = [k for k in error.instance if k not in known] if isinstance(error.instance, dict) else []
         name = extras[0] if extras else "?"
-        hint = difflib.get_close_matches(name, known, n=1)
+        hint = difflib.get_close_matches(name[:100], known, n=1)
         more = f" (did you mean {hint[0]!r}?)" if hint else f" (known fields: {', '.join(known)})"
         return _at(path + [name], lines, "unknown field" + more)
     if kind == "exclusiveMinimum":
-        return _at(path, lines, f"must be > {value}, got {got!r}")
+        return _at(path, lines, f"must be > {value}, got {got}")
     if kind == "minimum":
-        return _at(path, lines, f"must be >= {value}, got {got!r}")
+        return _at(path, lines, f"must be >= {value}, got {got}")
+    if kind == "maximum":
+        return _at(path, lines, f"must be at most {value:,}, got {got}")
     if kind == "type":
         wanted = " or ".join(value) if isinstance(value, list) else value
-        return _at(path, lines, f"must be {_article(wanted)}, got {got!r}")
+        return _at(path, lines, f"must be {_article(wanted)}, got {got}")
     if kind == "enum":
-        return _at(path, lines, f"must be one of {', '.join(map(str, value))}; got {got!r}")
+        return _at(path, lines, f"must be one of {', '.join(map(str, value))}; got {got}")
     if kind == "required":
-        return _at(path, lines, error.message.replace("'", "", 2).replace(" is a required property",
-                                                                            ": required field is missing"))
+        missing = [name for name in value if name not in error.instance]
+        return _at(path, lines, f"{', '.join(missing)}: required field is missing")
     if kind == "pattern" and value == PERCENT.pattern:
-        return _at(path, lines, f"must be an integer amount or a percentage like '50%', got {got!r}")
+        return _at(path, lines, f"must be an integer amount or a percentage like '50%', got {got}")
     if kind == "pattern" and value == QUEUE_NAME:
-        return _at(path, lines, f"queue name {got!r} may only hold letters, digits, '_' and '-'")
+        return _at(path, lines, f"queue name {got} may only hold letters, digits, '_' and '-'")
+    if kind == "pattern" and value == QUEUE_PATH:
+        return _at(path, lines, f"must be a queue path like 'root.a.b', got {got}")
     if kind == "pattern":
-        return _at(path, lines, f"{got!r} is not a valid resource type name")
-    if kind == "propertyNames":
-        return _at(path, lines, error.message)
-    if kind == "uniqueItems":
-        return _at(path, lines, f"has duplicates: {got!r}")
+        return _at(path, lines, f"{got} is not a valid resource type name")
     if kind == "minItems":
         return _at(path, lines, "must not be empty")
-    return _at(path, lines, error.message)
+    if kind == "maxItems":
+        return _at(path, lines, f"may have at most {value} entries")
+    return _at(path, lines, clip(error.message))
 
 
 def _article(word: str) -> str:
@@ -299,13 +344,19 @@ class _Semantics:
     def check(self) -> list[str]:
         queues = self.doc.get("queues")
         root = queues.get("root") if isinstance(queues, dict) else None
-        paths: dict[str, bool] = {}
+        paths: dict[str, bool] = {}  # queue path -> is it a parent
         if isinstance(root, dict) or root is None:
             self._queue(root or {}, "root", ["queues", "root"], paths)
+            if not isinstance(root, dict) or not isinstance(root.get("children"), dict):
+                self._err(["queues", "root"], "must have children (root is always a parent queue in YARN; "
+                                              "'children: {}' lets placement rules create its leaves)")
             for key in ("weight", "min", "max"):
                 if isinstance(root, dict) and key in root:
                     self._err(["queues", "root", key], "not allowed on root (it has no siblings; the "
                                                         "cluster is its limit)")
+        if self.known is not None and len(set(self.known)) != len(self.known):
+            twice = sorted({r for r in self.known if self.known.count(r) > 1})
+            self._err(["resources"], f"has duplicates: {clip(', '.join(twice))}")
         self._placement(paths)
         return self.errors
 
@@ -325,31 +376,34 @@ class _Semantics:
         self._names(q.get("weight"), path + ["weight"])
         self._names(q.get("min"), path + ["min"])
         self._names(q.get("max"), path + ["max"])
-        minimum, maximum = q.get("min"), q.get("max")
-        if isinstance(maximum, dict):
-            for res, amount in maximum.items():
-                m = PERCENT.match(amount) if isinstance(amount, str) else None
-                if m and not 0 < float(m.group(1)) <= 100:
-                    self._err(path + ["max", res], f"percentage must be in (0, 100], got {amount!r}")
-                elif (isinstance(amount, int) and isinstance(minimum, dict)
-                      and isinstance(minimum.get(res), int) and minimum[res] > amount):
-                    self._err(path + ["min", res], f"min {minimum[res]} is above max {amount}")
-        elif isinstance(maximum, str):
-            m = PERCENT.match(maximum)
-            if m and not 0 < float(m.group(1)) <= 100:
-                self._err(path + ["max"], f"percentage must be in (0, 100], got {maximum!r}")
-        if isinstance(q.get("weight"), float) and not math.isfinite(q["weight"]):
-            self._err(path + ["weight"], f"must be a finite number, got {q['weight']!r}")
-        for key in ("submit-acl", "admin-acl"):
-            if isinstance(q.get(key), str):
-                try:
-                    Acl(q[key])
-                except AclSyntaxError as exc:
-                    self._err(path + [key], str(exc))
+        self._weights(q.get("weight"), path + ["weight"])
+        self._limits(q.get("min"), q.get("max"), path)
         if isinstance(children, dict):
             for name, child in children.items():
                 if isinstance(child, dict) or child is None:
                     self._queue(child or {}, f"{qpath}.{name}", path + ["children", name], paths)
+
+    def _weights(self, weight, path: list) -> None:
+        """Finite weights above 0 (the schema's bound) must also lie in [MIN_WEIGHT, MAX_WEIGHT]."""
+        items = weight.items() if isinstance(weight, dict) else [(None, weight)]
+        for res, w in items:
+            if _is_number(w) and math.isfinite(w) and w > 0 and not MIN_WEIGHT <= w <= MAX_WEIGHT:
+                self._err(path + ([res] if res is not None else []),
+                          f"must be from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {clip(w)}")
+
+    def _limits(self, minimum, maximum, path: list) -> None:
+        if isinstance(maximum, dict):
+            for res, amount in maximum.items():
+                m = PERCENT.match(amount) if isinstance(amount, str) else None
+                if m and not 0 < float(m.group(1)) <= 100:
+                    self._err(path + ["max", res], f"percentage must be in (0, 100], got {clip(amount)}")
+                elif (_is_number(amount) and isinstance(minimum, dict) and _is_number(minimum.get(res))
+                      and minimum[res] > amount):
+                    self._err(path + ["min", res], f"min {minimum[res]} is above max {amount}")
+        elif isinstance(maximum, str):
+            m = PERCENT.match(maximum)
+            if m and not 0 < float(m.group(1)) <= 100:
+                self._err(path + ["max"], f"percentage must be in (0, 100], got {clip(maximum)}")
 
     def _placement(self, paths: dict[str, bool]) -> None:
         rules = self.doc.get("placement")
@@ -362,23 +416,39 @@ class _Semantics:
             kind = rule.get("rule")
             if kind in ("user", "primary-group"):
                 parent = rule.get("parent", "root")
-                if isinstance(parent, str) and paths.get(parent) is None:
-                    self._err(where + ["parent"], f"queue {parent!r} does not exist")
-                elif isinstance(parent, str) and not paths[parent] and parent != "root":
-                    self._err(where + ["parent"], f"{parent!r} is a leaf queue; a parent must have children")
+                if _is_queue_path(parent) and parent not in paths:
+                    self._err(where + ["parent"], f"queue {clip(parent)} does not exist")
+                elif _is_queue_path(parent) and not paths[parent]:
+                    self._err(where + ["parent"], f"{clip(parent)} is a leaf queue; a parent must have children")
             elif kind == "default":
-                target = rule.get("queue")
-                if not isinstance(target, str):
-                    self._err(where, "the default rule needs 'queue' (a leaf queue path)")
-                elif target in paths and paths[target]:
-                    self._err(where + ["queue"], f"{target!r} is a parent queue; apps go to leaves")
-                elif target not in paths and not rule.get("create"):
-                    self._err(where + ["queue"], f"queue {target!r} does not exist (set create: true to "
-                                                 "create it on first use)")
+                self._default_target(rule, where, paths)
             elif kind in ("specified", "reject") and "queue" in rule:
                 self._err(where + ["queue"], f"not used by the {kind} rule")
             if kind == "reject" and i != len(rules) - 1:
                 self._err(where, "rules after 'reject' can never match")
+
+    def _default_target(self, rule: dict, where: list, paths: dict[str, bool]) -> None:
+        target = rule.get("queue")
+        if target is None:
+            self._err(where, "the default rule needs 'queue' (a leaf queue path)")
+        elif not _is_queue_path(target):
+            return  # the schema said what is wrong with it
+        elif paths.get(target):
+            self._err(where + ["queue"], f"{clip(target)} is a parent queue; apps go to leaves")
+        elif target not in paths and not rule.get("create"):
+            self._err(where + ["queue"], f"queue {clip(target)} does not exist (set create: true to "
+                                         "create it on first use)")
+        elif target not in paths and not paths.get(target.rsplit(".", 1)[0]):
+            self._err(where + ["queue"], f"cannot create {clip(target)}: its parent "
+                                         f"{clip(target.rsplit('.', 1)[0])} is not a parent queue")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_queue_path(value) -> bool:
+    return isinstance(value, str) and re.match(QUEUE_PATH, value) is not None
 
 
 def _is_str_list(value) -> bool:
@@ -417,13 +487,14 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         m = PERCENT.match(amount) if isinstance(amount, str) else None
         limits[res] = float(m.group(1)) / 100 if m else int(amount)
     default_acl = "*" if path == "root" else ""
+    running = q.get("max-running-apps")
     return QueueSpec(
         path=path,
         weight={k: float(v) for k, v in weight.items()} if isinstance(weight, dict) else float(weight),
         min={k: int(v) for k, v in (q.get("min") or {}).items()},
         max=limits,
         max_fraction=max_fraction,
-        max_running_apps=q.get("max-running-apps"),
+        max_running_apps=None if running is None else int(running),
         order=q.get("order", "drf"),
         submit_acl=Acl(q.get("submit-acl", default_acl)),
         admin_acl=Acl(q.get("admin-acl", default_acl)),

@@ -4,13 +4,16 @@ Rules: `specified` (the queue the app asked for), `user` (parent.<user>), `prima
 (parent.<first group>), `default` (a fixed queue), `reject`. Each rule either names a leaf
 (existing, or to be created when the rule says `create: true` and the parent is a parent
 queue) or passes to the next rule; the reasons of the rules that passed explain a rejection.
+A rule never creates a queue the configuration could not name itself.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scheduler.config import PlacementRule
+from scheduler.bounded_yaml import clip
+from scheduler.config import QUEUE_NAME, QUEUE_PATH, PlacementRule
 
 
 @dataclass(frozen=True)
@@ -39,9 +42,15 @@ class QueueView:
         return matches[0] if len(matches) == 1 else f"root.{name}"
 
 
-def queue_name_for(identity: str) -> str:
-    """A user or group name as one queue-path element (FairScheduler's convention for dots)."""
-    return identity.replace(".", "_dot_").replace(" ", "_")
+def queue_name_for(identity: str) -> str | None:
+    """A user or group name as one queue-path element, or None if it cannot be one.
+
+    Dots become `_dot_` (FairScheduler's convention); what remains must be a valid queue name.
+    FairScheduler also trims spaces and accepts any other character; here " alice" or "../x"
+    is no queue name, so it cannot land in alice's queue or create a malformed path.
+    """
+    name = identity.replace(".", "_dot_")
+    return name if re.match(QUEUE_NAME, name) else None
 
 
 def place(rules: Sequence[PlacementRule], view: QueueView, requested: str | None, user: str,
@@ -57,13 +66,18 @@ def place(rules: Sequence[PlacementRule], view: QueueView, requested: str | None
                 reasons.append("specified: the app named no queue")
                 continue
             path = view.resolve(requested)
-        elif rule.rule == "user":
-            path = f"{rule.parent}.{queue_name_for(user)}"
-        elif rule.rule == "primary-group":
-            if not groups:
-                reasons.append(f"primary-group: user {user!r} has no groups")
+        elif rule.rule in ("user", "primary-group"):
+            if rule.rule == "primary-group" and not groups:
+                reasons.append(f"primary-group: user {clip(user)} has no groups")
                 continue
-            path = f"{rule.parent}.{queue_name_for(groups[0])}"
+            identity = user if rule.rule == "user" else groups[0]
+            name = queue_name_for(identity)
+            if name is None:
+                kind = "user" if rule.rule == "user" else "group"
+                reasons.append(f"{rule.rule}: {kind} name {clip(identity)} cannot be a queue name (only letters, "
+                               "digits, '_', '-' and '.' may form one)")
+                continue
+            path = f"{rule.parent}.{name}"
         else:  # default
             path = rule.queue or "root.default"
         outcome = _check(rule, view, path)
@@ -79,11 +93,13 @@ def _check(rule: PlacementRule, view: QueueView, path: str) -> Target | str:
     kind = view.kinds.get(path)
     if kind is True:
         return Target(path, create=False)
-    if kind is False or path == "root":
-        return f"queue {path!r} is a parent queue; apps go to leaf queues"
+    if kind is False:
+        return f"queue {clip(path)} is a parent queue; apps go to leaf queues"
     if not rule.create:
-        return f"queue {path!r} does not exist"
+        return f"queue {clip(path)} does not exist"
+    if not re.match(QUEUE_PATH, path):
+        return f"cannot create {clip(path)}: not a queue path (root, then names of letters, digits, '_' and '-')"
     parent = path.rsplit(".", 1)[0]
-    if parent != "root" and view.kinds.get(parent) is not False:
-        return f"cannot create {path!r}: its parent {parent!r} is not a parent queue"
+    if view.kinds.get(parent) is not False:
+        return f"cannot create {clip(path)}: its parent {clip(parent)} is not a parent queue"
     return Target(path, create=True)

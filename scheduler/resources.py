@@ -16,7 +16,8 @@ VCORES = "vcores"
 DEFAULT_TYPES = (MEMORY, VCORES)
 
 # YARN's own rule for resource type names (ResourceUtils): optional "ns/" prefix, then a letter.
-NAME_PATTERN = re.compile(r"^([A-Za-z][\w.-]*/)?[A-Za-z][\w.-]*$")
+# ASCII only, as Java's \w; \Z, not $, which would let a trailing newline through.
+NAME_PATTERN = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*/)?[A-Za-z][A-Za-z0-9_.-]*\Z")
 
 Vector = tuple[int, ...]
 # Amounts are YARN's (Java long): 0 <= amount < AMOUNT_LIMIT. The bound keeps every sum of them

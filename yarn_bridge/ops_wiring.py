@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.bounded_yaml import clip
 from yarn_bridge import protocol
 from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import FileWatcher, Reloader
@@ -93,4 +94,3 @@ def _instrument(service: Any, metrics: Metrics) -> None:
         return reply
 
     service.handle = handle
-

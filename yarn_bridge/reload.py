@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
+from scheduler.bounded_yaml import clip
 from scheduler.config import QueueSpec
 
 log = logging.getLogger("yarn_bridge.reload")
@@ -68,14 +69,16 @@ class Reloader:
         old = core.config
         try:
             config = self.loader(path)
+            # Build a throwaway core first: a config that the running core would fail to install
+            # fails here, before the running core has changed at all.
+            SchedulerCore(config, resource_types=core.types.names, policy=core.policy.name)
             changes = core.reload(config)
         except ConfigError as exc:
-            result = ReloadResult(False, str(path), trigger, self.version, errors=[f"{path}: {e}" for e in exc.errors])
-            log.warning("queue configuration %s refused (trigger: %s); the running configuration (version %d) "
-                        "stays. %d error(s):\n  %s", path, trigger, self.version, len(exc.errors),
-                        "\n  ".join(exc.errors))
-            self._record(result)
-            return result
+            return self._refuse(path, trigger, exc.errors)
+        except Exception as exc:  # noqa: BLE001 (a bug must be a refusal: the RM and the old config stay)
+            log.exception("reloading %s failed", path)
+            return self._refuse(path, trigger, [f"(top level): the reload failed: {type(exc).__name__}: "
+                                                f"{clip(str(exc))} (a yarn-drf bug; please report it)"])
         self.path, self.version, self.digest = path, self.version + 1, _digest(path)
         diff = describe_changes(old, config, changes, core)
         result = ReloadResult(True, str(path), trigger, self.version, changes=changes, diff=diff)
@@ -83,6 +86,13 @@ class Reloader:
                  self.version, "; ".join(diff) if diff else "no changes")
         if self.on_applied is not None:
             self.on_applied(config, path)
+        self._record(result)
+        return result
+
+    def _refuse(self, path: Path, trigger: str, errors: list[str]) -> ReloadResult:
+        result = ReloadResult(False, str(path), trigger, self.version, errors=[f"{path}: {e}" for e in errors])
+        log.warning("queue configuration %s refused (trigger: %s); the running configuration (version %d) "
+                    "stays. %d error(s):\n  %s", path, trigger, self.version, len(errors), "\n  ".join(errors))
         self._record(result)
         return result
 

@@ -84,7 +84,6 @@ def test_percentage_max_follows_the_cluster():
     ("queues: {root: {children: {b: {max-running-apps: -1}}}}",
      "queues.root.children.b.max-running-apps: must be >= 0"),
     ("queues: {root: {children: {b: {order: lifo}}}}", "queues.root.children.b.order: must be one of drf, fifo"),
-    ("queues: {root: {children: {b: {submit-acl: 'a b c'}}}}", "queues.root.children.b.submit-acl: must be"),
     ("queues: {root: {children: {b: {admin-acl: 7}}}}", "queues.root.children.b.admin-acl: must be a string"),
     ("queues: {root: {children: {b: {wieght: 1}}}}", "queues.root.children.b.wieght: unknown field (did you mean 'weight'?)"),
     ("queues: {root: {children: {b.c: {}}}}", "queue name 'b.c' may only hold"),

@@ -1,8 +1,10 @@
 package org.yarndrf.shim;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
@@ -30,30 +32,35 @@ public final class QueueTree {
     return root;
   }
 
-  /** Applies the core's "queues" list (parents before children). */
+  /**
+   * Applies the core's "queues" list (parents before children). The whole list is checked first:
+   * a list with any bad entry changes nothing, and the exception names the queue and the field.
+   */
   public synchronized void update(JsonNode queues) throws MalformedReplyException {
     if (queues == null || !queues.isArray()) {
       throw new MalformedReplyException("\"queues\" is not an array");
     }
-    Set<String> seen = new HashSet<>();
+    List<QueueSettings> entries = new ArrayList<>(queues.size());
+    Set<String> known = new HashSet<>(byPath.keySet());
     for (JsonNode spec : queues) {
-      String path = spec.path("name").asText("");
-      if (!path.equals("root") && !path.startsWith("root.")) {
-        throw new MalformedReplyException("queue name " + spec.get("name")
-            + " is not a full path from root");
+      QueueSettings s = QueueSettings.read(spec);
+      String parentPath = s.path.substring(0, Math.max(0, s.path.lastIndexOf('.')));
+      if (!s.path.equals("root") && !known.contains(parentPath)) {
+        throw new MalformedReplyException("queue " + s.path + " listed before its parent");
       }
-      ShimQueue q = byPath.get(path);
+      known.add(s.path);
+      entries.add(s);
+    }
+    Set<String> seen = new HashSet<>();
+    for (QueueSettings s : entries) {
+      ShimQueue q = byPath.get(s.path);
       if (q == null) {
-        String parentPath = path.substring(0, Math.max(0, path.lastIndexOf('.')));
-        ShimQueue parent = byPath.get(parentPath);
-        if (parent == null) {
-          throw new MalformedReplyException("queue " + path + " listed before its parent");
-        }
-        q = new ShimQueue(path, parent, conf, recovery);
-        byPath.put(path, q);
+        ShimQueue parent = byPath.get(s.path.substring(0, s.path.lastIndexOf('.')));
+        q = new ShimQueue(s.path, parent, conf, recovery);
+        byPath.put(s.path, q);
       }
-      q.configure(spec);
-      seen.add(path);
+      q.configure(s);
+      seen.add(s.path);
     }
     for (Map.Entry<String, ShimQueue> e : byPath.entrySet()) {
       if (!seen.contains(e.getKey())) {

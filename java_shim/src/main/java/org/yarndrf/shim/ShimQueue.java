@@ -1,11 +1,8 @@
 package org.yarndrf.shim;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
-import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -47,12 +44,9 @@ public final class ShimQueue implements Queue {
   private final ActiveUsersManager usersManager;
   private final RecoveryListener recovery;
   private final Resource used = Resource.newInstance(0, 0);
-  private final Map<QueueACL, AccessControlList> acls = new EnumMap<>(QueueACL.class);
   private volatile boolean leaf;
   private volatile boolean removed;
-  private volatile double weight = 1.0;
-  private volatile JsonNode max;
-  private volatile double maxFraction = Double.NaN;
+  private volatile QueueSettings settings;
 
   ShimQueue(String path, ShimQueue parent, Configuration conf, RecoveryListener recovery) {
     this.path = path;
@@ -60,34 +54,17 @@ public final class ShimQueue implements Queue {
     this.recovery = recovery;
     this.metrics = QueueMetrics.forQueue(path, parent, false, conf);
     this.usersManager = new ActiveUsersManager(metrics);
-    acls.put(QueueACL.SUBMIT_APPLICATIONS, new AccessControlList(""));
-    acls.put(QueueACL.ADMINISTER_QUEUE, new AccessControlList(""));
+    this.settings = QueueSettings.defaults(path);
     if (parent != null) {
       parent.children.add(this);
     }
   }
 
-  /** Applies one queue's entry of the core's queue list (see BRIDGE.md, "queues"). */
-  void configure(JsonNode spec) {
-    leaf = spec.path("leaf").asBoolean(true);
+  /** Applies one queue's entry of the core's queue list, already checked (QueueSettings.read). */
+  void configure(QueueSettings s) {
+    leaf = s.leaf;
     removed = false;
-    JsonNode w = spec.get("weight");
-    if (w != null && w.isNumber()) {
-      weight = w.asDouble();
-    } else if (w != null && w.isObject()) {
-      // A per-resource weight vector: report its largest entry as the queue's weight.
-      double best = 0;
-      for (Iterator<JsonNode> it = w.elements(); it.hasNext();) {
-        best = Math.max(best, it.next().asDouble());
-      }
-      weight = best > 0 ? best : 1.0;
-    }
-    max = spec.get("max");
-    JsonNode mf = spec.get("max_fraction");
-    maxFraction = mf != null && mf.isNumber() ? mf.asDouble() : Double.NaN;
-    acls.put(QueueACL.SUBMIT_APPLICATIONS,
-        new AccessControlList(spec.path("submit_acl").asText("")));
-    acls.put(QueueACL.ADMINISTER_QUEUE, new AccessControlList(spec.path("admin_acl").asText("")));
+    settings = s;
   }
 
   void markRemoved() {
@@ -164,21 +141,9 @@ public final class ShimQueue implements Queue {
     return null;
   }
 
-  /**
-   * The configured maximum of one resource type, or -1 if unlimited: the queue's own entry for
-   * the type (an integer, or a fraction of the cluster), else its whole-queue fraction. The
-   * core computes it the same way.
-   */
+  /** The configured maximum of one resource type, or -1 if unlimited. */
   long limitFor(String resource, Resource cluster) {
-    JsonNode m = max == null ? null : max.get(resource);
-    if (m != null && m.isIntegralNumber()) {
-      return m.asLong();
-    }
-    double fraction = m != null && m.isNumber() ? m.asDouble() : maxFraction;
-    if (Double.isNaN(fraction)) {
-      return -1;
-    }
-    return (long) (fraction * clusterValue(cluster, resource));
+    return settings.limitFor(resource, clusterValue(cluster, resource));
   }
 
   private static long clusterValue(Resource cluster, String resource) {
@@ -193,11 +158,9 @@ public final class ShimQueue implements Queue {
   @Override
   public boolean hasAccess(QueueACL acl, UserGroupInformation user) {
     for (ShimQueue q = this; q != null; q = q.parent) {
-      if (q.acls.get(acl).isUserAllowed(user)) {
-        return true;
-      }
-      if (acl == QueueACL.SUBMIT_APPLICATIONS
-          && q.acls.get(QueueACL.ADMINISTER_QUEUE).isUserAllowed(user)) {
+      QueueSettings s = q.settings;
+      if (s.adminAcl.isUserAllowed(user)
+          || acl == QueueACL.SUBMIT_APPLICATIONS && s.submitAcl.isUserAllowed(user)) {
         return true;
       }
     }
@@ -210,6 +173,7 @@ public final class ShimQueue implements Queue {
   }
 
   QueueInfo queueInfo(boolean includeChildQueues, boolean recursive, Resource cluster) {
+    double weight = settings.weight;
     QueueInfo info = QueueInfo.newInstance(getShortName(), path, 0f, 1f, 0f,
         new ArrayList<QueueInfo>(),
         new ArrayList<org.apache.hadoop.yarn.api.records.ApplicationReport>(),
@@ -218,11 +182,12 @@ public final class ShimQueue implements Queue {
     double siblingWeights = 0;
     if (parent != null) {
       for (ShimQueue s : parent.children) {
-        siblingWeights += s.removed ? 0 : s.weight;
+        siblingWeights += s.removed ? 0 : s.settings.weight;
       }
     }
     info.setCapacity(parent == null ? 1f : (float) (siblingWeights > 0 ? weight / siblingWeights : 0));
     info.setWeight((float) weight);
+    double maxFraction = settings.maxFraction;
     info.setMaximumCapacity(Double.isNaN(maxFraction) ? 1f : (float) maxFraction);
     if (cluster != null) {
       info.setCurrentCapacity((float) dominantShare(getUsed(), cluster));
@@ -248,7 +213,11 @@ public final class ShimQueue implements Queue {
   }
 
   public Map<QueueACL, AccessControlList> getQueueAcls() {
-    return new HashMap<>(acls);
+    QueueSettings s = settings;
+    Map<QueueACL, AccessControlList> acls = new EnumMap<>(QueueACL.class);
+    acls.put(QueueACL.SUBMIT_APPLICATIONS, s.submitAcl);
+    acls.put(QueueACL.ADMINISTER_QUEUE, s.adminAcl);
+    return acls;
   }
 
   @Override

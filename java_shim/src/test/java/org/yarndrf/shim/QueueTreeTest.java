@@ -1,0 +1,112 @@
+package org.yarndrf.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.InputStream;
+import java.util.function.Consumer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.yarn.api.records.QueueACL;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.yarndrf.shim.bridge.MalformedReplyException;
+import org.yarndrf.shim.bridge.Protocol;
+
+/**
+ * The shim's reading of the core's queue list: the list the core sends at the bounds of what the
+ * queue file allows (queue-list-bounds.json, written and checked by
+ * tests/core/test_config_limits.py) is taken exactly, and a list with any value the shim cannot
+ * hold is refused whole, naming the queue and the field, never wrapped into range.
+ */
+class QueueTreeTest {
+  private static final long TWO_TO_53 = 9007199254740992L;
+  private final QueueTree tree = new QueueTree(new Configuration(), (queue, attempt, container) -> { });
+
+  private static ArrayNode golden() throws Exception {
+    try (InputStream in = QueueTreeTest.class.getResourceAsStream("/queue-list-bounds.json")) {
+      return (ArrayNode) Protocol.JSON.readTree(in);
+    }
+  }
+
+  private static Resource cluster(long memory, int vcores) {
+    return Resource.newInstance(memory, vcores);
+  }
+
+  @Test
+  void theQueueListAtTheBoundsOfTheQueueFileIsReadExactly() throws Exception {
+    tree.update(golden());
+    ShimQueue heavy = tree.find("root.heavy");
+    ShimQueue light = tree.find("root.light");
+    ShimQueue mixed = tree.find("root.mixed");
+    Resource big = cluster(Long.MAX_VALUE / 2, 1000);
+    assertEquals(TWO_TO_53, heavy.limitFor("memory-mb", big));
+    assertEquals(TWO_TO_53, heavy.limitFor("vcores", big));
+    assertEquals(0, light.limitFor("vcores", cluster(1 << 20, 1000)));  // 0.0001% of 1000
+    assertEquals(1000, mixed.limitFor("vcores", cluster(1 << 20, 1000)));  // 100%
+    assertEquals(1, mixed.limitFor("memory-mb", big));
+    assertEquals(1e6f, heavy.getQueueInfo(false, false).getWeight());
+    assertEquals(1e-6f, light.getQueueInfo(false, false).getWeight());
+    assertEquals(1e6f, mixed.getQueueInfo(false, false).getWeight());  // its largest weight
+    assertTrue(Float.isFinite(light.getQueueInfo(false, false).getCapacity()));
+    assertTrue(mixed.hasAccess(QueueACL.SUBMIT_APPLICATIONS,
+        UserGroupInformation.createUserForTesting("a", new String[0])));
+    assertFalse(mixed.isRemoved());
+    assertFalse(tree.find("root.users").isLeaf());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "{\"max\": {\"vcores\": 18446744073709551621}}",  // asLong() would read 5
+      "{\"max\": {\"vcores\": 9223372036854775808}}",
+      "{\"max\": {\"vcores\": -1}}",
+      "{\"max\": {\"vcores\": 1.5}}",
+      "{\"max\": {\"vcores\": \"60%\"}}",
+      "{\"max\": [1]}",
+      "{\"max_fraction\": 2.0}",
+      "{\"max_fraction\": \"0.5\"}",
+      "{\"weight\": 0}",
+      "{\"weight\": -1}",
+      "{\"weight\": 1e400}",
+      "{\"weight\": \"2\"}",
+      "{\"weight\": {\"vcores\": 0}}",
+      "{\"submit_acl\": 5}",
+      "{\"admin_acl\": [\"a\"]}",
+      "{\"leaf\": \"yes\"}",
+  })
+  void aValueTheShimCannotHoldIsRefusedWholeNamingTheQueue(String bad) throws Exception {
+    tree.update(golden());
+    ArrayNode list = golden();
+    ((ObjectNode) list.get(1).get("max")).put("vcores", 7);  // root.heavy, before the bad entry
+    ObjectNode light = (ObjectNode) list.get(2);
+    light.setAll((ObjectNode) Protocol.JSON.readTree(bad));
+    list.addObject().put("name", "root.later").put("leaf", true);
+    MalformedReplyException e = assertThrows(MalformedReplyException.class, () -> tree.update(list));
+    assertTrue(e.getMessage().startsWith("queue root.light: "), e.getMessage());
+    // nothing of the list was applied, not even the entries before or after the bad one
+    assertEquals(null, tree.find("root.later"));
+    assertEquals(TWO_TO_53, tree.find("root.heavy").limitFor("vcores", cluster(1, 1)));
+    assertEquals(1e-6f, tree.find("root.light").getQueueInfo(false, false).getWeight());
+  }
+
+  @Test
+  void entriesThatAreNotQueuesAreRefused() throws Exception {
+    Consumer<String> refused = json -> assertThrows(MalformedReplyException.class,
+        () -> tree.update(Protocol.JSON.readTree(json)));
+    refused.accept("{\"name\": \"root\"}");
+    refused.accept("[5]");
+    refused.accept("[{\"name\": \"a\"}]");
+    refused.accept("[{\"name\": 7}]");
+    refused.accept("[{\"name\": \"root.x.y\"}]");
+    JsonNode fine = Protocol.JSON.readTree("[{\"name\": \"root\", \"leaf\": false}, {\"name\": \"root.x\"}]");
+    tree.update(fine);
+    assertTrue(tree.find("x").isLeaf());
+  }
+}
