@@ -25,11 +25,12 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
+from scheduler.echo import ECHO, brief
+
 MAX_BYTES = 1 << 20
 MAX_NODES = 50_000
 MAX_DEPTH = 64
 MAX_NUMERAL = 100
-ECHO = 60  # characters of a value or name an error message repeats
 
 _TAG = "tag:yaml.org,2002:"
 STR, INT, FLOAT, BOOL, NULL, MAP, SEQ, MERGE = (_TAG + t for t in
@@ -68,11 +69,6 @@ def read_yaml(data: bytes | str) -> Document:
 
 
 # ---------------------------------------------------------------------------- messages
-
-def clip(value: Any) -> str:
-    """A value as an error message shows it: its repr, cut to ECHO characters."""
-    text = repr(value)
-    return text if len(text) <= ECHO else text[:ECHO - 1] + "…"
 
 
 def field_path(path) -> str:
@@ -217,9 +213,9 @@ class _Composer:
             return f"a number of {len(node.value):,} characters; at most {MAX_NUMERAL} are read"
         if node.tag not in _SCALAR_TAGS and node.tag != MERGE:
             return (f"{_tag_name(node.tag)} values are not read here; quote the value to make it a string: "
-                    f"{clip(node.value)}")
+                    f"{brief(node.value)}")
         if explicit and node.tag != STR and not self._constructs(node):
-            return f"{clip(node.value)} is not a valid {_tag_name(node.tag)}"
+            return f"{brief(node.value)} is not a valid {_tag_name(node.tag)}"
         return None
 
     def _constructs(self, node: ScalarNode) -> bool:
@@ -274,7 +270,7 @@ class _Composer:
         if isinstance(key, ScalarNode) and key.tag == MERGE:
             return None
         if isinstance(key, ScalarNode):
-            problem = f"the key {clip(key.value)} is read as {_tag_name(key.tag)}, not a string"
+            problem = f"the key {brief(key.value)} is read as {_tag_name(key.tag)}, not a string"
         else:
             problem = f"a {type(key).__name__[:-4].lower()} is used as a key"
         self.errors.append(self._here(key, problem + "; mapping keys must be strings (quote a name)"))
@@ -282,7 +278,7 @@ class _Composer:
 
 
 def _tag_name(tag: str) -> str:
-    return "!!" + tag[len(_TAG):] if tag.startswith(_TAG) else clip(tag)
+    return "!!" + tag[len(_TAG):] if tag.startswith(_TAG) else brief(tag)
 
 
 class _Loader(_Composer, CParser, SafeConstructor, Resolver):

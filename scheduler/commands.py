@@ -38,17 +38,21 @@ def check_config(args: argparse.Namespace) -> int:
     timeout = config.starvation_timeout_s
     print(f"reservations: {'off' if timeout is None else f'after {timeout:g} s of starvation'}")
     width = shutil.get_terminal_size().columns  # COLUMNS, the terminal, or 80 when piped
-    print(_wrapped("placement: ", [_rule_text(r) for r in config.placement], " ->", width))
+    print(_wrapped("placement: ", _joined([_rule_text(r) for r in config.placement], " ->"), width))
     _print_tree(config.root, "", width)
     return 0
 
 
-def _wrapped(head: str, parts: list[str], sep: str, width: int) -> str:
-    """`head` and the parts joined by `sep`, broken between parts to fit `width` (a part longer than
-    a line keeps its own), continuation lines indented under the first part."""
+def _joined(parts: list[str], sep: str) -> list[str]:
+    """Each part but the last with `sep` after it: the pieces _wrapped lays out."""
+    return [part + sep for part in parts[:-1]] + parts[-1:]
+
+
+def _wrapped(head: str, pieces: list[str], width: int) -> str:
+    """`head` and the pieces, space-separated and broken between pieces to fit `width` (a piece
+    longer than a line keeps its own), continuation lines indented under the first piece."""
     lines, line = [], head
-    for i, part in enumerate(parts):
-        piece = part + (sep if i + 1 < len(parts) else "")
+    for i, piece in enumerate(pieces):
         if i and len(line) + 1 + len(piece) > width:
             lines.append(line)
             line = " " * len(head) + piece
@@ -79,10 +83,13 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
         parts.append(f"max-running-apps {spec.max_running_apps}")
     if spec.is_leaf:
         parts.append(f"order {spec.order}")
+    pieces = _joined([p for p in parts if p], ";")
     for label, acl in (("submit-acl", spec.submit_acl), ("admin-acl", spec.admin_acl)):
-        if not acl.is_empty():
-            parts.append(f"{label} {acl.text!r} ({acl.describe()})")
-    print(_wrapped(f"{indent}{spec.name}  ", [p for p in parts if p], ";", width))
+        if not acl.is_empty():  # the text, then what Hadoop reads it as: a line break may fall between
+            if pieces:
+                pieces[-1] += ";"
+            pieces += [f"{label} {acl.text!r}", f"({acl.describe()})"]
+    print(_wrapped(f"{indent}{spec.name}  ", pieces, width))
     for child in spec.children:
         _print_tree(child, indent + "  ", width)
 

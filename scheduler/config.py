@@ -20,7 +20,8 @@ from typing import Any
 import jsonschema
 
 from scheduler.acl import Acl
-from scheduler.bounded_yaml import MAX_BYTES, YamlRefused, at, clip, read_yaml
+from scheduler.bounded_yaml import MAX_BYTES, YamlRefused, at, read_yaml
+from scheduler.echo import brief
 from scheduler.resources import DEFAULT_TYPES, NAME_PATTERN
 
 log = logging.getLogger("yarn_drf.config")
@@ -219,7 +220,7 @@ def parse_config(text: str | bytes, source: str = "<config>") -> QueueConfig:
     except Exception as exc:  # noqa: BLE001 (a bug must still be a refusal, never a traceback in a reload)
         log.exception("checking %s failed", source)
         raise ConfigError([f"(top level): the file could not be checked: {type(exc).__name__}: "
-                           f"{clip(str(exc))} (a yarn-drf bug; please report it)"], source) from exc
+                           f"{brief(str(exc))} (a yarn-drf bug; please report it)"], source) from exc
 
 
 def _parse(text: str | bytes, source: str) -> QueueConfig:
@@ -288,7 +289,7 @@ def _at(path, lines: dict, message: str) -> str:
 
 def _describe(error: jsonschema.ValidationError, lines: dict) -> str:
     path = list(error.absolute_path)
-    kind, value, got = error.validator, error.validator_value, clip(error.instance)
+    kind, value, got = error.validator, error.validator_value, brief(error.instance)
     if kind == "additionalProperties":
         known = sorted(error.schema.get("properties", {}))
         extras = [k for k in error.instance if k not in known] if isinstance(error.instance, dict) else []
@@ -322,7 +323,7 @@ def _describe(error: jsonschema.ValidationError, lines: dict) -> str:
         return _at(path, lines, "must not be empty")
     if kind == "maxItems":
         return _at(path, lines, f"may have at most {value} entries")
-    return _at(path, lines, clip(error.message))
+    return _at(path, lines, brief(error.message))
 
 
 def _article(word: str) -> str:
@@ -356,7 +357,7 @@ class _Semantics:
                                                         "cluster is its limit)")
         if self.known is not None and len(set(self.known)) != len(self.known):
             twice = sorted({r for r in self.known if self.known.count(r) > 1})
-            self._err(["resources"], f"has duplicates: {clip(', '.join(twice))}")
+            self._err(["resources"], f"has duplicates: {brief(', '.join(twice))}")
         self._placement(paths)
         return self.errors
 
@@ -389,21 +390,21 @@ class _Semantics:
         for res, w in items:
             if _is_number(w) and math.isfinite(w) and w > 0 and not MIN_WEIGHT <= w <= MAX_WEIGHT:
                 self._err(path + ([res] if res is not None else []),
-                          f"must be from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {clip(w)}")
+                          f"must be from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {brief(w)}")
 
     def _limits(self, minimum, maximum, path: list) -> None:
         if isinstance(maximum, dict):
             for res, amount in maximum.items():
                 m = PERCENT.match(amount) if isinstance(amount, str) else None
                 if m and not 0 < float(m.group(1)) <= 100:
-                    self._err(path + ["max", res], f"percentage must be in (0, 100], got {clip(amount)}")
+                    self._err(path + ["max", res], f"percentage must be in (0, 100], got {brief(amount)}")
                 elif (_is_number(amount) and isinstance(minimum, dict) and _is_number(minimum.get(res))
                       and minimum[res] > amount):
                     self._err(path + ["min", res], f"min {minimum[res]} is above max {amount}")
         elif isinstance(maximum, str):
             m = PERCENT.match(maximum)
             if m and not 0 < float(m.group(1)) <= 100:
-                self._err(path + ["max"], f"percentage must be in (0, 100], got {clip(maximum)}")
+                self._err(path + ["max"], f"percentage must be in (0, 100], got {brief(maximum)}")
 
     def _placement(self, paths: dict[str, bool]) -> None:
         rules = self.doc.get("placement")
@@ -417,9 +418,9 @@ class _Semantics:
             if kind in ("user", "primary-group"):
                 parent = rule.get("parent", "root")
                 if _is_queue_path(parent) and parent not in paths:
-                    self._err(where + ["parent"], f"queue {clip(parent)} does not exist")
+                    self._err(where + ["parent"], f"queue {brief(parent)} does not exist")
                 elif _is_queue_path(parent) and not paths[parent]:
-                    self._err(where + ["parent"], f"{clip(parent)} is a leaf queue; a parent must have children")
+                    self._err(where + ["parent"], f"{brief(parent)} is a leaf queue; a parent must have children")
             elif kind == "default":
                 self._default_target(rule, where, paths)
             elif kind in ("specified", "reject") and "queue" in rule:
@@ -434,13 +435,13 @@ class _Semantics:
         elif not _is_queue_path(target):
             return  # the schema said what is wrong with it
         elif paths.get(target):
-            self._err(where + ["queue"], f"{clip(target)} is a parent queue; apps go to leaves")
+            self._err(where + ["queue"], f"{brief(target)} is a parent queue; apps go to leaves")
         elif target not in paths and not rule.get("create"):
-            self._err(where + ["queue"], f"queue {clip(target)} does not exist (set create: true to "
+            self._err(where + ["queue"], f"queue {brief(target)} does not exist (set create: true to "
                                          "create it on first use)")
         elif target not in paths and not paths.get(target.rsplit(".", 1)[0]):
-            self._err(where + ["queue"], f"cannot create {clip(target)}: its parent "
-                                         f"{clip(target.rsplit('.', 1)[0])} is not a parent queue")
+            self._err(where + ["queue"], f"cannot create {brief(target)}: its parent "
+                                         f"{brief(target.rsplit('.', 1)[0])} is not a parent queue")
 
 
 def _is_number(value) -> bool:

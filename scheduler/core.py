@@ -10,7 +10,6 @@ blocks the others (DRFH). Cost per assigned container: one pop and one push per 
 from __future__ import annotations
 
 import logging
-import reprlib
 import time
 from dataclasses import replace
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -20,6 +19,7 @@ from itertools import count
 from operator import mul
 
 from scheduler.config import ConfigError, QueueConfig, QueueSpec
+from scheduler.echo import brief
 from scheduler.heap import LazyHeap
 from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Queue, Request
 from scheduler.placement import QueueView, Target, place
@@ -441,7 +441,7 @@ class SchedulerCore:
             return
         if type(count) is not int or not 0 <= count < AMOUNT_LIMIT:
             self._ignore("update_request", f"app {app_id}: count must be an integer from 0 to 2^63-1, "
-                         f"got {reprlib.repr(count)}")
+                         f"got {brief(count)}")
             return
         capability = self._vector(resources, "update_request", app_id)
         if capability is None:
@@ -500,8 +500,8 @@ class SchedulerCore:
                     continue
             if type(count) is not int or not 0 <= count < AMOUNT_LIMIT or type(ask_id) is not int:
                 ignored += 1
-                self._ignore("update_counts", f"ask {reprlib.repr(ask_id)}: count must be an integer from 0 to "
-                             f"2^63-1 and the id an integer, got {reprlib.repr(count)}")
+                self._ignore("update_counts", f"ask {brief(ask_id)}: count must be an integer from 0 to "
+                             f"2^63-1 and the id an integer, got {brief(count)}")
                 continue
             req = any_asks.get(ask_id)
             if req is not None:  # starts or stops waiting (the first test took those that go on)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scheduler.bounded_yaml import clip
+from scheduler.echo import brief
 from scheduler.config import QUEUE_NAME, QUEUE_PATH, PlacementRule
 
 
@@ -68,13 +68,13 @@ def place(rules: Sequence[PlacementRule], view: QueueView, requested: str | None
             path = view.resolve(requested)
         elif rule.rule in ("user", "primary-group"):
             if rule.rule == "primary-group" and not groups:
-                reasons.append(f"primary-group: user {clip(user)} has no groups")
+                reasons.append(f"primary-group: user {brief(user)} has no groups")
                 continue
             identity = user if rule.rule == "user" else groups[0]
             name = queue_name_for(identity)
             if name is None:
                 kind = "user" if rule.rule == "user" else "group"
-                reasons.append(f"{rule.rule}: {kind} name {clip(identity)} cannot be a queue name (only letters, "
+                reasons.append(f"{rule.rule}: {kind} name {brief(identity)} cannot be a queue name (only letters, "
                                "digits, '_', '-' and '.' may form one)")
                 continue
             path = f"{rule.parent}.{name}"
@@ -94,12 +94,12 @@ def _check(rule: PlacementRule, view: QueueView, path: str) -> Target | str:
     if kind is True:
         return Target(path, create=False)
     if kind is False:
-        return f"queue {clip(path)} is a parent queue; apps go to leaf queues"
+        return f"queue {brief(path)} is a parent queue; apps go to leaf queues"
     if not rule.create:
-        return f"queue {clip(path)} does not exist"
+        return f"queue {brief(path)} does not exist"
     if not re.match(QUEUE_PATH, path):
-        return f"cannot create {clip(path)}: not a queue path (root, then names of letters, digits, '_' and '-')"
+        return f"cannot create {brief(path)}: not a queue path (root, then names of letters, digits, '_' and '-')"
     parent = path.rsplit(".", 1)[0]
     if view.kinds.get(parent) is not False:
-        return f"cannot create {clip(path)}: its parent {clip(parent)} is not a parent queue"
+        return f"cannot create {brief(path)}: its parent {brief(parent)} is not a parent queue"
     return Target(path, create=True)

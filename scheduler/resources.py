@@ -7,9 +7,10 @@ the edges (config, events, reports), where ResourceTypes converts between the tw
 from __future__ import annotations
 
 import re
-import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from operator import add, le, sub
+
+from scheduler.echo import brief
 
 MEMORY = "memory-mb"
 VCORES = "vcores"
@@ -74,7 +75,7 @@ class ResourceTypes:
                     f"unknown resource type {name!r} (known: {', '.join(self.names)})"
                 )
             if type(amount) is not int or not 0 <= amount < AMOUNT_LIMIT:
-                raise ValueError(f"{name}: amount must be an integer from 0 to 2^63-1, got {_brief(amount)}")
+                raise ValueError(f"{name}: amount must be an integer from 0 to 2^63-1, got {brief(amount)}")
             values[i] = amount
         return tuple(values)
 
@@ -85,7 +86,7 @@ class ResourceTypes:
                              f"({', '.join(self.names)})")
         for name, amount in zip(self.names, values):
             if type(amount) is not int or not 0 <= amount < AMOUNT_LIMIT:
-                raise ValueError(f"{name}: amount must be an integer from 0 to 2^63-1, got {_brief(amount)}")
+                raise ValueError(f"{name}: amount must be an integer from 0 to 2^63-1, got {brief(amount)}")
         return values
 
     def to_dict(self, vector: Vector) -> dict[str, int]:
@@ -93,11 +94,6 @@ class ResourceTypes:
 
     def format(self, vector: Vector) -> str:
         return "<" + ", ".join(f"{n} {v}" for n, v in zip(self.names, vector)) + ">"
-
-
-def _brief(value: object) -> str:
-    """`value` for an error message, bounded in length and depth whatever it is."""
-    return reprlib.repr(value)
 
 
 def _elementwise(op: str, n: int) -> Callable[[Vector, Vector], Vector]:

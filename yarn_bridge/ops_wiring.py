@@ -13,7 +13,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.bounded_yaml import clip
 from yarn_bridge import protocol
 from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import FileWatcher, Reloader

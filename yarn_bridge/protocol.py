@@ -15,10 +15,11 @@ objects), so one bad item is skipped and the rest still apply.
 from __future__ import annotations
 
 import json
-import reprlib
 import time
 from collections.abc import Callable
 from typing import Any
+
+from scheduler.echo import brief
 
 VERSION = 4
 # Epochs, sequence numbers, ids: Java longs, 0 <= x < LONG_LIMIT.
@@ -46,10 +47,6 @@ _decoder = json.JSONDecoder(parse_constant=_not_json)
 class ProtocolError(ValueError):
     """A request that is not a well-formed message of this version; the text says what and where."""
 
-
-def brief(value: Any) -> str:
-    """`value` for a log line or an error, bounded in length and nesting whatever it is."""
-    return reprlib.repr(value)
 
 
 def decode_request(text: str) -> dict[str, Any]:

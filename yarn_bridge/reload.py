@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
-from scheduler.bounded_yaml import clip
+from scheduler.echo import brief
 from scheduler.config import QueueSpec
 
 log = logging.getLogger("yarn_bridge.reload")
@@ -78,7 +78,7 @@ class Reloader:
         except Exception as exc:  # noqa: BLE001 (a bug must be a refusal: the RM and the old config stay)
             log.exception("reloading %s failed", path)
             return self._refuse(path, trigger, [f"(top level): the reload failed: {type(exc).__name__}: "
-                                                f"{clip(str(exc))} (a yarn-drf bug; please report it)"])
+                                                f"{brief(str(exc))} (a yarn-drf bug; please report it)"])
         self.path, self.version, self.digest = path, self.version + 1, _digest(path)
         diff = describe_changes(old, config, changes, core)
         result = ReloadResult(True, str(path), trigger, self.version, changes=changes, diff=diff)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
+from scheduler.echo import brief
 from yarn_bridge import protocol
 from yarn_bridge.protocol import is_key, is_long
 from yarn_bridge.reload import Reloader
@@ -107,7 +108,7 @@ class CoreService:
             core = SchedulerCore(self.config, resource_types=msg["resources"] or None, policy=self.policy)
         except (ConfigError, ValueError) as exc:
             self.counters["bad_requests"] += 1
-            return protocol.error(f"snapshot: resources {protocol.brief(msg['resources'])}: {exc}")
+            return protocol.error(f"snapshot: resources {brief(msg['resources'])}: {exc}")
         nodes, apps = msg.get("nodes") or [], msg.get("apps") or []
         rows, asks = msg.get("containers") or [], msg.get("asks") or []
         with core.batch():
@@ -211,7 +212,7 @@ class CoreService:
                 continue
             fields = protocol.DELTA_FIELDS.get(op) if type(op) is str else None
             problem = (protocol.check_fields(d, fields) if fields is not None else
-                       f"unknown op {protocol.brief(op)} (known: {', '.join(protocol.DELTA_OPS)})")
+                       f"unknown op {brief(op)} (known: {', '.join(protocol.DELTA_OPS)})")
             if problem:
                 self._bad("delta", d, problem)
                 continue
@@ -250,7 +251,7 @@ class CoreService:
 
     def _bad(self, what: str, item: Any, problem: str) -> None:
         self.counters["bad_deltas"] += 1
-        log.warning("ignored %s %s: %s", what, protocol.brief(item), problem)
+        log.warning("ignored %s %s: %s", what, brief(item), problem)
 
     def _apply_started(self, core: SchedulerCore, rows: list) -> None:
         """Rows of protocol.CONTAINER_FIELDS, then the amounts in the core's resource order."""
@@ -261,7 +262,7 @@ class CoreService:
             if type(row) is not list or len(row) != width:
                 bad += 1
                 log.warning("ignored container row %s: a started container is [%s, then one amount for each "
-                            "of %s]", protocol.brief(row), ", ".join(protocol.CONTAINER_FIELDS),
+                            "of %s]", brief(row), ", ".join(protocol.CONTAINER_FIELDS),
                             ", ".join(core.types.names))
                 continue
             cid, app, node, priority, allocation_id, assignment_id = row[:fields]
@@ -270,7 +271,7 @@ class CoreService:
                 bad += 1
                 log.warning("ignored container row %s: container, app and node must be strings, priority and "
                             "allocation_id integers (Java longs), assignment_id a string or null",
-                            protocol.brief(row))
+                            brief(row))
                 continue
             core.container_started(cid, app, node, tuple(row[fields:]), priority=priority,
                                    allocation_id=allocation_id, assignment_id=assignment_id)
@@ -284,7 +285,7 @@ class CoreService:
             if type(cid) is not str or type(state) is not str:
                 bad += 1
                 log.warning("ignored finished container %s in state %s: both must be strings",
-                            protocol.brief(cid), protocol.brief(state))
+                            brief(cid), brief(state))
                 continue
             core.container_finished(cid, state)
         self._count_deltas(len(pairs) // 2, bad)
@@ -305,7 +306,7 @@ class CoreService:
             problem = self._full_ask(core, a)
             if problem:
                 bad += 1
-                log.warning("ignored ask %s: %s", protocol.brief(a), problem)
+                log.warning("ignored ask %s: %s", brief(a), problem)
         pairs = iter(counts)
         bad += core.update_counts(zip(pairs, pairs))
         self._count_deltas(len(full) + len(counts) // 2, bad)

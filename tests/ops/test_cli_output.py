@@ -72,15 +72,15 @@ def test_check_config_wraps_its_tree_at_80_columns_between_fields():
     # a long queue line continues under its first field, each field whole
     start = next(i for i, line in enumerate(lines) if line.startswith("  analytics  "))
     indent = len("  analytics  ")
-    assert all(line.startswith(" " * indent) and line[indent] != " " for line in lines[start + 1:start + 3])
-    assert " ".join(line[indent:] for line in lines[start:start + 3]) == (
+    assert all(line.startswith(" " * indent) and line[indent] != " " for line in lines[start + 1:start + 4])
+    assert " ".join(line[indent:] for line in lines[start:start + 4]) == (
         "weight 2; min <vcores 8, memory-mb 16384>; max <vcores 60%, memory-mb 262144, gpu-mem 0>; "
-        "submit-acl 'alice,bob analysts'")
-    assert lines[start + 3].startswith("    adhoc  weight 1")
+        "submit-acl 'alice,bob analysts' (users 'alice', 'bob'; groups 'analysts')")
+    assert lines[start + 4].startswith("    adhoc  weight 1")
     placement = lines[lines.index(next(line for line in lines if line.startswith("placement: "))) + 1]
     assert placement.startswith(" " * len("placement: ")) and "->" in placement
 
     wide = subprocess.run([YARN_DRF, "check-config", "conf/queues.yaml"], capture_output=True, text=True,
                           timeout=60, cwd=REPO, env={**os.environ, "COLUMNS": "200"})
     assert "  analytics  weight 2; min <vcores 8, memory-mb 16384>; max <vcores 60%, memory-mb 262144, " \
-           "gpu-mem 0>; submit-acl 'alice,bob analysts'\n" in wide.stdout
+           "gpu-mem 0>; submit-acl 'alice,bob analysts' (users 'alice', 'bob'; groups 'analysts')\n" in wide.stdout
