@@ -8,6 +8,7 @@ const params = new URLSearchParams(location.search);
 const INTERVAL_MS = Math.max(250, 1000 * (parseFloat(params.get("interval")) || 2));
 const WINDOW_MS = 10 * 60 * 1000;   // the chart shows the last ten minutes at most
 const MAX_LINES = 12;               // queues drawn in the chart: the leaves with the largest shares
+const MAX_RECORDED = 50;            // queues whose shares each point of history keeps (a big tree stays small)
 const MAX_APPS = 200;               // app rows shown: waiting ones first
 const MAX_WHY = 25;                 // apps whose reasons are fetched on each refresh
 const UNBOUNDED = 2 ** 62;          // the status server's "no limit" in a queue's max
@@ -147,7 +148,8 @@ function loadHistory() {
 
 function record(doc, now) {
   const leaves = doc.queues.filter((q) => q.leaf);
-  const charted = leaves.length ? leaves : doc.queues;
+  const charted = [...(leaves.length ? leaves : doc.queues)]
+    .sort((a, b) => b.dominant_share - a.dominant_share).slice(0, MAX_RECORDED);
   const point = {t: now, share: {}, target: {}};
   for (const q of charted) {
     point.share[q.name] = q.dominant_share;
@@ -166,6 +168,7 @@ function renderChart(doc, now) {
   const chart = document.getElementById("chart");
   const [W, H, left, bottom, top] = [960, 260, 44, 22, 8];
   const names = Object.keys(history[history.length - 1].share);
+  const leafCount = doc.queues.filter((q) => q.leaf).length || doc.queues.length;
   // The lines drawn: the leaves with the largest shares now; each queue keeps its colour.
   const order = new Map(doc.queues.map((q, i) => [q.name, i]));
   const latest = history[history.length - 1];
@@ -201,8 +204,8 @@ function renderChart(doc, now) {
   }
   chart.replaceChildren(...parts);
   document.getElementById("chart-note").textContent =
-    `solid: dominant share, dashed: target; ${drawn.length < names.length
-      ? `the ${drawn.length} of ${names.length} leaf queues with the largest shares` : "every leaf queue"}`;
+    `solid: dominant share, dashed: target; ${drawn.length < leafCount
+      ? `the ${drawn.length} of ${leafCount} leaf queues with the largest shares` : "every leaf queue"}`;
   document.getElementById("legend").replaceChildren(...drawn.map((name) => {
     const item = el("li", {"data-queue": name, class: hiddenLines.has(name) ? "off" : "",
                            title: "click to show or hide"},
