@@ -16,6 +16,8 @@ import org.apache.hadoop.yarn.webapp.SubView;
 import org.apache.hadoop.yarn.webapp.hamlet2.Hamlet;
 import org.apache.hadoop.yarn.webapp.hamlet2.Hamlet.TABLE;
 import org.apache.hadoop.yarn.webapp.hamlet2.Hamlet.TBODY;
+import org.apache.hadoop.yarn.webapp.view.HtmlPage.Page;
+import org.apache.hadoop.yarn.webapp.view.HtmlPage.__;
 import org.apache.hadoop.yarn.webapp.view.HtmlBlock;
 import org.yarndrf.shim.ShimConf;
 
@@ -30,6 +32,21 @@ import org.yarndrf.shim.ShimConf;
  * waits, free room per node and the history of the shares.
  */
 public class SchedulerPage extends RmView {
+  @Override
+  protected void preHead(Page.HTML<__> html) {
+    super.preHead(html);  // the application table's set-up, which also titles the page after it
+    setTitle("yarn-drf Scheduler");
+  }
+
+  @Override
+  protected void postHead(Page.HTML<__> html) {
+    html.style().$type("text/css").__(
+        "#yarn-drf { margin: 0.8em 0 0.4em }",
+        "#yarn-drf-queues { width: auto; border-collapse: collapse; margin-bottom: 1em }",
+        "#yarn-drf-queues th, #yarn-drf-queues td { padding: 0.2em 0.8em; border-bottom: 1px solid #ddd;"
+            + " text-align: left; white-space: nowrap }").__();
+  }
+
   @Override
   protected Class<? extends SubView> content() {
     return QueuesBlock.class;
