@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 import requests
 
+import yaml
+
 from tests import browser
-from tests.e2e.cluster import SHAPES
 from tests.ops.conftest import Ops, running_ops
 from yarn_bridge.status import UI_HEADERS, StatusServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_QUEUES = ROOT / "conf" / "docker-queues.yaml"
-DEMO_NODES = {s.name: (s.capacity(), "/default-rack") for s in SHAPES}
 # queue -> (app, container shape, containers asked): the demo's CPU-, memory- and GPU-memory-heavy work.
 WORKLOAD = {
     "root.prod": ("app-prod", {"memory-mb": 512, "vcores": 1}, 120),
@@ -55,6 +55,14 @@ def limits(q: dict) -> str:
 
 # ---------------------------------------------------------------- fixtures
 
+def demo_nodes() -> dict[str, tuple[dict[str, int], str]]:
+    """The Docker demo's NodeManagers, as docker/compose.yaml defines them."""
+    services = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())["services"]
+    return {name: ({"memory-mb": int(env["NM_MEMORY_MB"]), "vcores": int(env["NM_VCORES"]),
+                    "gpu-mem": int(env["NM_GPU_MEM"])}, "/default-rack")
+            for name, service in services.items() if "NM_VCORES" in (env := service.get("environment") or {})}
+
+
 @pytest.fixture(scope="module")
 def chromium():
     why = browser.missing()
@@ -72,7 +80,7 @@ def demo(tmp_path: Path):
     served until the test ends; the nodes have heartbeated until nothing more fits."""
     queues_file = tmp_path / "queues.yaml"
     queues_file.write_text(DEMO_QUEUES.read_text())
-    with running_ops(queues_file, DEMO_NODES) as ops:
+    with running_ops(queues_file, demo_nodes()) as ops:
         with ops.lock:
             for queue, (app, shape, count) in WORKLOAD.items():
                 assert ops.core.submit_app(app, "alice", queue).accepted
@@ -216,7 +224,7 @@ def test_each_waiting_app_shows_why_in_the_words_of_the_api(chromium, demo):
 def test_nodes_show_their_free_room_as_the_api_reports_it(chromium, demo):
     open_dashboard(chromium, demo)
     want = expected_nodes(demo)
-    assert set(want) == {s.name for s in SHAPES}
+    assert set(want) == {"nm-cpu", "nm-mem", "nm-gpu"}
     table_shows(chromium, "each node's free room from /v1/nodes", "nodes", "node", want)
 
 
