@@ -11,13 +11,13 @@ PIP := $(VENV)/bin/pip
 TEST_PREREQS :=
 PYTEST_ARGS ?=
 
-.PHONY: deps deps-python deps-java deps-docker venv test demo replay bench bench-bridge clean
+.PHONY: deps deps-python deps-java deps-docker deps-browser venv test demo replay bench bench-bridge clean
 
 # The Debian packages each part needs (.ci/deps.sh): installed with apt when run as root,
 # otherwise the exact apt command is printed and make stops. Silent when everything is present.
 deps:
-	@PYTHON=$(PYTHON) .ci/deps.sh python java docker
-deps-python deps-java deps-docker:
+	@PYTHON=$(PYTHON) .ci/deps.sh python java docker browser
+deps-python deps-java deps-docker deps-browser:
 	@PYTHON=$(PYTHON) .ci/deps.sh $(@:deps-%=%)
 
 venv: $(VENV)/.installed

@@ -3,10 +3,12 @@
 #   python   python3-venv (the venv and ensurepip modules): the .venv every Python target uses
 #   java     openjdk-17-jdk-headless (java, javac) and maven (mvn): the shim and SLS jars
 #   docker   docker.io (dockerd and Debian's /usr/bin/docker) and mmdebstrap (the offline base image)
+#   browser  chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver): the dashboard's
+#            tests drive the real browser headless
 # As root the missing packages are installed with apt-get, whose output is shown only if it fails;
 # otherwise the exact command is printed and the exit status is 1. Nothing is installed, and
 # nothing printed, when everything is present.
-#   usage: .ci/deps.sh PART...            (`make deps` checks all three)
+#   usage: .ci/deps.sh PART...            (`make deps` checks all four)
 set -euo pipefail
 PYTHON="${PYTHON:-python3}"
 
@@ -20,7 +22,9 @@ for part in "$@"; do
           command -v mvn >/dev/null || need maven ;;
     docker) command -v dockerd >/dev/null && [ -x /usr/bin/docker ] || need docker.io
             command -v mmdebstrap >/dev/null || need mmdebstrap ;;
-    *) echo "deps: unknown part '$part' (python, java or docker)" >&2; exit 2 ;;
+    browser) [ -x /usr/bin/chromium ] || need chromium
+             [ -x /usr/bin/chromedriver ] || need chromium-driver ;;
+    *) echo "deps: unknown part '$part' (python, java, docker or browser)" >&2; exit 2 ;;
   esac
 done
 [ "${#missing[@]}" -eq 0 ] && exit 0

@@ -4,8 +4,10 @@
 Starts a ResourceManager running yarn-drf and three NodeManagers of different shapes, submits a
 mixed workload from three queues (prod: CPU-heavy, weight 2; dev: memory-heavy; ml: GPU-memory
 heavy), prints a live table of each queue's usage and dominant share as measured from YARN's REST
-API, writes a plot of dominant share over time, prints a verdict comparing the measured shares with
-the weighted-DRF target, and tears the cluster down (--keep leaves it running).
+API and the address of yarn-drf's live dashboard, writes a plot of dominant share over time, prints
+a verdict comparing the measured shares with the weighted-DRF target, and tears the cluster down
+(--keep leaves it running). --screenshot PNG also saves the dashboard as headless Chromium shows it
+at the end of the run.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +29,8 @@ os.environ.setdefault("TC_HOST", "127.0.0.1")
 from rich.console import Console  # noqa: E402
 from rich.live import Live  # noqa: E402
 from rich.table import Table  # noqa: E402
+
+from tests import browser  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
@@ -85,8 +90,10 @@ def measure(cluster, capacity: dict[str, int]) -> dict[str, dict]:
     return out
 
 
-def render(sample: dict[str, dict], targets: dict[str, float], elapsed: float, pending: dict[str, int]) -> Table:
-    t = Table(title=f"yarn-drf on the Docker cluster — {elapsed:5.0f} s (measured from the RM REST API)")
+def render(sample: dict[str, dict], targets: dict[str, float], elapsed: float, pending: dict[str, int],
+           dashboard: str) -> Table:
+    t = Table(title=f"yarn-drf on the Docker cluster — {elapsed:5.0f} s (measured from the RM REST API)",
+              caption=f"live dashboard (the scheduler's own view): {dashboard}")
     for col in ("queue", "weight", "containers", "pending", "memory-mb", "vcores", "gpu-mem",
                 "dominant share", "DRF target", "weighted share"):
         t.add_column(col, justify="right")
@@ -123,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=150, help="how long to run the workload (default 150)")
     ap.add_argument("--keep", action="store_true", help="leave the cluster running at the end")
     ap.add_argument("--plot", type=Path, default=ROOT / "out" / "cluster-demo.png", help="PNG to write")
+    ap.add_argument("--screenshot", type=Path, metavar="PNG",
+                    help="save the dashboard as headless Chromium shows it at the end of the run")
     args = ap.parse_args(argv)
+    if args.screenshot and browser.missing():
+        ap.error(f"--screenshot: {browser.missing()}")
     started = time.monotonic()
     ensure_engine()
 
@@ -136,9 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         cluster.start()
         nodes = cluster.running_nodes()
         capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in nodes) for r in RES}
+        dashboard = f"http://127.0.0.1:{cluster.status_port()}/ui/"
         console.print(f"Cluster up in {time.monotonic() - started:.0f} s: capacity {capacity}; "
                       f"RM web UI http://127.0.0.1:{cluster.web_port}, core status "
                       f"http://127.0.0.1:{cluster.status_port()}/")
+        console.print(f"[bold]yarn-drf dashboard: {dashboard}[/] (open it while the demo runs)")
         targets = fluid_targets(capacity)
         tag = uuid.uuid4().hex[:4]
         for q, (shape, n) in WORKLOAD.items():
@@ -146,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
                                   command=CONTAINER_CMD)
         t0 = time.monotonic()
         history: list[tuple[float, dict]] = []
-        with Live(console=console, refresh_per_second=2) as live:
+        with ExitStack() as stack, Live(console=console, refresh_per_second=2) as live:
+            if args.screenshot:  # the page keeps its chart's history itself: open it for the whole run
+                page = stack.enter_context(browser.headless_chromium())
+                page.get(dashboard)
             while time.monotonic() - t0 < args.seconds:
                 sample = measure(cluster, capacity)
                 try:  # containers still asked for, from the core (informative only)
@@ -155,8 +171,11 @@ def main(argv: list[str] | None = None) -> int:
                 except Exception:
                     pending = {}
                 history.append((time.monotonic() - t0, sample))
-                live.update(render(sample, targets, time.monotonic() - t0, pending))
+                live.update(render(sample, targets, time.monotonic() - t0, pending, dashboard))
                 time.sleep(2)
+            if args.screenshot:
+                browser.page_screenshot(page, args.screenshot)
+                console.print(f"dashboard screenshot: {args.screenshot}")
         plot(history, targets, args.plot)
         # Verdict over the second half of the run (after the first containers have churned).
         steady = [s for t, s in history if t >= args.seconds / 2]
@@ -187,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     finally:
         if args.keep:
-            console.print(f"Cluster left running (--keep): RM http://127.0.0.1:{cluster.web_port}; "
+            console.print(f"Cluster left running (--keep): RM http://127.0.0.1:{cluster.web_port}, dashboard "
+                          f"http://127.0.0.1:{cluster.status_port()}/ui/; "
                           "remove it with: docker rm -f $(docker ps -aq --filter label=yarn-drf=1)")
         else:
             cluster.stop()

@@ -7,6 +7,7 @@ GET  /v1/nodes        per node capacity, allocated, free and reservation
 GET  /v1/health       bridge connected, last heartbeat age, configuration version
 GET  /metrics         Prometheus text format
 POST /v1/reload       re-reads the queue file through the one validated reload (needs the token)
+GET  /ui/             the operator's dashboard (yarn_bridge/ui): a page that polls the reads above
 
 Every read takes the service lock for as long as it reads the core and no longer; JSON is encoded
 after the lock is released. A failing request answers 500 with the error and never stops the server.
@@ -32,12 +33,17 @@ from urllib.parse import unquote, urlsplit
 from scheduler import SchedulerCore
 from scheduler.explain import TargetInput, queue_figures, why_pending
 from yarn_bridge.metrics import CONTENT_TYPE, Metrics
+from yarn_bridge.ui import Asset, asset
 
 log = logging.getLogger("yarn_bridge.status")
 LOOPBACK = "127.0.0.1"
 DEFAULT_STATUS_PORT = 25335
 STALE_AFTER_S = 10.0  # no heartbeat for this long: the bridge is reported disconnected
-ENDPOINTS = ["/v1/queues", "/v1/apps", "/v1/apps/{id}", "/v1/nodes", "/v1/health", "/metrics", "POST /v1/reload"]
+ENDPOINTS = ["/v1/queues", "/v1/apps", "/v1/apps/{id}", "/v1/nodes", "/v1/health", "/metrics", "POST /v1/reload",
+             "/ui/"]
+# The dashboard's files may load only from this server and may not be framed by another page.
+UI_HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+              "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
 REQUEST_TIMEOUT_S = 10.0
 MAX_CONNECTIONS = 32
 MAX_BODY = 4096
@@ -72,7 +78,8 @@ class StatusServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="status-http", daemon=True)
         self._thread.start()
-        log.info("status server on %s (/v1/queues, /v1/apps/ID, /v1/nodes, /v1/health, /metrics); %s", self.url,
+        log.info("status server on %s (/v1/queues, /v1/apps/ID, /v1/nodes, /v1/health, /metrics); dashboard %s/ui/; %s",
+                 self.url, self.url,
                  "POST /v1/reload with its token" if self.token else "read-only")
         return self
 
@@ -227,6 +234,9 @@ def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:
                 return 200, server.health()
             if path == "/":
                 return 200, {"endpoints": ENDPOINTS, "core": server.snapshot()}
+            if path == "/ui" or path.startswith("/ui/"):
+                found = asset(path[len("/ui/"):])
+                return (200, found) if found is not None else (404, {"error": f"no such dashboard file {path!r}"})
             return 404, {"error": f"no such endpoint {path!r}"}
 
         def _post(self) -> tuple[int, Any]:
@@ -273,7 +283,10 @@ def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:
                 except Exception as exc:  # noqa: BLE001 (a bad request must never stop the server)
                     log.exception("status request %s %s failed", self.command, self.path)
                     status, body = 500, {"error": f"{type(exc).__name__}: {exc}"}
-            if isinstance(body, bytes):
+            extra: dict[str, str] = {}
+            if isinstance(body, Asset):
+                (data, ctype), extra = body, UI_HEADERS
+            elif isinstance(body, bytes):
                 data, ctype = body, CONTENT_TYPE
             else:
                 data, ctype = json.dumps(body).encode(), "application/json"
@@ -282,6 +295,8 @@ def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(data)))
             if status == 401:
                 self.send_header("WWW-Authenticate", 'Bearer realm="yarn-drf"')
+            for name, value in extra.items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
 

@@ -76,6 +76,8 @@ def site_files() -> dict[str, dict[str, str]]:
         # The core's state as JSON on 127.0.0.1:YARN_DRF_STATUS_PORT (0: off).
         "yarn-drf.serve.command": "yarn-drf serve" + (
             f" --status-port {env_int('YARN_DRF_STATUS_PORT', 0)}" if env_int("YARN_DRF_STATUS_PORT", 0) else ""),
+        # The RM web UI's Scheduler page for yarn-drf (the queue tree and the dashboard's address).
+        "yarn.http.rmwebapp.scheduler.page.class": "org.yarndrf.shim.web.SchedulerPage",
         "yarn.acl.enable": "true",
         "yarn.admin.acl": env("YARN_ADMIN_ACL", user),
         "yarn.scheduler.minimum-allocation-mb": "128",

@@ -3,9 +3,12 @@ real `yarn-drf serve`: distributed-shell apps in queues of different shapes shar
 weighted DRF; ACLs, queue info and -refreshQueues work through the core."""
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
+import urllib.request
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,55 @@ def test_queue_status_and_mapred_queue_list_come_from_the_queue_tree(cluster):
     missing = cluster.yarn("queue", "-status", "nosuch")
     assert "nosuch" in missing.stdout + missing.stderr
     assert "Queue Name : nosuch" not in missing.stdout
+
+
+class QueueRows(HTMLParser):
+    """The rows of the RM scheduler page's queue table: [[cell text, ...], ...] by queue path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: dict[str, list[str]] = {}
+        self.links: list[str] = []
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        a = dict(attrs)
+        if tag == "tr" and a.get("class") == "queue":
+            self._row = self.rows.setdefault(a["title"], [])
+        elif tag == "td" and self._row is not None:
+            self._cell = []
+        elif tag == "a" and a.get("id") == "yarn-drf-dashboard":
+            self.links.append(a["href"])
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr":
+            self._row = None
+
+
+def test_the_rms_scheduler_page_shows_the_queue_tree_and_links_the_dashboard(cluster):
+    with urllib.request.urlopen(f"http://127.0.0.1:{cluster.ports['rm_web']}/cluster/scheduler", timeout=10) as r:
+        assert r.status == 200
+        page = QueueRows()
+        page.feed(r.read().decode())
+    with urllib.request.urlopen(f"http://127.0.0.1:{cluster.ports['status']}/v1/queues", timeout=10) as r:
+        core = json.loads(r.read())["queues"]
+    assert sorted(page.rows) == sorted(q["name"] for q in core)  # the shim lists children by name
+    assert list(page.rows)[0] == "root"
+    for q in core:  # queue, weight, dominant share, used, pending, running apps, pending apps, state
+        name, weight, *_, state = page.rows[q["name"]]
+        assert (name, weight, state) == (q["name"], f"{q['weight']:g}" if q["parent"] else "", "RUNNING")
+    dashboard = f"http://127.0.0.1:{cluster.ports['status']}/ui/"
+    assert page.links == [dashboard]
+    with urllib.request.urlopen(dashboard, timeout=10) as r:
+        assert r.status == 200 and r.headers["Content-Type"].startswith("text/html")
 
 
 def test_app_for_a_queue_its_user_may_not_use_is_rejected_with_the_reason(cluster):
