@@ -51,7 +51,8 @@ def attach_ops(service: Any, port: int = DEFAULT_STATUS_PORT, host: str = LOOPBA
 
 
 def _health(service: Any) -> dict:
-    return {"service_counters": dict(service.counters), "epoch": getattr(service, "epoch", None)}
+    return {"service_counters": dict(service.counters), "epoch": getattr(service, "epoch", None),
+            "config_warnings": list(getattr(service, "config_warnings", ()))}
 
 
 def _instrument(service: Any, metrics: Metrics) -> None:
