@@ -1,15 +1,19 @@
-"""SchedulerCore: cluster state, events, and the weighted-DRF decision at each node heartbeat.
+"""SchedulerCore: cluster state, events, and the hierarchical-DRF decision at each node heartbeat.
 
 Fairness state is computed when a node offers room, never by a periodic thread: every queue's
-key (its weighted dominant share, or how far it is below its `min`) is refreshed the moment its
-usage changes, in its parent's lazy heap. A heartbeat walks down the tree taking, at each level,
-the lowest-keyed child that has something fitting this node and its limits; children that cannot
-fit are set aside for the rest of the heartbeat, so a queue whose requests do not fit never
-blocks the others (DRFH). Cost per assigned container: one pop and one push per tree level.
+key (its H-DRF share, or how far it is below its `min`) is refreshed the moment something below
+it changes, in its parent's lazy heap. A leaf's share is its weighted dominant share; a parent's
+is that of its children's usage rescaled to its lowest child with demand (H-DRF, Bhattacharya et
+al.: see "keys and heaps"). A heartbeat walks down the tree taking, at each level, the
+lowest-keyed child that has something fitting this node and its limits; a child that cannot fit
+is set aside for the rest of the heartbeat, which re-keys its parents (it no longer holds their
+level down), so a queue whose requests do not fit never blocks the others (DRFH). Cost per
+assigned container: one push per tree level and O(resources) arithmetic per level.
 """
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import replace
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,6 +35,10 @@ UNLIMITED = 1 << 62
 DEFAULT_RACK = "/default-rack"
 FINISH_STATES = frozenset({"completed", "released", "preempted", "expired", "killed", "lost"})
 _RESERVED = object()  # a heartbeat stopped because it reserved its node
+_RETRY = object()  # a walk set a queue aside, which re-keyed the queues above: walk again from the root
+# Directions a parent sums are quantised to multiples of capacity / 2**48: integer sums are
+# exact in any order, so keys depend on the state alone (batch() must decide as eager re-keying).
+_QUANTUM = float(1 << 48)
 
 
 class SchedulerCore:
@@ -58,6 +66,11 @@ class SchedulerCore:
         self._rekey: dict[App, None] | None = None
         self.waiting: list[App] = []  # apps held back by max-running-apps, oldest first
         self._stale = False  # cluster capacity changed: shares and limits to recompute
+        self._to_q: tuple[float, ...] = ()  # per resource 2**48 / capacity (0 where shares ignore it)
+        self._from_q: tuple[float, ...] = ()
+        self._placeable: dict[Vector, bool] = {}  # shape -> fits some node's capacity
+        self.head: Queue | None = None  # the leaf first in fair order (see _reserve_for_head)
+        self.head_since = 0.0
         self.config = config
         self._install(config)
 
@@ -75,6 +88,7 @@ class SchedulerCore:
         self.timeout = config.starvation_timeout_s
         self.queues: dict[str, Queue] = {}
         self.root = self._build(config.root, None)
+        self._quanta()
 
     def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False) -> Queue:
         q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
@@ -157,7 +171,7 @@ class SchedulerCore:
         for q in self.queues.values():
             q.usage, q.running_apps = zero, 0
             q.shapes.clear()
-            q.heap = LazyHeap()
+        self._reset_keys()
         for app in sorted(self.apps.values(), key=lambda a: a.seq):
             for q in app.queue.ancestors_and_self():
                 q.usage = vadd(q.usage, app.usage)
@@ -212,16 +226,31 @@ class SchedulerCore:
 
     def _set_capacity(self, capacity: Vector) -> None:
         self.capacity = capacity
+        self._placeable.clear()
         self._stale = True  # shares are recomputed once, at the next decision, not per node added
 
     def _refresh(self) -> None:
         for q in self.queues.values():
             self._limits(q)
-        for q in self.queues.values():
-            q.heap = LazyHeap()
+        self._quanta()
+        self._reset_keys()
         for app in self.apps.values():
             self._requeue(app)
         self._stale = False
+
+    def _quanta(self) -> None:
+        """The quantisation of directions, from the capacity of the resources shares count."""
+        counted = [c if s else 0 for c, s in zip(self.capacity, self.root.scale)]
+        self._to_q = tuple(_QUANTUM / c if c else 0.0 for c in counted)
+        self._from_q = tuple(c / _QUANTUM for c in counted)
+
+    def _reset_keys(self) -> None:
+        """Empties every heap and H-DRF sum; re-queueing every app rebuilds them."""
+        zero = self.types.zero
+        for q in self.queues.values():
+            q.heap = LazyHeap()
+            q.act, q.idle, q.dirq, q.aside = zero, {}, None, False
+            q.vec, q.share = zero, 0.0
 
     # ------------------------------------------------------------------ apps
 
@@ -456,13 +485,52 @@ class SchedulerCore:
 
     # ------------------------------------------------------------------ keys and heaps
 
+    # Hierarchical DRF. A leaf's share is its weighted dominant share, as in flat DRF. A parent's
+    # consumption vector rescales each child to M, the lowest share among its children with demand
+    # in its heap: a child at or below M counts in full, one above it as usage * M / share (its
+    # usage along its own direction, cut back to M). So a child that raced ahead on a resource its
+    # siblings do not use, or that holds more than its part from before the others asked, does not
+    # make its parent look large while a sibling with demand is still low (H-DRF's "rescaling to
+    # minimum nodes"); children the heartbeat set aside (nothing fits this node) leave the heap and
+    # stop holding M down (its "ignoring blocked nodes"). The parent's share is the weighted
+    # dominant share of that vector, with the parent's own weights. With one level of queues the
+    # parents' shares are never compared, so flat trees are ordered exactly as flat weighted DRF.
+    #
+    # Incrementally: each parent keeps `act`, the sum of its heap children's directions
+    # (usage / share, quantised), so its vector is M * act plus its idle children; a re-key costs
+    # O(resources + idle children) per level, not O(children).
+
     def _queue_key(self, q: Queue) -> tuple[int, float]:
-        usage = q.usage
         if q.min_inv is not None:
-            below = max(map(mul, usage, q.min_inv))
+            below = max(map(mul, q.usage, q.min_inv))
             if below < 1.0:
                 return 0, below  # under its min: served before every queue at or over its min
-        return 1, self.policy.aggregate(map(mul, usage, q.scale))
+        return 1, q.share
+
+    def _measure(self, q: Queue) -> None:
+        """Refreshes q.vec and q.share from its usage (leaf) or its children's sums (parent)."""
+        if not q.children:
+            q.vec = q.usage
+            q.share = self.policy.aggregate(map(mul, q.usage, q.scale))
+            return
+        top = q.heap.peek_key()
+        if top is None:
+            level = math.inf
+        elif top[0] == 1:
+            level = top[1]
+        else:  # a child below its min heads the heap by how far below: its key is not its share
+            level = min(c.share for c in q.heap.items())
+        if top is None or not level:
+            vec = self.types.zero
+        else:
+            vec = tuple([level * a * f for a, f in zip(q.act, self._from_q)])
+        if q.idle:
+            parts = [vec]
+            for c in q.idle:
+                parts.append(c.vec if c.share <= level else tuple([v * (level / c.share) for v in c.vec]))
+            vec = tuple(map(math.fsum, zip(*parts)))
+        q.vec = vec
+        q.share = self.policy.aggregate(map(mul, vec, q.scale))
 
     def _app_key(self, app: App) -> tuple[int, float]:
         if app.queue.spec.order == "fifo":
@@ -523,10 +591,39 @@ class SchedulerCore:
             q = q.parent
 
     def _push_queue(self, q: Queue) -> None:
-        if q.shapes:
-            q.parent.heap.push(q, *self._queue_key(q))
+        """Re-keys q in its parent's heap (or takes it out) and moves its part of the parent's sums."""
+        self._measure(q)
+        parent = q.parent
+        active = q.shapes and not q.aside
+        if parent.parent is None:  # the root's own share is never compared: it keeps no sums
+            if active:
+                parent.heap.push(q, *self._queue_key(q))
+            else:
+                parent.heap.remove(q)
+            return
+        old = q.dirq
+        if active:
+            share = q.share
+            if share:
+                dirq = tuple([round(v / share * t) for v, t in zip(q.vec, self._to_q)])
+            else:
+                dirq = self.types.zero
+            if old is None:
+                parent.act = self.types.add(parent.act, dirq)
+                parent.idle.pop(q, None)
+            elif old != dirq:
+                parent.act = self.types.add(self.types.sub(parent.act, old), dirq)
+            q.dirq = dirq
+            parent.heap.push(q, *self._queue_key(q))
+            return
+        if old is not None:
+            parent.act = self.types.sub(parent.act, old)
+            q.dirq = None
+        parent.heap.remove(q)
+        if any(q.vec):
+            parent.idle[q] = None
         else:
-            q.parent.heap.remove(q)
+            parent.idle.pop(q, None)
 
     # ------------------------------------------------------------------ the decision
 
@@ -541,70 +638,72 @@ class SchedulerCore:
         free = self.types.sub(node.capacity, node.allocated)
         out: list[Assignment] = []
         if node.reserved is not None:
-            granted = self._serve_reservation(node, free, now)
-            if granted is None:
+            got = self._serve_reservation(node, free, now)
+            if got is _RESERVED:
                 return out
-            out.append(granted)
-            free = vsub(free, granted.vector)
-        skipped: list = []
+            if got is not None:
+                out.append(got)
+                free = vsub(free, got.vector)
+        if self.timeout and self._reserve_for_head(node, free, now):
+            return out
+        aside: list = []
         root = self.root
         try:
             while fits_any(root.shapes, free):
-                got = self._pick(root, free, None, node, now, skipped)
-                if got is None or got is _RESERVED:
+                got = self._pick(root, free, None, node, now, aside)
+                if got is None:
                     break
-                out.append(got)
-                free = vsub(free, got.vector)
+                if got is not _RETRY:
+                    out.append(got)
+                    free = vsub(free, got.vector)
         finally:
-            for heap, item, key in skipped:
-                heap.push(item, *key)
+            self._restore(aside)
         return out
 
-    def _pick(self, q: Queue, free: Vector, headroom: Vector | None, node: Node, now: float, skipped: list):
-        """The next assignment from below `q`, or None when nothing below fits this node."""
+    def _pick(self, q: Queue, free: Vector, headroom: Vector | None, node: Node, now: float, aside: list):
+        """The next assignment from below `q`: None when nothing below fits this node, _RETRY when
+        a queue was set aside (its parents' keys changed: the walk starts again from the root)."""
         heap = q.heap
-        first = True
-        while heap:
-            child = heap.pop()
-            if child.max is None:
-                room = headroom
-            else:
-                own = vsub(child.max, child.usage)
-                room = own if headroom is None else vmin(headroom, own)
+        while True:
+            child = heap.peek()
+            if child is None:
+                return None
+            room = headroom if child.max is None else _room(child, headroom)
             budget = free if room is None else vmin(free, room)
             if fits_any(child.shapes, budget):
                 if child.children:
-                    got = self._pick(child, free, room, node, now, skipped)
+                    got = self._pick(child, free, room, node, now, aside)
                 else:
-                    got = self._pick_app(child, budget, node, now, skipped)
-            else:
-                got = self._reserve_for(child, room, node, now) if first and self.timeout else None
-            first = False
-            if got is None or got is _RESERVED:
-                skipped.append((heap, child, self._queue_key(child)))
-                if got is _RESERVED:
+                    got = self._pick_app(child, budget, node, now, aside)
+                if got is not None:
                     return got
-                continue
-            if child.shapes:
-                heap.push(child, *self._queue_key(child))
-            return got
-        return None
+            child.aside = True
+            aside.append(child)
+            self._requeue_queues(child)
+            if q.parent is not None:
+                return _RETRY
 
-    def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, skipped: list):
+    def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, aside: list):
         heap = leaf.heap
         while heap:
             app = heap.pop()
-            if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
-                skipped.append((heap, app, self._app_key(app)))
-                continue
-            for req in app.pending:
-                if fits(req.capability, budget) and req.allows(node):
-                    got = self._assign(app, req, node, now)
-                    if app.pending:
-                        heap.push(app, *self._app_key(app))
-                    return got
-            skipped.append((heap, app, self._app_key(app)))
+            if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
+                for req in app.pending:
+                    if fits(req.capability, budget) and req.allows(node):
+                        got = self._assign(app, req, node, now)
+                        self._requeue(app)
+                        return got
+            aside.append(app)
         return None
+
+    def _restore(self, aside: list) -> None:
+        """Puts what a heartbeat set aside back in its heaps, in the order it was set aside."""
+        for item in aside:
+            if isinstance(item, Queue):
+                item.aside = False
+                self._requeue_queues(item)
+            else:
+                self._push_app(item)
 
     def _assign(self, app: App, req: Request, node: Node, now: float) -> Assignment:
         cap = req.capability
@@ -616,50 +715,90 @@ class SchedulerCore:
         node.containers.add(aid)
         self._charge(app, node, cap, self.types.add)
         if req.count == 0:
-            app.pending.remove(req)
-            self._drop_shape(app, cap)
-        if req.reserved_node is not None and req.reserved_node is not node:
-            self._unreserve(req.reserved_node)  # served elsewhere: the reservation is no longer needed
+            self._set_pending(app, req, False)
+            if req.reserved_node is not None:
+                self._unreserve(req.reserved_node)  # nothing left to hold a node for
         self.counters["assignments"] += 1
         return Assignment(aid, app.id, node.id, app.queue.path, req.key[0], req.key[1], cap, self.types)
 
     # ------------------------------------------------------------------ reservations
+    #
+    # HDRF's starvation timeout, measured per queue: the leaf first in fair order (the lowest key
+    # at every level among queues with a request that fits some node within their max) is below
+    # its fair part by the decision's own measure. When the same leaf has been first for longer
+    # than reservation.starvation-timeout-s, it has starved: a node that could hold its next
+    # request, but has no room for it now, is reserved for that request, and nothing else starts
+    # there until the request fits. Only that leaf reserves, so a reservation never lets a queue
+    # jump ahead of one with a lower share. A reservation lasts while its request still asks for
+    # containers (also when some of them started elsewhere).
 
-    def _reserve_for(self, q: Queue, room: Vector | None, node: Node, now: float):
-        """Reserves `node` for the request fairness would serve next below `q` if it has starved.
+    def _reserve_for_head(self, node: Node, free: Vector, now: float) -> bool:
+        """Tracks the first leaf in fair order; reserves `node` for it when it has starved."""
+        head = self._fair_head()
+        if head is not self.head:
+            self.head, self.head_since = head, now
+        if head is None or node.reserved is not None or now - self.head_since < self.timeout:
+            return False
+        req = self._reservable(head, node, free)
+        if req is None:
+            return False
+        node.reserved, req.reserved_node = req, node
+        self.counters["reservations_made"] += 1
+        log.info("reserved node %s for app %s request %s %s (queue %s first in fair order for %.0f s)",
+                 node.id, req.app.id, req.key, self.types.format(req.capability), head.path,
+                 now - self.head_since)
+        return True
 
-        Only the lowest-keyed queue at a level gets here, so a reservation never lets a queue
-        jump ahead of one with a lower share.
-        """
-        if node.reserved is not None:
-            return None
+    def _fair_head(self) -> Queue | None:
+        """The leaf first in fair order among queues with a request that fits some node within their max."""
+        q, room = self.root, None
         while q.children:
-            q = q.heap.peek()
-            if q is None:
+            for child in q.heap.ordered():
+                limit = room if child.max is None else _room(child, room)
+                if any(self._is_placeable(s) and (limit is None or fits(s, limit)) for s in child.shapes):
+                    break
+            else:
                 return None
-        app = q.heap.peek()
-        if app is None:
+            q, room = child, limit
+        return q
+
+    def _reservable(self, leaf: Queue, node: Node, free: Vector) -> Request | None:
+        """The request of the leaf's first app in fair order to reserve `node` for, if any."""
+        for app in leaf.heap.ordered():
+            asks = [r for r in app.pending if self._is_placeable(r.capability) and _within(r.capability, leaf)]
+            if not asks:
+                continue
+            if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
+                return None
+            for req in asks:
+                if not req.allows(node):
+                    continue
+                if fits(req.capability, free):
+                    return None  # it starts here now
+                if req.reserved_node is None and fits(req.capability, node.capacity):
+                    return req
             return None
-        for req in app.pending:
-            if (now - req.since >= self.timeout and req.reserved_node is None
-                    and fits(req.capability, node.capacity) and req.allows(node)
-                    and _within(req.capability, app.queue, room)):
-                node.reserved, req.reserved_node = req, node
-                self.counters["reservations_made"] += 1
-                log.info("reserved node %s for app %s request %s %s (waited %.0f s)", node.id, app.id,
-                         req.key, self.types.format(req.capability), now - req.since)
-                return _RESERVED
         return None
 
-    def _serve_reservation(self, node: Node, free: Vector, now: float) -> Assignment | None:
+    def _is_placeable(self, shape: Vector) -> bool:
+        """Some node's capacity holds `shape` (cached until the nodes change)."""
+        known = self._placeable.get(shape)
+        if known is None:
+            known = self._placeable[shape] = any(fits(shape, n.capacity) for n in self.nodes.values())
+        return known
+
+    def _serve_reservation(self, node: Node, free: Vector, now: float):
+        """The reserved request's container if it fits now; _RESERVED if the node stays held;
+        None if the reservation was invalid and dropped (the node is offered to others)."""
         req = node.reserved
         app = req.app
-        if req.count == 0 or app.id not in self.apps or not app.runnable or not _within(req.capability, app.queue):
+        if req.count == 0 or self.apps.get(app.id) is not app or not app.runnable \
+                or not _within(req.capability, app.queue):
             self._unreserve(node)
             return None
         if not fits(req.capability, free):
-            return None
-        self._unreserve(node)
+            return _RESERVED
+        node.reserved, req.reserved_node = None, None
         self.counters["reservations_satisfied"] += 1
         got = self._assign(app, req, node, now)
         self._requeue(app)
@@ -818,6 +957,12 @@ class SchedulerCore:
 def _own(spec: QueueSpec) -> QueueSpec:
     """A queue's own settings, without its children, to tell what a reload changed."""
     return replace(spec, children=())
+
+
+def _room(q: Queue, headroom: Vector | None) -> Vector:
+    """What q's max leaves (within `headroom`, the room its ancestors' max leave)."""
+    own = vsub(q.max, q.usage)
+    return own if headroom is None else vmin(headroom, own)
 
 
 def _within(cap: Vector, leaf: Queue, room: Vector | None = None) -> bool:

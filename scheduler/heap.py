@@ -68,6 +68,29 @@ class LazyHeap:
             self._dead -= 1
         return heap[0][3] if heap else None
 
+    def peek_key(self) -> tuple[float, float] | None:
+        """The smallest (tier, value), or None when empty."""
+        heap = self._heap
+        while heap and heap[0][3] is None:
+            heappop(heap)
+            self._dead -= 1
+        return (heap[0][0], heap[0][1]) if heap else None
+
+    def ordered(self):
+        """The items in key order, lazily, without changing the heap: O(k log k) for the first k."""
+        heap = self._heap
+        if not heap:
+            return
+        frontier = [(heap[0], 0)]
+        size = len(heap)
+        while frontier:
+            entry, i = heappop(frontier)
+            if entry[3] is not None:
+                yield entry[3]
+            for j in (2 * i + 1, 2 * i + 2):
+                if j < size:
+                    heappush(frontier, (heap[j], j))
+
     def items(self) -> list:
         return list(self._entries)
 

@@ -118,11 +118,17 @@ class Queue:
 
     `shapes` counts, per request capability, the pending requests of runnable apps below this
     queue: it tells in O(distinct shapes) whether anything below could fit a node at all.
+
+    Hierarchical DRF (SchedulerCore, "keys and heaps"): `vec` is the queue's H-DRF consumption
+    vector (a leaf's usage; a parent's children rescaled to its lowest active child), `share` its
+    weighted dominant share, `dirq` the direction it adds to its parent's `act` while it is in the
+    parent's heap (quantised, so sums are exact), `idle` the parent's children with usage that
+    are not in its heap, `aside` whether the current heartbeat set it aside.
     """
 
     __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
                  "max_apps", "running_apps", "heap", "shapes", "draining", "dynamic",
-                 "apps", "app_scale")
+                 "apps", "app_scale", "vec", "share", "dirq", "act", "idle", "aside")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
         self.spec = spec
@@ -141,6 +147,12 @@ class Queue:
         self.draining = False
         self.dynamic = dynamic
         self.apps: dict[str, App] = {}
+        self.vec: tuple = zero
+        self.share = 0.0
+        self.dirq: tuple[int, ...] | None = None
+        self.act: tuple[int, ...] = zero
+        self.idle: dict[Queue, None] = {}
+        self.aside = False
 
     @property
     def is_leaf(self) -> bool:
