@@ -27,7 +27,8 @@ from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Qu
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.resources import (ResourceTypes, UnknownResourceError, Vector, dominant_resource,
-                                 dominant_share, fits, fits_any, vadd, vmin, vsub)
+                                 dominant_share, fit_test, fits, fits_any, linear_form, quantised_ratio, vadd,
+                                 vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
 
@@ -36,9 +37,11 @@ DEFAULT_RACK = "/default-rack"
 FINISH_STATES = frozenset({"completed", "released", "preempted", "expired", "killed", "lost"})
 _RESERVED = object()  # a heartbeat stopped because it reserved its node
 _RETRY = object()  # a walk set a queue aside, which re-keyed the queues above: walk again from the root
-# Directions a parent sums are quantised to multiples of capacity / 2**48: integer sums are
-# exact in any order, so keys depend on the state alone (batch() must decide as eager re-keying).
+# Directions a parent sums are quantised to 2**-48 of a share: integer sums are exact in any
+# order, so keys depend on the state alone (batch() must decide as eager re-keying).
 _QUANTUM = float(1 << 48)
+_NONE, _ACTIVE, _ASIDE, _IDLE = range(4)  # how a queue's direction counts in its parent's sums
+_KEY_SCALE = 1e12
 
 
 class SchedulerCore:
@@ -48,6 +51,8 @@ class SchedulerCore:
                  policy: str = "drf", clock: Callable[[], float] = time.monotonic) -> None:
         self.types = ResourceTypes(resource_types or config.resource_types())
         self.policy = get_policy(policy)
+        self._aggregate, self._vadd, self._vsub = self.policy.aggregate, self.types.add, self.types.sub
+        self._zero = self.types.zero
         self.clock = clock
         self.nodes: dict[str, Node] = {}
         self.apps: dict[str, App] = {}
@@ -66,9 +71,11 @@ class SchedulerCore:
         self._rekey: dict[App, None] | None = None
         self.waiting: list[App] = []  # apps held back by max-running-apps, oldest first
         self._stale = False  # cluster capacity changed: shares and limits to recompute
-        self._to_q: tuple[float, ...] = ()  # per resource 2**48 / capacity (0 where shares ignore it)
-        self._from_q: tuple[float, ...] = ()
         self._placeable: dict[Vector, bool] = {}  # shape -> fits some node's capacity
+        self._placeable_bits: tuple[int, int] | None = None  # (shapes known, mask of the placeable)
+        self._bits: dict[Vector, int] = {}  # request shape -> its bit in queue masks
+        self._fit_tests: dict[Vector, tuple[int, Callable[[Vector], bool]]] = {}  # shape -> (bit, fits room?)
+        self._heads: dict[int, set[Queue]] = {}  # head_mask -> parents heading with that mask
         self.head: Queue | None = None  # the leaf first in fair order (see _reserve_for_head)
         self.head_since = 0.0
         self.config = config
@@ -88,16 +95,15 @@ class SchedulerCore:
         self.timeout = config.starvation_timeout_s
         self.queues: dict[str, Queue] = {}
         self.root = self._build(config.root, None)
-        self._quanta()
 
     def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False) -> Queue:
         q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
         self.queues[q.path] = q
         if parent is not None:
             parent.children[spec.name] = q
+        self._limits(q)  # before the children's: theirs depend on their parent's scale
         for child in spec.children:
             self._build(child, q)
-        self._limits(q)
         return q
 
     def _limits(self, q: Queue) -> None:
@@ -107,6 +113,14 @@ class SchedulerCore:
         q.app_scale = self.policy.scale(names, self.divided, cap, 1.0)
         inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
         q.min_inv = inv if any(inv) else None
+        q.weigh = linear_form(q.scale, self.policy.aggregate)
+        if q.parent is not None and q.parent.parent is not None:  # (the root keeps no sums)
+            # a leaf measures in resource units, a parent in its own share units
+            up = q.parent.scale if spec.is_leaf else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)]
+            q.up = quantised_ratio(tuple(x * _QUANTUM for x in up))
+            q.up_raw = quantised_ratio(tuple(x * _QUANTUM for x in q.parent.scale))
+        else:
+            q.up = q.up_raw = None
         if not spec.max and spec.max_fraction is None:
             q.max = None
             return
@@ -171,7 +185,7 @@ class SchedulerCore:
         for q in self.queues.values():
             q.usage, q.running_apps = zero, 0
             q.shapes.clear()
-        self._reset_keys()
+        self._reset_keys()  # (masks too: _add_shape sets them again)
         for app in sorted(self.apps.values(), key=lambda a: a.seq):
             for q in app.queue.ancestors_and_self():
                 q.usage = vadd(q.usage, app.usage)
@@ -227,30 +241,29 @@ class SchedulerCore:
     def _set_capacity(self, capacity: Vector) -> None:
         self.capacity = capacity
         self._placeable.clear()
+        self._placeable_bits = None
         self._stale = True  # shares are recomputed once, at the next decision, not per node added
 
     def _refresh(self) -> None:
         for q in self.queues.values():
             self._limits(q)
-        self._quanta()
         self._reset_keys()
         for app in self.apps.values():
             self._requeue(app)
         self._stale = False
 
-    def _quanta(self) -> None:
-        """The quantisation of directions, from the capacity of the resources shares count."""
-        counted = [c if s else 0 for c, s in zip(self.capacity, self.root.scale)]
-        self._to_q = tuple(_QUANTUM / c if c else 0.0 for c in counted)
-        self._from_q = tuple(c / _QUANTUM for c in counted)
-
     def _reset_keys(self) -> None:
         """Empties every heap and H-DRF sum; re-queueing every app rebuilds them."""
         zero = self.types.zero
+        self._heads.clear()
         for q in self.queues.values():
             q.heap = LazyHeap()
-            q.act, q.idle, q.dirq, q.aside = zero, {}, None, False
-            q.vec, q.share = zero, 0.0
+            q.act = q.dirq = q.up_dirq = zero
+            q.idle, q.asides = {}, []
+            q.state, q.aside, q.share, q.head_mask = _NONE, False, 0.0, 0
+            q.mask = 0
+            for shape in q.shapes:
+                q.mask |= self._bit(shape)
 
     # ------------------------------------------------------------------ apps
 
@@ -472,8 +485,10 @@ class SchedulerCore:
             self._requeue(app)
 
     def _add_shape(self, app: App, shape: Vector) -> None:
+        bit = self._bit(shape)
         for q in app.queue.ancestors_and_self():
             q.shapes[shape] += 1
+            q.mask |= bit
 
     def _drop_shape(self, app: App, shape: Vector) -> None:
         for q in app.queue.ancestors_and_self():
@@ -482,55 +497,50 @@ class SchedulerCore:
                 q.shapes[shape] = left
             else:
                 del q.shapes[shape]
+                q.mask &= ~self._bits[shape]
+        if not self.root.shapes:
+            self.head = None  # no demand anywhere: whoever asks next starts a fresh starvation clock
 
     # ------------------------------------------------------------------ keys and heaps
 
-    # Hierarchical DRF. A leaf's share is its weighted dominant share, as in flat DRF. A parent's
-    # consumption vector rescales each child to M, the lowest share among its children with demand
-    # in its heap: a child at or below M counts in full, one above it as usage * M / share (its
-    # usage along its own direction, cut back to M). So a child that raced ahead on a resource its
-    # siblings do not use, or that holds more than its part from before the others asked, does not
-    # make its parent look large while a sibling with demand is still low (H-DRF's "rescaling to
-    # minimum nodes"); children the heartbeat set aside (nothing fits this node) leave the heap and
-    # stop holding M down (its "ignoring blocked nodes"). The parent's share is the weighted
-    # dominant share of that vector, with the parent's own weights. With one level of queues the
-    # parents' shares are never compared, so flat trees are ordered exactly as flat weighted DRF.
+    # Hierarchical DRF (Bhattacharya, Culler, Friedman, Ghodsi, Shenker, Stoica, SoCC 2013). A
+    # leaf's share is its weighted dominant share, as in flat DRF. A parent's vector sums its
+    # children's, each cut back to M, the lowest share among its children that can use the node
+    # being decided ("rescaling to minimum nodes"): a child that raced ahead on a resource its
+    # siblings do not use, or that holds more than its part from before they asked, does not make
+    # its parent look large while a sibling is still low. A child that cannot use the node, or has
+    # no demand, does not set M ("ignoring blocked nodes") and counts in full up to M. The parent's
+    # share is the weighted dominant share of that vector with its own weights. With one level of
+    # queues no parent's share is ever compared: flat trees are ordered exactly as flat DRF.
     #
     # Incrementally: each parent keeps `act`, the sum of its heap children's directions
-    # (usage / share, quantised), so its vector is M * act plus its idle children; a re-key costs
-    # O(resources + idle children) per level, not O(children).
+    # (vector / share, quantised: integer sums are exact in any order, so keys depend on the state
+    # alone and batch() decides as eager re-keying), so its vector is M * act plus its idle and
+    # set-aside children: a re-key costs O(resources + idle children) per level, not O(children).
+    # Which children can use the node is settled by the heartbeat (_unblock, _pick): a child that
+    # cannot is set aside, which re-keys its parents.
 
     def _queue_key(self, q: Queue) -> tuple[int, float]:
         if q.min_inv is not None:
             below = max(map(mul, q.usage, q.min_inv))
             if below < 1.0:
                 return 0, below  # under its min: served before every queue at or over its min
-        return 1, q.share
+        # Quantised: shares that are equal but for float rounding tie, and ties go by heap order.
+        return 1, int(q.share * _KEY_SCALE)
 
-    def _measure(self, q: Queue) -> None:
-        """Refreshes q.vec and q.share from its usage (leaf) or its children's sums (parent)."""
-        if not q.children:
-            q.vec = q.usage
-            q.share = self.policy.aggregate(map(mul, q.usage, q.scale))
-            return
-        top = q.heap.peek_key()
-        if top is None:
-            level = math.inf
-        elif top[0] == 1:
-            level = top[1]
-        else:  # a child below its min heads the heap by how far below: its key is not its share
-            level = min(c.share for c in q.heap.items())
-        if top is None or not level:
-            vec = self.types.zero
-        else:
-            vec = tuple([level * a * f for a, f in zip(q.act, self._from_q)])
-        if q.idle:
-            parts = [vec]
-            for c in q.idle:
-                parts.append(c.vec if c.share <= level else tuple([v * (level / c.share) for v in c.vec]))
-            vec = tuple(map(math.fsum, zip(*parts)))
-        q.vec = vec
-        q.share = self.policy.aggregate(map(mul, vec, q.scale))
+    def _units(self, level: float, act: tuple[int, ...], blocked: list[Queue], idle) -> list[float]:
+        """A parent's vector in its own share units: M * its heap children's directions, plus each
+        set-aside or idle child's vector, cut back to M (fsum: exact in any order)."""
+        base = [level * a / _QUANTUM for a in act] if level < math.inf else [0.0] * len(act)
+        rest = [c for c in (*blocked, *idle) if c.share]
+        if not rest:
+            return base
+        cols = [[b] for b in base]
+        for c in rest:
+            part = min(c.share, level) / _QUANTUM
+            for col, d in zip(cols, c.dirq):
+                col.append(part * d)
+        return [math.fsum(col) for col in cols]
 
     def _app_key(self, app: App) -> tuple[int, float]:
         if app.queue.spec.order == "fifo":
@@ -585,45 +595,129 @@ class SchedulerCore:
         else:
             app.queue.heap.remove(app)
 
-    def _requeue_queues(self, q: Queue) -> None:
+    def _requeue_queues(self, q: Queue, keep: bool = False) -> None:
         while q.parent is not None:
-            self._push_queue(q)
+            self._push_queue(q, keep)
             q = q.parent
 
-    def _push_queue(self, q: Queue) -> None:
-        """Re-keys q in its parent's heap (or takes it out) and moves its part of the parent's sums."""
-        self._measure(q)
-        parent = q.parent
-        active = q.shapes and not q.aside
-        if parent.parent is None:  # the root's own share is never compared: it keeps no sums
-            if active:
-                parent.heap.push(q, *self._queue_key(q))
-            else:
-                parent.heap.remove(q)
-            return
-        old = q.dirq
-        if active:
-            share = q.share
-            if share:
-                dirq = tuple([round(v / share * t) for v, t in zip(q.vec, self._to_q)])
-            else:
-                dirq = self.types.zero
-            if old is None:
-                parent.act = self.types.add(parent.act, dirq)
-                parent.idle.pop(q, None)
-            elif old != dirq:
-                parent.act = self.types.add(self.types.sub(parent.act, old), dirq)
-            q.dirq = dirq
-            parent.heap.push(q, *self._queue_key(q))
-            return
-        if old is not None:
-            parent.act = self.types.sub(parent.act, old)
-            q.dirq = None
-        parent.heap.remove(q)
-        if any(q.vec):
-            parent.idle[q] = None
+    def _push_queue(self, q: Queue, keep: bool = False, order: int | None = None) -> None:
+        """Re-measures q, re-keys it in its parent's heap (or takes it out) and moves its part of
+        the parent's sums. This runs per tree level for every container: it is written for speed.
+
+        q's share and direction come from its usage (a leaf, or a parent set aside: nothing below
+        it can use the node, so all counts in full) or from its children's sums. Equal keys go in
+        the order their queues were last re-keyed by a change of usage or demand; a heartbeat
+        setting a queue aside and back re-keys with `keep` (or the saved `order`), so a queue does
+        not lose its place among equals for a node it could not use."""
+        if not q.children or q.aside:
+            units = q.usage
+            share = q.share = q.weigh(units)
+            up = q.up if not q.children else q.up_raw
         else:
-            parent.idle.pop(q, None)
+            top = q.heap.peek_entry()  # (tier, the child with the lowest key)
+            if top is not None and top[0] == 1 and not (q.idle or q.asides):
+                units = q.act  # every child counts M * its direction: the sums say it all
+                share = self._aggregate(units)
+                q.share = top[1].share * share / _QUANTUM
+            else:
+                units = self._units(_level(q, top), q.act, q.asides, q.idle)
+                share = q.share = self._aggregate(units)
+            up = q.up
+        parent = q.parent
+        heap = parent.heap
+        if keep:
+            order = heap.order_of(q)
+        if q.shapes:
+            state = _ASIDE if q.aside else _ACTIVE
+        else:
+            state = _IDLE if q.share else _NONE
+        if up is not None:  # the root's own share is never compared: it keeps no sums
+            dirq = q.dirq = up(units, share) if q.share else self._zero
+            if state == q.state == _ACTIVE:
+                old = q.up_dirq
+                if dirq != old:
+                    parent.act = self._vadd(self._vsub(parent.act, old), dirq)
+            else:
+                self._move_sums(q, parent, q.state, state)
+            q.state, q.up_dirq = state, dirq
+        if state != _ACTIVE:
+            heap.remove(q)
+        elif q.min_inv is None:
+            heap.push(q, 1, int(q.share * _KEY_SCALE), order)
+        else:
+            heap.push(q, *self._queue_key(q), order)
+        if up is not None:
+            head = heap.peek()
+            if (head.mask if head is not None and not parent.aside else 0) != parent.head_mask:
+                self._track_head(parent)
+
+    def _move_sums(self, q: Queue, parent: Queue, old: int, new: int) -> None:
+        if old == _ACTIVE:
+            parent.act = self._vsub(parent.act, q.up_dirq)
+        elif old == _IDLE:
+            del parent.idle[q]
+        if new == _ACTIVE:
+            parent.act = self._vadd(parent.act, q.dirq)
+        elif new == _IDLE:
+            parent.idle[q] = None
+
+    # Which parents head their heap with a child that cannot use the node: every queue's mask
+    # marks the request shapes pending below it (kept with `shapes`), each parent's head_mask its
+    # head child's mask,
+    # and `heads` groups parents by head_mask. A node's room fits some set of shapes; a parent
+    # whose head_mask misses that set heads with a child that cannot use the node, so its key is
+    # not yet its key for the node: the heartbeat sets such heads aside first (_unblock).
+
+    def _bit(self, shape: Vector) -> int:
+        bit = self._bits.get(shape)
+        if bit is None:
+            bit = self._bits[shape] = 1 << len(self._bits)
+            self._fit_tests[shape] = (bit, fit_test(shape))
+        return bit
+
+    def _track_head(self, q: Queue) -> None:
+        if q.parent is None or not q.children:  # the root's head is never blocked for its key
+            return
+        head = q.heap.peek()
+        mask = 0 if head is None or q.aside else head.mask
+        if mask != q.head_mask:
+            heads = self._heads
+            if q.head_mask:
+                group = heads[q.head_mask]
+                group.discard(q)
+                if not group:
+                    del heads[q.head_mask]
+            if mask:
+                heads.setdefault(mask, set()).add(q)
+            q.head_mask = mask
+
+    def _unblock(self, free: Vector, aside: list) -> None:
+        """Sets aside, deepest first, every head child that cannot use the node (and a parent
+        whose heap that empties), until every parent heads with a child that fits `free`."""
+        heads = self._heads
+        if not heads:
+            return  # no parent below the root (a flat tree), or none with demand
+        fit = 0
+        tests = self._fit_tests
+        for shape in self.root.shapes:
+            bit, test = tests[shape]
+            if test(free):
+                fit |= bit
+        if fit == self.root.mask:
+            return  # every shape pending anywhere fits
+        while True:
+            blocked = [q for mask in heads if not mask & fit for q in heads[mask]]
+            if not blocked:
+                return
+            for q in sorted(blocked, key=_depth, reverse=True):
+                while not q.aside:
+                    head = q.heap.peek()
+                    if head is None:
+                        self._set_aside(q, aside)
+                    elif head.mask & fit:
+                        break
+                    else:
+                        self._set_aside(head, aside)
 
     # ------------------------------------------------------------------ the decision
 
@@ -650,6 +744,7 @@ class SchedulerCore:
         root = self.root
         try:
             while fits_any(root.shapes, free):
+                self._unblock(free, aside)
                 got = self._pick(root, free, None, node, now, aside)
                 if got is None:
                     break
@@ -662,7 +757,10 @@ class SchedulerCore:
 
     def _pick(self, q: Queue, free: Vector, headroom: Vector | None, node: Node, now: float, aside: list):
         """The next assignment from below `q`: None when nothing below fits this node, _RETRY when
-        a queue was set aside (its parents' keys changed: the walk starts again from the root)."""
+        children were set aside (the keys above changed: the walk starts again from the root).
+
+        The shapes were checked by _unblock; what remains to find out here is a queue's max and an
+        app's locality and blacklist."""
         heap = q.heap
         while True:
             child = heap.peek()
@@ -670,40 +768,51 @@ class SchedulerCore:
                 return None
             room = headroom if child.max is None else _room(child, headroom)
             budget = free if room is None else vmin(free, room)
-            if fits_any(child.shapes, budget):
+            # below the root, _unblock has checked the shapes of every head against `free`
+            if (room is None and q.parent is not None) or fits_any(child.shapes, budget):
                 if child.children:
                     got = self._pick(child, free, room, node, now, aside)
                 else:
                     got = self._pick_app(child, budget, node, now, aside)
                 if got is not None:
                     return got
-            child.aside = True
-            aside.append(child)
-            self._requeue_queues(child)
+            self._set_aside(child, aside)
             if q.parent is not None:
                 return _RETRY
+
+    def _set_aside(self, child: Queue, aside: list) -> None:
+        """Takes `child` out of its parent's heap for the rest of the heartbeat and re-keys above it."""
+        parent = child.parent
+        aside.append((child, parent.heap.order_of(child)))
+        child.aside = True
+        parent.asides.append(child)
+        self._track_head(child)
+        self._requeue_queues(child, keep=True)
 
     def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, aside: list):
         heap = leaf.heap
         while heap:
-            app = heap.pop()
+            app, order = heap.pop_with_order()
             if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and req.allows(node):
                         got = self._assign(app, req, node, now)
                         self._requeue(app)
                         return got
-            aside.append(app)
+            aside.append((app, order))
         return None
 
     def _restore(self, aside: list) -> None:
         """Puts what a heartbeat set aside back in its heaps, in the order it was set aside."""
-        for item in aside:
+        for item, order in aside:
             if isinstance(item, Queue):
                 item.aside = False
-                self._requeue_queues(item)
+                item.parent.asides.remove(item)
+                self._push_queue(item, order=order)
+                self._track_head(item)
+                self._requeue_queues(item.parent, keep=True)
             else:
-                self._push_app(item)
+                item.queue.heap.push(item, *self._app_key(item), order)
 
     def _assign(self, app: App, req: Request, node: Node, now: float) -> Assignment:
         cap = req.capability
@@ -751,16 +860,39 @@ class SchedulerCore:
 
     def _fair_head(self) -> Queue | None:
         """The leaf first in fair order among queues with a request that fits some node within their max."""
+        placeable = self._placeable_mask()
         q, room = self.root, None
         while q.children:
-            for child in q.heap.ordered():
-                limit = room if child.max is None else _room(child, room)
-                if any(self._is_placeable(s) and (limit is None or fits(s, limit)) for s in child.shapes):
-                    break
-            else:
+            child = q.heap.peek()  # nearly always the head itself
+            if child is None:
                 return None
+            limit = room if child.max is None else _room(child, room)
+            if not self._eligible(child, limit, placeable):
+                for child in q.heap.ordered():
+                    limit = room if child.max is None else _room(child, room)
+                    if self._eligible(child, limit, placeable):
+                        break
+                else:
+                    return None
             q, room = child, limit
         return q
+
+    def _eligible(self, q: Queue, limit: Vector | None, placeable: int) -> bool:
+        """q has a request that fits some node's capacity within `limit`."""
+        if limit is None:
+            return bool(q.mask & placeable)
+        return any(self._is_placeable(s) and fits(s, limit) for s in q.shapes)
+
+    def _placeable_mask(self) -> int:
+        """The shapes some node's capacity holds, as a mask (cached until the nodes or shapes change)."""
+        known = self._placeable_bits
+        if known is None or known[0] != len(self._bits):
+            mask = 0
+            for shape, bit in self._bits.items():
+                if self._is_placeable(shape):
+                    mask |= bit
+            known = self._placeable_bits = (len(self._bits), mask)
+        return known[1]
 
     def _reservable(self, leaf: Queue, node: Node, free: Vector) -> Request | None:
         """The request of the leaf's first app in fair order to reserve `node` for, if any."""
@@ -957,6 +1089,19 @@ class SchedulerCore:
 def _own(spec: QueueSpec) -> QueueSpec:
     """A queue's own settings, without its children, to tell what a reload changed."""
     return replace(spec, children=())
+
+
+def _level(q: Queue, top: tuple[float, Queue] | None) -> float:
+    """M: the lowest share among q's heap children (inf when none)."""
+    if top is None:
+        return math.inf
+    if top[0] == 1:
+        return top[1].share
+    return min(c.share for c in q.heap.items())  # a child below its min heads by how far below
+
+
+def _depth(q: Queue) -> int:
+    return q.path.count(".")
 
 
 def _room(q: Queue, headroom: Vector | None) -> Vector:
