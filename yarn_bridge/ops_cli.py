@@ -110,7 +110,8 @@ def render_status(queues: dict, health: dict) -> Group:
             f"{health.get('nodes', 0)} nodes, {health.get('apps', 0)} apps; "
             f"config version {config.get('version', '?')} ({config.get('path', '?')})"))
     lines.append(Text("cluster " + ", ".join(f"{k} {v}" for k, v in cap.items())))
-    table = Table(title="queues: dominant share vs weighted-DRF target (bar: share, '|' target)",
+    table = Table(title="queues: dominant share vs target, the share its demand settles at on the nodes "
+                        "(bar: share, '|' target; pooled: the fair share if the cluster were one pool)",
                   title_justify="left")
     table.add_column("queue", no_wrap=True)
     table.add_column("weight", justify="right", no_wrap=True)
@@ -134,7 +135,7 @@ def render_status(queues: dict, health: dict) -> Group:
             f"{q['running_apps']}/{q['waiting_apps']}",
             _bar(share, target),
             Text(f"{share:.1%}", style="yellow" if over else "green"),
-            f"{target:.1%}",
+            _target(q),
             q["dominant_resource"] or "-",
             _amounts(q["pending"]) or "-",
             _limits(q),
@@ -142,6 +143,13 @@ def render_status(queues: dict, health: dict) -> Group:
                  style="red" if q["draining"] else ""),
         )
     return Group(*lines, table)
+
+
+def _target(q: dict) -> str:
+    """The reachable target, with the pooled one beside it where whole containers on real nodes
+    cannot reach it."""
+    target, pooled = q["target_share"], q["pooled_target_share"]
+    return f"{target:.1%}" if round(target, 3) == round(pooled, 3) else f"{target:.1%} (pooled {pooled:.1%})"
 
 
 def _bar(share: float, target: float, width: int = BAR_WIDTH) -> Text:
@@ -197,17 +205,22 @@ def run_why(args: argparse.Namespace, console: Console | None = None) -> int:
     if code != 200:
         console.print(f"[red]error:[/red] HTTP {code}: {doc.get('error', doc)}")
         return 2
-    console.print(render_why(doc))
+    code, queues = _call("GET", url, "/v1/queues")
+    queue = next((q for q in queues.get("queues", ()) if q["name"] == doc["queue"]), None) if code == 200 else None
+    console.print(render_why(doc, queue))
     return 0
 
 
-def render_why(doc: dict) -> Group:
+def render_why(doc: dict, queue: dict | None = None) -> Group:
     head = Text.from_markup(
         f"app [bold]{doc['app']}[/bold] of {doc['user']} in queue {doc['queue']}"
         f"{' [red](draining: no new apps, running ones finish)[/red]' if doc['queue_draining'] else ''}: "
         f"{'running' if doc['runnable'] else 'waiting to run'}, {doc['containers']} container(s), "
         f"using {_amounts(doc['usage']) or 'nothing'}")
     parts: list[Any] = [head]
+    if queue is not None:
+        parts.append(Text(f"queue {queue['name']}: dominant share {queue['dominant_share']:.1%}, target "
+                          f"{_target(queue)}"))
     pending = [r for r in doc["requests"] if r["pending"] > 0]
     if not pending:
         parts.append(Text("no pending requests: nothing is waiting"))
