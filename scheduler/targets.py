@@ -3,12 +3,14 @@
 `targets(core)` (or `TargetInput(core).compute()`, which copies what it needs under the service
 lock and computes after it) gives every queue two figures:
 
-- the **reachable target** (`allocation`, `dominant_share`, `weighted_share`): the current demand
-  replayed through the core's own decision rule on the real nodes, empty, until nothing more fits.
-  Demand is each app's running containers and the pending requests of runnable apps, with their
-  shapes; the replay heartbeats the nodes in turn (no reservations, no locality) in a scratch
-  SchedulerCore with the same queues, weights, limits and policy. Whole containers on real nodes:
-  this is where hierarchical DRF settles, and what a queue's share can reach.
+- the **reachable target** (`allocation`, `dominant_share`, `weighted_share`): where the core's
+  own decisions take the current demand, in whole containers on the real nodes. A scratch
+  SchedulerCore with the same queues, weights, limits and policy (no reservations, no locality)
+  starts from the live placement, lets what runnable apps ask for fill the free room, then ends
+  every running container once, in turn (its app asks for it again and its node heartbeats), and
+  heartbeats every node until nothing more fits. This is where hierarchical DRF settles, and what
+  a queue's share can reach: not where history left the containers, and not what a pooled
+  cluster would give.
 - the **pooled target** (`pooled_allocation`, `pooled_dominant_share`): the fluid limit of the
   same rule with the cluster as one pool (progressive filling, computed exactly, event by event).
   It ignores node boundaries and whole containers, so it can promise a queue room that no node
@@ -35,7 +37,7 @@ from scheduler.resources import dominant_share, vadd
 
 UNLIMITED = 1 << 62  # the core's "no max on this resource"
 REPLAY_BUDGET = 5_000  # containers the replay places at most (see the module doc)
-_RUNNING = -(1 << 30)  # request priority for running containers: placed before what apps ask for
+_RUNNING = -(1 << 30)  # request priority of an ended container asked for again: before what apps ask for
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,12 @@ class _ReplayApp:
     user: str
     leaf: str
     priority: int
-    asks: tuple[tuple[int, tuple[int, ...], int], ...]  # (priority, shape, count), running ones first
+    asks: tuple[tuple[int, tuple[int, ...], int], ...]  # (priority, shape, count) of a runnable app
 
 
 class ReplayInput:
-    """The queue tree, the nodes and the demand, copied from the core (O(apps + containers))."""
+    """The queue tree, the nodes, the running containers and what runnable apps ask for, copied
+    from the core (O(apps + containers))."""
 
     def __init__(self, core: SchedulerCore) -> None:
         self.types = core.types.names
@@ -115,18 +118,14 @@ class ReplayInput:
         self.config = QueueConfig(root=_live_spec(core.root), resources=core.config.resources,
                                   starvation_timeout_s=None, source="<replay>")
         self.nodes = tuple((n.id, n.rack, n.capacity) for n in core.nodes.values())
-        running: dict[str, Counter] = {}
-        for c in core.containers.values():
-            running.setdefault(c.app.id, Counter())[c.resources] += 1
-        apps = []
-        for app in sorted(core.apps.values(), key=lambda a: a.seq):
-            asks = [(_RUNNING + i, shape, n) for i, (shape, n) in enumerate(sorted(running.get(app.id, {}).items()))]
-            if app.runnable:
-                asks += [(req.key[0], req.capability, req.count) for req in app.pending]
-            if asks:
-                apps.append(_ReplayApp(app.id, app.user, app.queue.path, app.priority, tuple(asks)))
-        self.apps = tuple(apps)
-        self.key = (self.config, self.nodes, self.apps)
+        self.running = tuple((c.app.id, c.node.id, c.resources) for c in core.containers.values())
+        holding = {app_id for app_id, _, _ in self.running}
+        self.apps = tuple(
+            _ReplayApp(app.id, app.user, app.queue.path, app.priority,
+                       tuple((r.key[0], r.capability, r.count) for r in app.pending) if app.runnable else ())
+            for app in sorted(core.apps.values(), key=lambda a: a.seq)
+            if app.id in holding or (app.runnable and app.pending))
+        self.key = (self.config, self.nodes, self.running, self.apps)
 
     def compute(self) -> dict[str, tuple[float, ...]]:
         """Each queue's allocation once the replay settles (cached while the input is the same)."""
@@ -149,31 +148,62 @@ def _live_spec(q: Queue) -> QueueSpec:
 
 
 def _replay(inp: ReplayInput) -> dict[str, tuple[float, ...]]:
+    """The decisions' own churn from the live placement: the running containers stay where they
+    are; what apps ask for fills the free room; then every running container ends once, in turn,
+    its app asks for it again and its node heartbeats; then every node heartbeats until nothing
+    more fits. A container that ended comes back where the decision rule puts it, so after one
+    turnover the allocation is where the decisions lead, not where history left it."""
     nodes, scale = _sample(inp)
     core = SchedulerCore(inp.config, resource_types=list(inp.types), policy=inp.policy, clock=lambda: 0.0)
     for node_id, rack, capacity in nodes:
         core.add_node(node_id, dict(zip(inp.types, capacity)), rack=rack)
     for spec in inp.apps:
-        leaf = core.queues[spec.leaf]
-        app = App(spec.id, spec.user, leaf, spec.priority, core.types.zero, 0.0)
-        app.runnable = True
-        core.apps[app.id] = app
-        leaf.apps[app.id] = app
-        for q in leaf.ancestors_and_self():
-            q.running_apps += 1
+        _admit(core, spec)
         for allocation_id, (priority, shape, count) in enumerate(spec.asks):
             wanted = _scaled(count, scale, f"{spec.id}/{allocation_id}")
             if wanted:
-                core.update_request(app.id, priority, shape, wanted, allocation_id=allocation_id)
-    order = [n for n, _, _ in nodes]
-    while any([a for node_id in order for a in core.on_heartbeat(node_id)]):
-        pass
+                core.update_request(spec.id, priority, shape, wanted, allocation_id=allocation_id)
+    placed = [(f"r{i}", app_id, node_id, shape) for i, (app_id, node_id, shape) in enumerate(inp.running)
+              if node_id in core.nodes]
+    for cid, app_id, node_id, shape in placed:
+        core.container_started(cid, app_id, node_id, shape)
+    _settle(core, [n for n, _, _ in nodes])
+    again: Counter = Counter()  # (app, shape) -> containers its app asks for again, once ended
+    for cid, app_id, node_id, shape in placed:
+        core.container_finished(cid)
+        again[app_id, shape] += 1
+        core.update_request(app_id, _RUNNING, shape, again[app_id, shape],
+                            allocation_id=_shape_id(core.apps[app_id], shape))
+        core.on_heartbeat(node_id)
+    _settle(core, [n for n, _, _ in nodes])
     return {path: tuple(u / scale for u in q.usage) for path, q in core.queues.items()}
+
+
+def _admit(core: SchedulerCore, spec: _ReplayApp) -> None:
+    """Puts the app straight into its leaf as runnable (the live core has placed it already)."""
+    leaf = core.queues[spec.leaf]
+    app = App(spec.id, spec.user, leaf, spec.priority, core.types.zero, 0.0)
+    app.runnable = True
+    core.apps[app.id] = app
+    leaf.apps[app.id] = app
+    for q in leaf.ancestors_and_self():
+        q.running_apps += 1
+
+
+def _shape_id(app: App, shape: tuple[int, ...]) -> int:
+    """The allocation id of the app's request for `shape` again (one per shape, after its asks)."""
+    ids = [key[1] for key in app.requests if key[0] == _RUNNING and app.requests[key].capability == shape]
+    return ids[0] if ids else len(app.requests) + 1_000_000
+
+
+def _settle(core: SchedulerCore, nodes: list[str]) -> None:
+    while any([a for node_id in nodes for a in core.on_heartbeat(node_id)]):
+        pass
 
 
 def _sample(inp: ReplayInput) -> tuple[Sequence[tuple], float]:
     """The nodes to replay on and their fraction of the cluster (see REPLAY_BUDGET)."""
-    wanted = sum(n for app in inp.apps for _, _, n in app.asks)
+    wanted = len(inp.running) + sum(n for app in inp.apps for _, _, n in app.asks)
     if wanted <= REPLAY_BUDGET or len(inp.nodes) < 2:
         return inp.nodes, 1.0
     picked = max(1, round(len(inp.nodes) * REPLAY_BUDGET / wanted))

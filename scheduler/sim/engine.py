@@ -33,6 +33,7 @@ from scheduler.config import QueueConfig
 from scheduler.sim.formats import AppSpec, ClusterSpec, SimInputError
 from scheduler.sim.policies import PolicySetup
 from scheduler.sim.stats import LatencyHistogram
+from scheduler.targets import TargetInput
 
 _EPS = 1e-9
 AM_PRIORITY = 0
@@ -65,12 +66,17 @@ class _Container:
 
 @dataclass
 class Timeline:
-    """State sampled every `interval` seconds of simulated time, for plots."""
+    """State sampled every `interval` seconds of simulated time, for plots; each queue's targets
+    (scheduler.targets: a replay, so costlier) every `target_interval` seconds."""
 
     interval: float
+    target_interval: float | None = None
     times: list[float] = field(default_factory=list)
     shares: dict[str, list[float]] = field(default_factory=dict)
     utilization: dict[str, list[float]] = field(default_factory=dict)
+    target_times: list[float] = field(default_factory=list)
+    targets: dict[str, list[float]] = field(default_factory=dict)  # reachable dominant-share target
+    pooled: dict[str, list[float]] = field(default_factory=dict)  # pooled dominant-share target
 
 
 class Simulation:
@@ -79,7 +85,7 @@ class Simulation:
     def __init__(self, setup: PolicySetup, label_config: QueueConfig, cluster: ClusterSpec,
                  apps: Sequence[AppSpec], *, heartbeat_s: float = 1.0, until: float | None = None,
                  seed: int = 0, skip_idle: bool = True, sample_s: float | None = None,
-                 progress: Callable[[float], None] | None = None) -> None:
+                 target_s: float | None = None, progress: Callable[[float], None] | None = None) -> None:
         if heartbeat_s <= 0:
             raise SimInputError([f"heartbeat interval must be > 0 s, got {heartbeat_s}"])
         self.setup = setup
@@ -136,7 +142,8 @@ class Simulation:
                          "decisions": 0,
                          "assignments": 0, "containers_finished": 0, "excess_assignments": 0,
                          "submits": 0}
-        self.timeline = Timeline(sample_s) if sample_s else None
+        # Targets need the queues the core decides by: not for policies that relabel them (fifo, slots).
+        self.timeline = Timeline(sample_s, target_s if setup.submit_queue is None else None) if sample_s else None
         self.stalled = False
         for queue in label_config.queues().values():
             if queue.is_leaf:
@@ -193,6 +200,8 @@ class Simulation:
 
     def _sample(self, t: float) -> None:
         tl = self.timeline
+        if tl.target_interval and (not tl.target_times or t >= tl.target_times[-1] + tl.target_interval):
+            self._sample_targets(t)
         tl.times.append(t)
         for q, alloc in self.queue_alloc.items():
             tl.shares.setdefault(q, [0.0] * (len(tl.times) - 1)).append(self._share(alloc))
@@ -202,6 +211,15 @@ class Simulation:
         for j, name in enumerate(self.real_types):
             cap = self.capacity[j]
             tl.utilization.setdefault(name, []).append(self.alloc[j] / cap if cap else 0.0)
+
+    def _sample_targets(self, t: float) -> None:
+        tl = self.timeline
+        tl.target_times.append(t)
+        goals = TargetInput(self.core).compute()
+        for q in self.queue_alloc:
+            goal = goals.get(q)
+            tl.targets.setdefault(q, []).append(goal.dominant_share if goal else 0.0)
+            tl.pooled.setdefault(q, []).append(goal.pooled_dominant_share if goal else 0.0)
 
     def _share(self, alloc: Sequence[int]) -> float:
         return max((a / c for a, c in zip(alloc, self.capacity) if c), default=0.0)
