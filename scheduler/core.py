@@ -260,7 +260,7 @@ class SchedulerCore:
             q.heap = LazyHeap()
             q.act = q.dirq = q.up_dirq = zero
             q.idle, q.asides = {}, []
-            q.state, q.aside, q.share, q.head_mask = _NONE, False, 0.0, 0
+            q.state, q.aside, q.share, q.head, q.head_mask = _NONE, False, 0.0, None, 0
             q.mask = 0
             for shape in q.shapes:
                 q.mask |= self._bit(shape)
@@ -642,14 +642,13 @@ class SchedulerCore:
             q.state, q.up_dirq = state, dirq
         if state != _ACTIVE:
             heap.remove(q)
+            on_top = False
         elif q.min_inv is None:
-            heap.push(q, 1, int(q.share * _KEY_SCALE), order)
+            on_top = heap.push(q, 1, int(q.share * _KEY_SCALE), order)
         else:
-            heap.push(q, *self._queue_key(q), order)
-        if up is not None:
-            head = heap.peek()
-            if (head.mask if head is not None and not parent.aside else 0) != parent.head_mask:
-                self._track_head(parent)
+            on_top = heap.push(q, *self._queue_key(q), order)
+        if up is not None and (on_top or q is parent.head):  # else the head is the same child
+            self._track_head(parent)
 
     def _move_sums(self, q: Queue, parent: Queue, old: int, new: int) -> None:
         if old == _ACTIVE:
@@ -678,7 +677,7 @@ class SchedulerCore:
     def _track_head(self, q: Queue) -> None:
         if q.parent is None or not q.children:  # the root's head is never blocked for its key
             return
-        head = q.heap.peek()
+        head = q.head = q.heap.peek()
         mask = 0 if head is None or q.aside else head.mask
         if mask != q.head_mask:
             heads = self._heads

@@ -33,9 +33,10 @@ class LazyHeap:
     def __contains__(self, item: Any) -> bool:
         return item in self._entries
 
-    def push(self, item: Any, tier: float, value: float, order: int | None = None) -> None:
+    def push(self, item: Any, tier: float, value: float, order: int | None = None) -> bool:
         """Adds `item` or moves it to key (tier, value); equal keys come out in push order, or
-        by `order` when given (an order_of number: the item keeps its place among equals)."""
+        by `order` when given (an order_of number: the item keeps its place among equals).
+        Returns whether `item` now has the smallest key."""
         old = self._entries.get(item)
         if old is not None:
             old[_ITEM] = None
@@ -43,9 +44,11 @@ class LazyHeap:
         unique = next(self._order)
         entry = [tier, value, unique if order is None else order, unique, item]
         self._entries[item] = entry
-        heappush(self._heap, entry)
+        heap = self._heap
+        heappush(heap, entry)
         if self._dead > _SWEEP_MIN and self._dead > len(self._entries):
             self._sweep()
+        return heap[0] is entry
 
     def order_of(self, item: Any) -> int | None:
         entry = self._entries.get(item)

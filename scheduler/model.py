@@ -124,7 +124,7 @@ class Queue:
     quantised; `up_dirq` is the direction its parent's sums hold and `state` how they hold it. A
     parent keeps `act`, the sum of its heap children's directions, `idle` its children with usage
     and no demand, `asides` those the heartbeat set aside; `mask` marks the shapes pending below a
-    queue, `head_mask` those of the child heading its heap. `up` and `up_raw` turn the queue's own
+    queue, `head` is the child heading its heap and `head_mask` that child's mask. `up` and `up_raw` turn the queue's own
     units (share units for a parent, resources for a leaf or a set-aside parent) into a direction
     in its parent's units.
     """
@@ -132,7 +132,7 @@ class Queue:
     __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
                  "max_apps", "running_apps", "heap", "shapes", "draining", "dynamic",
                  "apps", "app_scale", "share", "dirq", "up_dirq", "state", "weigh", "up", "up_raw", "act", "idle",
-                 "asides", "aside", "mask", "head_mask")
+                 "asides", "aside", "mask", "head", "head_mask")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
         self.spec = spec
@@ -163,6 +163,7 @@ class Queue:
         self.asides: list[Queue] = []
         self.aside = False
         self.mask = 0
+        self.head: Queue | App | None = None  # the child heading its heap when it was last looked at
         self.head_mask = 0
 
     @property
