@@ -62,27 +62,26 @@ class LazyHeap:
 
     def pop(self) -> Any:
         """Removes and returns the item with the smallest key, or None when empty."""
-        heap = self._heap
-        while heap:
-            entry = heappop(heap)
-            item = entry[_ITEM]
-            if item is not None:
-                del self._entries[item]
-                return item
-            self._dead -= 1
-        return None
+        entry = self._pop_entry()
+        return None if entry is None else entry[_ITEM]
 
     def pop_with_order(self) -> tuple[Any, int]:
         """pop(), with the item's order number (to put it back in its place: push(..., order))."""
+        entry = self._pop_entry()
+        if entry is None:
+            raise IndexError("pop from an empty heap")
+        return entry[_ITEM], entry[2]
+
+    def _pop_entry(self) -> list | None:
         heap = self._heap
         while heap:
             entry = heappop(heap)
             item = entry[_ITEM]
             if item is not None:
                 del self._entries[item]
-                return item, entry[2]
+                return entry
             self._dead -= 1
-        raise IndexError("pop from an empty heap")
+        return None
 
     def peek(self) -> Any:
         """The item with the smallest key, left in place, or None when empty."""

@@ -183,6 +183,13 @@ def core_for(yaml_text: str, asks: dict[str, list], nodes):
     return core
 
 
+def prepare(cluster):
+    """(reference tree, nodes, capacity, core) of a drawn cluster."""
+    top, nodes = cluster
+    yaml_text, root, asks = build(top)
+    return root, nodes, tuple(map(sum, zip(*nodes))), core_for(yaml_text, asks, nodes)
+
+
 def leaf_counts(core) -> dict[str, int]:
     snap = core.snapshot()["apps"]
     return {app: info["containers"] for app, info in snap.items()}
@@ -191,10 +198,7 @@ def leaf_counts(core) -> dict[str, int]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_each_leaf_settles_within_one_container_of_the_reference(cluster):
-    top, nodes = cluster
-    yaml_text, root, asks = build(top)
-    capacity = tuple(map(sum, zip(*nodes)))
-    core = core_for(yaml_text, asks, nodes)
+    root, nodes, capacity, core = prepare(cluster)
     settle(core)
     expected = reference_settle(root, nodes, capacity)
     got = leaf_counts(core)
@@ -205,10 +209,7 @@ def test_each_leaf_settles_within_one_container_of_the_reference(cluster):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_every_container_goes_to_the_lowest_share_sibling_with_a_fitting_request_at_every_level(cluster):
-    top, nodes = cluster
-    yaml_text, root, asks = build(top)
-    capacity = tuple(map(sum, zip(*nodes)))
-    core = core_for(yaml_text, asks, nodes)
+    root, nodes, capacity, core = prepare(cluster)
     refs = {q.path: q for q in walk(root)}
     for _ in range(100):
         assigned = False

@@ -66,17 +66,17 @@ queues:
 """
 
 
-def gpu_and_cpu_core() -> SchedulerCore:
-    """Two GPU nodes and two CPU nodes; GPU tasks need 2 vcores with their GPU, on a GPU node."""
+def gpu_and_cpu_core(pairs: int = 2, asked: int = 100) -> SchedulerCore:
+    """GPU nodes and as many CPU nodes; GPU tasks need 2 vcores with their GPU, on a GPU node."""
     core = SchedulerCore(parse_config(GPU_AND_CPU))
-    for i in range(2):
-        core.add_node(f"gpu{i}", {"vcores": 4, "memory-mb": 8192, "gpu-mem": 2})
-        core.add_node(f"cpu{i}", {"vcores": 4, "memory-mb": 8192, "gpu-mem": 0})
+    for i in range(pairs):
+        core.add_node(f"gpu{i:02}", {"vcores": 4, "memory-mb": 8192, "gpu-mem": 2})
+        core.add_node(f"cpu{i:02}", {"vcores": 4, "memory-mb": 8192, "gpu-mem": 0})
     for app, queue, shape in (("g", "gpu", {"vcores": 2, "memory-mb": 2048, "gpu-mem": 1}),
                               ("c", "cpu", {"vcores": 1, "memory-mb": 1024}),
                               ("e", "etl", {"vcores": 1, "memory-mb": 2048})):
         core.submit_app(app, "u", queue)
-        core.update_request(app, 1, shape, 100)
+        core.update_request(app, 1, shape, asked)
     return core
 
 
@@ -112,15 +112,7 @@ def test_the_reachable_target_counts_running_containers_with_their_shapes():
 
 
 def test_a_demand_too_large_to_replay_whole_is_replayed_on_a_sample_of_the_nodes(monkeypatch):
-    core = SchedulerCore(parse_config(GPU_AND_CPU))
-    for i in range(40):
-        core.add_node(f"gpu{i:02}", {"vcores": 4, "memory-mb": 8192, "gpu-mem": 2})
-        core.add_node(f"cpu{i:02}", {"vcores": 4, "memory-mb": 8192, "gpu-mem": 0})
-    for app, queue, shape in (("g", "gpu", {"vcores": 2, "memory-mb": 2048, "gpu-mem": 1}),
-                              ("c", "cpu", {"vcores": 1, "memory-mb": 1024}),
-                              ("e", "etl", {"vcores": 1, "memory-mb": 2048})):
-        core.submit_app(app, "u", queue)
-        core.update_request(app, 1, shape, 1000)
+    core = gpu_and_cpu_core(pairs=40, asked=1000)
     exact = targets(core)
     monkeypatch.setattr(targets_module, "REPLAY_BUDGET", 300)
     monkeypatch.setattr(targets_module, "_last", None)
