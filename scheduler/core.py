@@ -708,7 +708,7 @@ class SchedulerCore:
             blocked = [q for mask in heads if not mask & fit for q in heads[mask]]
             if not blocked:
                 return
-            for q in sorted(blocked, key=_depth, reverse=True):
+            for q in sorted(blocked, key=_deepest_first):
                 while not q.aside:
                     head = q.heap.peek()
                     if head is None:
@@ -1099,8 +1099,8 @@ def _level(q: Queue, top: tuple[float, Queue] | None) -> float:
     return min(c.share for c in q.heap.items())  # a child below its min heads by how far below
 
 
-def _depth(q: Queue) -> int:
-    return q.path.count(".")
+def _deepest_first(q: Queue) -> tuple[int, str]:
+    return -q.path.count("."), q.path
 
 
 def _room(q: Queue, headroom: Vector | None) -> Vector:
