@@ -24,7 +24,6 @@ The last result is kept and reused while the demand and the nodes are unchanged.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from operator import mul
@@ -168,12 +167,12 @@ def _replay(inp: ReplayInput) -> dict[str, tuple[float, ...]]:
     for cid, app_id, node_id, shape in placed:
         core.container_started(cid, app_id, node_id, shape)
     _settle(core, [n for n, _, _ in nodes])
-    again: Counter = Counter()  # (app, shape) -> containers its app asks for again, once ended
     for cid, app_id, node_id, shape in placed:
         core.container_finished(cid)
-        again[app_id, shape] += 1
-        core.update_request(app_id, _RUNNING, shape, again[app_id, shape],
-                            allocation_id=_shape_id(core.apps[app_id], shape))
+        app = core.apps[app_id]
+        key = (_RUNNING, _shape_id(app, shape))
+        asked = app.requests[key].count if key in app.requests else 0
+        core.update_request(app_id, key[0], shape, asked + 1, allocation_id=key[1])  # it asks for it again
         core.on_heartbeat(node_id)
     _settle(core, [n for n, _, _ in nodes])
     return {path: tuple(u / scale for u in q.usage) for path, q in core.queues.items()}
