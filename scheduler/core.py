@@ -42,6 +42,7 @@ _RETRY = object()  # a walk set a queue aside, which re-keyed the queues above: 
 _QUANTUM = float(1 << 48)
 _NONE, _ACTIVE, _ASIDE, _IDLE = range(4)  # how a queue's direction counts in its parent's sums
 _KEY_SCALE = 1e12
+UNBLOCK_BUDGET = 64  # queues (and apps) a heartbeat sets aside before its walk (see _unblock)
 
 
 class SchedulerCore:
@@ -692,7 +693,11 @@ class SchedulerCore:
 
     def _unblock(self, free: Vector, aside: list) -> None:
         """Sets aside, deepest first, every head child that cannot use the node (and a parent
-        whose heap that empties), until every parent heads with a child that fits `free`."""
+        whose heap that empties), until every parent heads with a child that fits `free`, or
+        UNBLOCK_BUDGET queues are set aside in this heartbeat: past that, the walk sets aside
+        what it meets (_pick), and a queue it does not look into keeps the key it has with its
+        blocked head, which is lower than its key for this node but for rare mixes of resources
+        (see "Hierarchical DRF" in the README)."""
         heads = self._heads
         if not heads:
             return  # no parent below the root (a flat tree), or none with demand
@@ -710,6 +715,8 @@ class SchedulerCore:
                 return
             for q in sorted(blocked, key=_deepest_first):
                 while not q.aside:
+                    if len(aside) >= UNBLOCK_BUDGET:
+                        return
                     head = q.heap.peek()
                     if head is None:
                         self._set_aside(q, aside)

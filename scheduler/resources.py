@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from operator import add, le, sub
 
 MEMORY = "memory-mb"
@@ -138,6 +139,7 @@ def dominant_resource(usage: Vector, capacity: Vector, names: tuple[str, ...]) -
     return best
 
 
+@lru_cache(maxsize=4096)
 def linear_form(factors: tuple[float, ...], combine: Callable) -> Callable[[Vector], float]:
     """`combine` (max or sum) of v_j * factors_j over the nonzero factors, as straight-line code
     (a share is computed per queue and level for every container)."""
@@ -149,6 +151,7 @@ def linear_form(factors: tuple[float, ...], combine: Callable) -> Callable[[Vect
     return eval(f"lambda v: {body}")  # noqa: S307
 
 
+@lru_cache(maxsize=4096)
 def quantised_ratio(factors: tuple[float, ...]) -> Callable[[Vector, float], tuple[int, ...]]:
     """(int(v_j * factors_j / s), ...), 0 where the factor is 0, as straight-line code."""
     parts = [f"int(v[{j}] * {f!r} / s)" if f else "0" for j, f in enumerate(factors)]

@@ -35,7 +35,7 @@ from scheduler.model import App, Queue
 from scheduler.resources import dominant_share, vadd
 
 UNLIMITED = 1 << 62  # the core's "no max on this resource"
-REPLAY_BUDGET = 5_000  # containers the replay places at most (see the module doc)
+REPLAY_BUDGET = 2_000  # containers the replay places at most (see the module doc)
 _RUNNING = -(1 << 30)  # request priority of an ended container asked for again: before what apps ask for
 
 
