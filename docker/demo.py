@@ -157,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         plot(history, args.plot)
         # Verdict over the second half of the run (after the first containers have churned).
         steady = [(s, g) for t, s, g in history if t >= args.seconds / 2 and g]
+        if not steady:
+            console.print("[red]no targets read from the scheduler's status server in the second half[/]")
+            return 1
         table = Table(title="Verdict (means over the second half of the run)")
         for col in ("queue", "weight", "dominant share", "target", "pooled target", "weighted share",
                     "one container"):
