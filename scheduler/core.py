@@ -510,7 +510,7 @@ class SchedulerCore:
     # being decided ("rescaling to minimum nodes"): a child that raced ahead on a resource its
     # siblings do not use, or that holds more than its part from before they asked, does not make
     # its parent look large while a sibling is still low. A child that cannot use the node, or has
-    # no demand, does not set M ("ignoring blocked nodes") and counts in full up to M. The parent's
+    # no demand, does not set M ("ignoring blocked nodes") and is cut back to M too. The parent's
     # share is the weighted dominant share of that vector with its own weights. With one level of
     # queues no parent's share is ever compared: flat trees are ordered exactly as flat DRF.
     #

@@ -121,8 +121,9 @@ class CoreCollector(Collector):
                                     "for", labels=["queue", "resource"])
         dominant = GaugeMetricFamily("yarn_drf_queue_dominant_share", "A queue's dominant share of the cluster",
                                      labels=["queue"])
-        weighted = GaugeMetricFamily("yarn_drf_queue_weighted_share", "A queue's weighted dominant share "
-                                     "(the key the core orders siblings by)", labels=["queue"])
+        weighted = GaugeMetricFamily("yarn_drf_queue_weighted_share", "A queue's weighted dominant share of its "
+                                     "usage (a leaf's key among its siblings; a parent's key is its "
+                                     "hierarchical share)", labels=["queue"])
         target = GaugeMetricFamily("yarn_drf_queue_target_share", "The dominant share a queue's demand settles "
                                    "at under the core's decisions, in whole containers on the real nodes",
                                    labels=["queue"])
