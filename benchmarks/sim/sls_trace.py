@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks" / "sls"))  # its modules import each other by name
 
 import workload  # noqa: E402
-from scheduler.config import load_config  # noqa: E402
+from scheduler.config import parse_config  # noqa: E402
 from scheduler.sim.formats import parse_cluster, parse_workload  # noqa: E402
 from scheduler.sim.runner import SimulationRequest, simulate  # noqa: E402
 
@@ -48,11 +48,8 @@ def _json(d: dict) -> str:
 
 
 def run(nodes: int, timeout: float, seed: int) -> dict:
-    config_text = (ROOT / "benchmarks" / "sls" / "queues.yaml").read_text().replace(
-        "starvation-timeout-s: 30", f"starvation-timeout-s: {timeout}")
-    path = Path(f"/tmp/sls-trace-queues-{timeout}.yaml")
-    path.write_text(config_text)
-    config = load_config(path)
+    config = parse_config((ROOT / "benchmarks" / "sls" / "queues.yaml").read_text().replace(
+        "starvation-timeout-s: 30", f"starvation-timeout-s: {timeout}"))
     node = workload.NODE
     cluster = parse_cluster(f"nodes:\n  - {{name: node, count: {nodes}, resources: {{memory-mb: {node.memory_mb}, "
                             f"vcores: {node.vcores}, gpu-mem: {node.gpu_mem}}}}}\n", "cluster.yaml")
