@@ -138,7 +138,7 @@ class StatusView:
                 "queue": "  " * depth[q["name"]] + q["name"].rsplit(".", 1)[-1],
                 "weight": _weight(q["weight"], queues["resource_types"]) if q["parent"] else "",
                 "run/wait": f"{q['running_apps']}/{q['waiting_apps']}",
-                "share": f"{q['dominant_share']:.1%}", "target": f"{q['target_share']:.1%}",
+                "share": f"{q['dominant_share']:.1%}", "target": _target(q),
                 "dominant": q["dominant_resource"] or "-",
                 "state": ", ".join(notes),
                 "q": q,
@@ -179,7 +179,8 @@ class StatusView:
         return widths, max(len("queue"), room(widths) - bar), bar
 
     def _table(self, columns: dict[str, int], queue_width: int, bar: int) -> Table:
-        table = Table(title="queues: dominant share vs weighted-DRF target (bar: share, '|' target)",
+        table = Table(title="queues: dominant share vs target, the share its demand settles at on the nodes "
+                            "(bar: share, '|' target; pooled: the fair share if the cluster were one pool)",
                       title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                       collapse_padding=True)
         table.add_column("queue", no_wrap=True, overflow="ellipsis", max_width=queue_width)
@@ -227,6 +228,13 @@ class StatusView:
             grid.add_row(name, text)
             out.append(grid)
         return out
+
+
+def _target(q: dict) -> str:
+    """The reachable target, with the pooled one beside it where whole containers on real nodes
+    cannot reach it."""
+    target, pooled = q["target_share"], q["pooled_target_share"]
+    return f"{target:.1%}" if round(target, 3) == round(pooled, 3) else f"{target:.1%} (pooled {pooled:.1%})"
 
 
 def _bar(share: float, target: float, width: int) -> Text:
@@ -287,17 +295,22 @@ def run_why(args: argparse.Namespace, console: Console | None = None) -> int:
     if code != 200:
         console.print(f"[red]error:[/red] HTTP {code}: {doc.get('error', doc)}")
         return 2
-    console.print(render_why(doc))
+    code, queues = _call("GET", url, "/v1/queues")
+    queue = next((q for q in queues.get("queues", ()) if q["name"] == doc["queue"]), None) if code == 200 else None
+    console.print(render_why(doc, queue))
     return 0
 
 
-def render_why(doc: dict) -> Group:
+def render_why(doc: dict, queue: dict | None = None) -> Group:
     """The app, then each pending request with its reasons; long lines wrap under their own text."""
     parts: list[Any] = [
         Text.from_markup(f"app [bold]{doc['app']}[/bold] of {doc['user']} in queue {doc['queue']}"
                          f"{' [red](draining: no new apps, running ones finish)[/red]' if doc['queue_draining'] else ''}"),
         Padding(Text(f"{'running' if doc['runnable'] else 'waiting to run'}, {doc['containers']} container(s), "
                      f"using {_amounts(doc['usage']) or 'nothing'}"), (0, 0, 0, 2))]
+    if queue is not None:
+        parts.append(Padding(Text(f"queue {queue['name']}: dominant share {queue['dominant_share']:.1%}, target "
+                                  f"{_target(queue)}"), (0, 0, 0, 2)))
     pending = [r for r in doc["requests"] if r["pending"] > 0]
     if not pending:
         parts.append(Text("no pending requests: nothing is waiting"))
