@@ -138,7 +138,7 @@ class StatusView:
                 "queue": "  " * depth[q["name"]] + q["name"].rsplit(".", 1)[-1],
                 "weight": _weight(q["weight"], queues["resource_types"]) if q["parent"] else "",
                 "run/wait": f"{q['running_apps']}/{q['waiting_apps']}",
-                "share": f"{q['dominant_share']:.1%}", "target": _target(q),
+                "share": f"{q['dominant_share']:.1%}", "target": f"{q['target_share']:.1%}",
                 "dominant": q["dominant_resource"] or "-",
                 "state": ", ".join(notes),
                 "q": q,
@@ -150,6 +150,8 @@ class StatusView:
         yield self._table(columns, queue_width, bar)
         if any(isinstance(r["q"]["weight"], dict) for r in self.rows if r["weight"]):
             yield Text("weight: per-resource weights show the types that do not weigh 1", style="dim")
+        yield Text("target: the share its demand settles at on these nodes in whole containers; pooled "
+                   "target (below): its fair share if the cluster were one pool", style="dim")
         yield from self._details(options.max_width, state_shown="state" in columns)
 
     def _summary(self) -> list[Text]:
@@ -179,8 +181,7 @@ class StatusView:
         return widths, max(len("queue"), room(widths) - bar), bar
 
     def _table(self, columns: dict[str, int], queue_width: int, bar: int) -> Table:
-        table = Table(title="queues: dominant share vs target, the share its demand settles at on the nodes "
-                            "(bar: share, '|' target; pooled: the fair share if the cluster were one pool)",
+        table = Table(title="queues: dominant share vs target (bar: share, '|' target)",
                       title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                       collapse_padding=True)
         table.add_column("queue", no_wrap=True, overflow="ellipsis", max_width=queue_width)
@@ -209,6 +210,8 @@ class StatusView:
         for r in self.rows:
             q = r["q"]
             lines = [] if state_shown or not r["state"] else [r["state"]]
+            if _pooled_differs(q):
+                lines.append(f"pooled target {q['pooled_target_share']:.1%}")
             if pending := _amounts(q["pending"]):
                 lines.append(f"pending {pending}")
             lines += _limits(q)
@@ -230,11 +233,15 @@ class StatusView:
         return out
 
 
+def _pooled_differs(q: dict) -> bool:
+    """Whether whole containers on these nodes cannot reach the queue's pooled fair share."""
+    return round(q["target_share"], 3) != round(q["pooled_target_share"], 3)
+
+
 def _target(q: dict) -> str:
-    """The reachable target, with the pooled one beside it where whole containers on real nodes
-    cannot reach it."""
-    target, pooled = q["target_share"], q["pooled_target_share"]
-    return f"{target:.1%}" if round(target, 3) == round(pooled, 3) else f"{target:.1%} (pooled {pooled:.1%})"
+    """The reachable target, with the pooled one beside it where they differ."""
+    target = f"{q['target_share']:.1%}"
+    return f"{target} (pooled {q['pooled_target_share']:.1%})" if _pooled_differs(q) else target
 
 
 def _bar(share: float, target: float, width: int) -> Text:
