@@ -2,7 +2,8 @@
 # Installs the Debian packages a part of the project needs, when their commands are missing:
 #   python   python3-venv (the venv and ensurepip modules): the .venv every Python target uses
 #   java     openjdk-17-jdk-headless (java, javac) and maven (mvn): the shim and SLS jars
-#   docker   docker.io (dockerd and Debian's /usr/bin/docker) and mmdebstrap (the offline base image)
+#   docker   docker.io (dockerd and Debian's /usr/bin/docker), mmdebstrap (the offline base image) and
+#            docker-compose (the README's commands for the cluster; Debian's docker.io has no plugin)
 #   browser  chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver): the dashboard's
 #            tests drive the real browser headless
 # As root the missing packages are installed with apt-get, whose output is shown only if it fails;
@@ -21,7 +22,8 @@ for part in "$@"; do
     java) for cmd in java javac; do command -v "$cmd" >/dev/null || need openjdk-17-jdk-headless; done
           command -v mvn >/dev/null || need maven ;;
     docker) command -v dockerd >/dev/null && [ -x /usr/bin/docker ] || need docker.io
-            command -v mmdebstrap >/dev/null || need mmdebstrap ;;
+            command -v mmdebstrap >/dev/null || need mmdebstrap
+            command -v docker-compose >/dev/null || need docker-compose ;;
     browser) [ -x /usr/bin/chromium ] || need chromium
              [ -x /usr/bin/chromedriver ] || need chromium-driver ;;
     *) echo "deps: unknown part '$part' (python, java, docker or browser)" >&2; exit 2 ;;
