@@ -703,6 +703,7 @@ class SchedulerCore:
         the order their queues were last re-keyed by a change of usage or demand; a heartbeat
         setting a queue aside and back re-keys with `keep` (or the saved `order`), so a queue does
         not lose its place among equals for a node it could not use."""
+        units: Sequence[float]
         if not q.children or q.aside:
             units = q.usage
             share = q.share = q.weigh(units)
@@ -718,6 +719,7 @@ class SchedulerCore:
                 share = q.share = self._aggregate(units)
             up = q.up
         parent = q.parent
+        assert parent is not None  # the root is never re-keyed
         heap = parent.heap
         if keep:
             order = heap.order_of(q)
@@ -882,6 +884,7 @@ class SchedulerCore:
     def _set_aside(self, child: Queue, aside: list) -> None:
         """Takes `child` out of its parent's heap for the rest of the heartbeat and re-keys above it."""
         parent = child.parent
+        assert parent is not None  # the root is never set aside
         aside.append((child, parent.heap.order_of(child)))
         child.aside = True
         parent.asides.append(child)
@@ -905,11 +908,13 @@ class SchedulerCore:
         """Puts what a heartbeat set aside back in its heaps, in the order it was set aside."""
         for item, order in aside:
             if isinstance(item, Queue):
+                parent = item.parent
+                assert parent is not None  # the root is never set aside
                 item.aside = False
-                item.parent.asides.remove(item)
+                parent.asides.remove(item)
                 self._push_queue(item, order=order)
                 self._track_head(item)
-                self._requeue_queues(item.parent, keep=True)
+                self._requeue_queues(parent, keep=True)
             else:
                 item.queue.heap.push(item, *self._app_key(item), order)
 
@@ -945,7 +950,8 @@ class SchedulerCore:
         head = self._fair_head()
         if head is not self.head:
             self.head, self.head_since = head, now
-        if head is None or node.reserved is not None or now - self.head_since < self.timeout:
+        timeout = self.timeout or 0.0
+        if head is None or node.reserved is not None or now - self.head_since < timeout:
             return False
         req = self._reservable(head, node, free)
         if req is None:
@@ -1022,6 +1028,7 @@ class SchedulerCore:
         """The reserved request's container if it fits now; _RESERVED if the node stays held;
         None if the reservation was invalid and dropped (the node is offered to others)."""
         req = node.reserved
+        assert req is not None  # the caller checked
         app = req.app
         if req.count == 0 or self.apps.get(app.id) is not app or not app.runnable \
                 or not _within(req.capability, app.queue):
@@ -1050,7 +1057,7 @@ class SchedulerCore:
         if container_id in self.containers:
             return  # repeated report
         pending = self.containers.get(assignment_id) if assignment_id else None
-        if pending is not None:
+        if pending is not None and assignment_id is not None:
             del self.containers[assignment_id]
             pending.id, pending.confirmed = container_id, True
             self.containers[container_id] = pending
@@ -1103,7 +1110,7 @@ class SchedulerCore:
         the app and each of its queues; the caller re-keys."""
         node.allocated = change(node.allocated, vec)
         app.usage = change(app.usage, vec)
-        q = app.queue
+        q: Queue | None = app.queue
         while q is not None:  # not ancestors_and_self(): a generator costs more on this path
             q.usage = change(q.usage, vec)
             q = q.parent
@@ -1205,6 +1212,7 @@ def _deepest_first(q: Queue) -> tuple[int, str]:
 
 def _room(q: Queue, headroom: Vector | None) -> Vector:
     """What q's max leaves (within `headroom`, the room its ancestors' max leave)."""
+    assert q.max is not None  # the caller checked
     own = vsub(q.max, q.usage)
     return own if headroom is None else vmin(headroom, own)
 

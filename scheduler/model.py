@@ -6,6 +6,7 @@ except the small locality rule of a request, which is YARN's.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import count
 from operator import attrgetter
@@ -219,9 +220,9 @@ class Queue:
         self.dirq: tuple[int, ...] = zero
         self.up_dirq: tuple[int, ...] = zero
         self.state = 0
-        self.weigh = None  # usage -> weighted share, and the two below: compiled per queue (SchedulerCore._limits)
-        self.up = None  # (own units, share) -> dirq
-        self.up_raw = None
+        self.weigh: Callable[[Vector], float] = _unweighed  # usage -> weighted share, and the two below: compiled per queue (SchedulerCore._limits)
+        self.up: Callable[[Sequence[float], float], tuple[int, ...]] | None = None  # (own units, share) -> dirq
+        self.up_raw: Callable[[Sequence[float], float], tuple[int, ...]] | None = None
         self.act: tuple[int, ...] = zero
         self.idle: dict[Queue, None] = {}
         self.asides: list[Queue] = []
@@ -239,6 +240,10 @@ class Queue:
         while q is not None:
             yield q
             q = q.parent
+
+
+def _unweighed(usage: Vector) -> float:
+    return 0.0  # until SchedulerCore._limits compiles the queue's share function
 
 
 class Container:

@@ -7,7 +7,7 @@ the edges (config, events, reports), where ResourceTypes converts between the tw
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from operator import add, le, sub
 
@@ -156,7 +156,7 @@ def linear_form(factors: tuple[float, ...], combine: Callable) -> Callable[[Vect
 
 
 @lru_cache(maxsize=4096)
-def quantised_ratio(factors: tuple[float, ...]) -> Callable[[Vector, float], tuple[int, ...]]:
+def quantised_ratio(factors: tuple[float, ...]) -> Callable[[Sequence[float], float], tuple[int, ...]]:
     """(int(v_j * factors_j / s), ...), 0 where the factor is 0, as straight-line code."""
     parts = [f"int(v[{j}] * {f!r} / s)" if f else "0" for j, f in enumerate(factors)]
     return eval(f"lambda v, s: ({', '.join(parts)},)")  # noqa: S307
