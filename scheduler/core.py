@@ -55,6 +55,7 @@ class SchedulerCore:
         self.types = ResourceTypes(resource_types or config.resource_types())
         self.policy = get_policy(policy)
         self._aggregate, self._vadd, self._vsub = self.policy.aggregate, self.types.add, self.types.sub
+        self._vmove = self.types.move
         self._zero = self.types.zero
         self.clock = clock
         self.nodes: dict[str, Node] = {}
@@ -732,7 +733,7 @@ class SchedulerCore:
             if state == q.state == _ACTIVE:
                 old = q.up_dirq
                 if dirq != old:
-                    parent.act = self._vadd(self._vsub(parent.act, old), dirq)
+                    parent.act = self._vmove(parent.act, old, dirq)
             else:
                 self._move_sums(q, parent, q.state, state)
             q.state, q.up_dirq = state, dirq
@@ -786,22 +787,26 @@ class SchedulerCore:
                 heads.setdefault(mask, set()).add(q)
             q.head_mask = mask
 
-    def _unblock(self, free: Vector, aside: list) -> None:
-        """Sets aside, deepest first, every head child that cannot use the node (and a parent
-        whose heap that empties), until every parent heads with a child that fits `free`, or
-        UNBLOCK_BUDGET queues are set aside in this heartbeat: past that, the walk sets aside
-        what it meets (_pick), and a queue it does not look into keeps the key it has with its
-        blocked head, which is lower than its key for this node but for rare mixes of resources
-        (see "Hierarchical DRF" in the README)."""
-        heads = self._heads
-        if not heads:
-            return  # no parent below the root (a flat tree), or none with demand
+    def _fitting(self, free: Vector) -> int:
+        """The mask of the shapes pending anywhere that fit `free` (0: nothing pending fits)."""
         fit = 0
         tests = self._fit_tests
         for shape in self.root.shapes:
             bit, test = tests[shape]
             if test(free):
                 fit |= bit
+        return fit
+
+    def _unblock(self, fit: int, aside: list) -> None:
+        """Sets aside, deepest first, every head child that cannot use the node (and a parent
+        whose heap that empties), until every parent heads with a child that fits the node (`fit`:
+        the mask of the shapes that fit its room), or UNBLOCK_BUDGET queues are set aside in this
+        heartbeat: past that, the walk sets aside what it meets (_pick), and a queue it does not
+        look into keeps the key it has with its blocked head, which is lower than its key for this
+        node but for rare mixes of resources (see "Hierarchical DRF" in the README)."""
+        heads = self._heads
+        if not heads:
+            return  # no parent below the root (a flat tree), or none with demand
         if fit == self.root.mask:
             return  # every shape pending anywhere fits
         while True:
@@ -844,19 +849,22 @@ class SchedulerCore:
         aside: list = []
         root = self.root
         try:
-            while fits_any(root.shapes, free):
-                self._unblock(free, aside)
-                got = self._pick(root, free, None, node, now, aside)
+            fit = self._fitting(free)
+            while fit:
+                self._unblock(fit, aside)
+                got = self._pick(root, free, fit, None, node, now, aside)
                 if got is None:
                     break
                 if got is not _RETRY:
                     out.append(got)
-                    free = vsub(free, got.vector)
+                    free = self._vsub(free, got.vector)
+                    fit = self._fitting(free)
         finally:
             self._restore(aside)
         return out
 
-    def _pick(self, q: Queue, free: Vector, headroom: Vector | None, node: Node, now: float, aside: list):
+    def _pick(self, q: Queue, free: Vector, fit: int, headroom: Vector | None, node: Node, now: float,
+              aside: list):
         """The next assignment from below `q`: None when nothing below fits this node, _RETRY when
         children were set aside (the keys above changed: the walk starts again from the root).
 
@@ -870,9 +878,9 @@ class SchedulerCore:
             room = headroom if child.max is None else _room(child, headroom)
             budget = free if room is None else vmin(free, room)
             # below the root, _unblock has checked the shapes of every head against `free`
-            if (room is None and q.parent is not None) or fits_any(child.shapes, budget):
+            if (q.parent is not None or child.mask & fit) if room is None else fits_any(child.shapes, budget):
                 if child.children:
-                    got = self._pick(child, free, room, node, now, aside)
+                    got = self._pick(child, free, fit, room, node, now, aside)
                 else:
                     got = self._pick_app(child, budget, node, now, aside)
                 if got is not None:

@@ -34,7 +34,7 @@ class UnknownResourceError(ValueError):
 class ResourceTypes:
     """The ordered set of resource types the scheduler divides."""
 
-    __slots__ = ("names", "index", "zero", "add", "sub")
+    __slots__ = ("names", "index", "zero", "add", "sub", "move")
 
     def __init__(self, names: Iterable[str]) -> None:
         names = tuple(names)
@@ -51,6 +51,7 @@ class ResourceTypes:
         # vadd and vsub for vectors of exactly these types, for the heartbeat path
         self.add: Callable[[Vector, Vector], Vector] = _elementwise("+", len(names))
         self.sub: Callable[[Vector, Vector], Vector] = _elementwise("-", len(names))
+        self.move: Callable[[Vector, Vector, Vector], Vector] = _moved(len(names))  # a - b + c
 
     def __len__(self) -> int:
         return len(self.names)
@@ -102,6 +103,11 @@ def _elementwise(op: str, n: int) -> Callable[[Vector, Vector], Vector]:
     of the time of tuple(map(...)), and containers charge four vectors each."""
     assert op in ("+", "-") and n > 0
     return eval(f"lambda a, b: ({', '.join(f'a[{i}] {op} b[{i}]' for i in range(n))},)")  # noqa: S307
+
+
+def _moved(n: int) -> Callable[[Vector, Vector, Vector], Vector]:
+    """`a - b + c` over n-vectors as straight-line code: one direction replacing another in a sum."""
+    return eval(f"lambda a, b, c: ({', '.join(f'a[{i}] - b[{i}] + c[{i}]' for i in range(n))},)")  # noqa: S307
 
 
 def vadd(a: Vector, b: Vector) -> Vector:
