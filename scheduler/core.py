@@ -116,10 +116,10 @@ class SchedulerCore:
         """Per-queue multipliers for its share and its effective max, from the current capacity."""
         spec, names, cap = q.spec, self.types.names, self.capacity
         q.scale = self.policy.scale(names, self.divided, cap, spec.weight)
-        q.app_scale = self.policy.scale(names, self.divided, cap, 1.0)
         inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
         q.min_inv = inv if any(inv) else None
         q.weigh = linear_form(q.scale, self.policy.aggregate)
+        q.app_weigh = linear_form(self.policy.scale(names, self.divided, cap, 1.0), self.policy.aggregate)
         if q.parent is not None and q.parent.parent is not None:  # (the root keeps no sums)
             # a leaf measures in resource units, a parent in its own share units
             up = q.parent.scale if spec.is_leaf else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)]
@@ -638,9 +638,10 @@ class SchedulerCore:
         return [math.fsum(col) for col in cols]
 
     def _app_key(self, app: App) -> tuple[int, float]:
-        if app.queue.spec.order == "fifo":
+        leaf = app.queue
+        if leaf.spec.order == "fifo":
             return -app.priority, app.seq
-        return 0, self.policy.aggregate(map(mul, app.usage, app.queue.app_scale))
+        return 0, leaf.app_weigh(app.usage)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -901,16 +902,17 @@ class SchedulerCore:
 
     def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, aside: list):
         heap = leaf.heap
-        while heap:
-            app, order = heap.pop_with_order()
+        while True:
+            app = heap.peek()
+            if app is None:
+                return None
             if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and req.allows(node):
                         got = self._assign(app, req, node, now)
-                        self._requeue(app)
+                        self._requeue(app)  # still heading its heap: re-keyed in place
                         return got
-            aside.append((app, order))
-        return None
+            aside.append(heap.pop_with_order())
 
     def _restore(self, aside: list) -> None:
         """Puts what a heartbeat set aside back in its heaps, in the order it was set aside."""
