@@ -815,16 +815,33 @@ class SchedulerCore:
             if not blocked:
                 return
             for q in sorted(blocked, key=_deepest_first):
-                while not q.aside:
-                    if len(aside) >= UNBLOCK_BUDGET:
-                        return
-                    head = q.heap.peek()
-                    if head is None:
-                        self._set_aside(q, aside)
-                    elif head.mask & fit:
-                        break
-                    else:
-                        self._set_aside(head, aside)
+                if not self._unblock_head(q, fit, aside):
+                    return
+
+    def _unblock_head(self, q: Queue, fit: int, aside: list) -> bool:
+        """Sets aside q's head children that cannot use the node until one can, or q itself when
+        none can; False when UNBLOCK_BUDGET ran out. q and the queues above it are re-keyed once,
+        at the end: nothing here reads their keys."""
+        moved = False
+        while not q.aside:
+            if len(aside) >= UNBLOCK_BUDGET:
+                if moved:
+                    self._requeue_queues(q, keep=True)
+                return False
+            head = q.heap.peek()
+            if head is None:
+                parent = q.parent
+                assert parent is not None  # a parent in `heads` is below the root
+                self._set_aside(q, aside)
+                self._requeue_queues(parent, keep=True)
+                return True
+            if head.mask & fit:
+                break
+            self._set_aside(head, aside)
+            moved = True
+        if moved:
+            self._requeue_queues(q, keep=True)
+        return True
 
     # ------------------------------------------------------------------ the decision
 
@@ -888,17 +905,19 @@ class SchedulerCore:
                     return got
             self._set_aside(child, aside)
             if q.parent is not None:
+                self._requeue_queues(q, keep=True)
                 return _RETRY
 
     def _set_aside(self, child: Queue, aside: list) -> None:
-        """Takes `child` out of its parent's heap for the rest of the heartbeat and re-keys above it."""
+        """Takes `child` out of its parent's heap for the rest of the heartbeat; the caller
+        re-keys the queues above it."""
         parent = child.parent
         assert parent is not None  # the root is never set aside
         aside.append((child, parent.heap.order_of(child)))
         child.aside = True
         parent.asides.append(child)
         self._track_head(child)
-        self._requeue_queues(child, keep=True)
+        self._push_queue(child, keep=True)
 
     def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, aside: list):
         heap = leaf.heap
@@ -915,7 +934,10 @@ class SchedulerCore:
             aside.append(heap.pop_with_order())
 
     def _restore(self, aside: list) -> None:
-        """Puts what a heartbeat set aside back in its heaps, in the order it was set aside."""
+        """Puts what a heartbeat set aside back in its heaps, in the order it was set aside, then
+        re-keys the queues above them once each, deepest first: keys depend on the state alone,
+        so this is what re-keying above each one in turn would leave."""
+        above: dict[Queue, None] = {}
         for item, order in aside:
             if isinstance(item, Queue):
                 parent = item.parent
@@ -924,9 +946,13 @@ class SchedulerCore:
                 parent.asides.remove(item)
                 self._push_queue(item, order=order)
                 self._track_head(item)
-                self._requeue_queues(parent, keep=True)
+                while parent.parent is not None and parent not in above:
+                    above[parent] = None
+                    parent = parent.parent
             else:
                 item.queue.heap.push(item, *self._app_key(item), order)
+        for q in sorted(above, key=_deepest_first):
+            self._push_queue(q, keep=True)
 
     def _assign(self, app: App, req: Request, node: Node, now: float) -> Assignment:
         cap = req.capability
