@@ -529,7 +529,7 @@ class SchedulerCore:
         else:
             self.located_asks[ask_id] = (req, location)
 
-    def update_counts(self, changes: Iterable[tuple[int, int]], now: float | None = None) -> int:
+    def update_counts(self, changes: Iterable[tuple[object, object]], now: float | None = None) -> int:
         """New counts for asks registered by update_request(ask_id=...), as (ask id, count) pairs,
         in order; shape and locality relaxation unchanged. This is most of what a heartbeat
         carries, so each is a couple of lookups. Returns how many were ignored (unknown id, bad

@@ -135,12 +135,12 @@ def vmin(a: Vector, b: Vector) -> Vector:
     return tuple(map(min, a, b))
 
 
-def dominant_share(usage: Vector, capacity: Vector) -> float:
+def dominant_share(usage: Sequence[float], capacity: Sequence[float]) -> float:
     """max_j usage_j / capacity_j over the types the cluster has (capacity 0 is skipped)."""
     return max((u / c for u, c in zip(usage, capacity) if c), default=0.0)
 
 
-def dominant_resource(usage: Vector, capacity: Vector, names: tuple[str, ...]) -> str | None:
+def dominant_resource(usage: Sequence[float], capacity: Sequence[float], names: tuple[str, ...]) -> str | None:
     """The name of the resource giving the dominant share, or None when nothing is used."""
     best, best_share = None, 0.0
     for name, u, c in zip(names, usage, capacity):
