@@ -121,7 +121,7 @@ def main(nodes: int = 10_000, heartbeats: int = 20_000, seed: int = 1,
     print(f"{'apps':>7} {'tree':>10} {'leaves':>7} {'containers':>11} {'samples':>8} {'p50 us':>8} {'p99 us':>8} "
           f"{'mean us':>8}" + (f" {'pure p50':>9} {'pure p99':>9} {'pure mean':>9} {'pure/compiled p50':>18}"
                                if compiled else ""))
-    results = []
+    results, pure_p50 = [], []
     for apps, tree in sizes:
         r = run_size(apps, tree, nodes, heartbeats, seed)
         results.append(r)
@@ -131,8 +131,10 @@ def main(nodes: int = 10_000, heartbeats: int = 20_000, seed: int = 1,
                f"{len(r.per_container_us):>8,} {p50:>8.1f} {p99:>8.1f} {mean:>8.1f}")
         if compiled:
             pure = pure_figures(apps, tree, nodes, heartbeats, seed)
+            pure_p50.append(pure[0])
             row += f" {pure[0]:>9.1f} {pure[1]:>9.1f} {pure[2]:>9.1f} {pure[0] / p50:>18.2f}"
         print(row, flush=True)
     small, large = results[0], results[-1]
-    print(f"ratio largest/smallest: p50 {large.pct(50) / small.pct(50):.2f}, p99 {large.pct(99) / small.pct(99):.2f}")
+    print(f"ratio largest/smallest: p50 {large.pct(50) / small.pct(50):.2f}, p99 {large.pct(99) / small.pct(99):.2f}"
+          + (f"; pure p50 {pure_p50[-1] / pure_p50[0]:.2f}" if pure_p50 else ""))
     return results
