@@ -11,7 +11,7 @@ PIP := $(VENV)/bin/pip
 TEST_PREREQS :=
 PYTEST_ARGS ?=
 
-.PHONY: deps deps-python deps-java deps-docker deps-browser venv test demo replay bench bench-bridge clean
+.PHONY: deps deps-python deps-java deps-docker deps-browser venv compiled test test-pure demo replay bench bench-bridge clean
 
 # The Debian packages each part needs (.ci/deps.sh): installed with apt when run as root,
 # otherwise the exact apt command is printed and make stops. Silent when everything is present.
@@ -20,13 +20,21 @@ deps:
 deps-python deps-java deps-docker deps-browser:
 	@PYTHON=$(PYTHON) .ci/deps.sh $(@:deps-%=%)
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed compiled
 
 $(VENV)/.installed: pyproject.toml | deps-python
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,compile]'
 	touch $@
+
+# The decision path compiled with mypyc (scheduler/compiled.py), rebuilt when its sources change;
+# the package uses it only while it matches them. YARN_DRF_PURE=1 runs the pure-Python modules.
+HOT_SOURCES := $(addprefix scheduler/,heap.py model.py resources.py core.py)
+compiled: build/mypyc/sources.sha256
+
+build/mypyc/sources.sha256: $(HOT_SOURCES) $(VENV)/.installed
+	$(PY) -c 'from scheduler.compiled import build; build()'
 
 -include java_shim/shim.mk
 -include docker/docker.mk
@@ -35,6 +43,10 @@ $(VENV)/.installed: pyproject.toml | deps-python
 
 test: deps venv $(TEST_PREREQS)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The core's and the simulator's tests on the pure-Python modules (`make test` runs them compiled).
+test-pure: venv
+	YARN_DRF_PURE=1 $(PY) -m pytest -q tests/core tests/sim $(PYTEST_ARGS)
 
 # The main job: the Docker mini-cluster running real YARN apps under yarn-drf (docker/docker.mk).
 demo: cluster-demo

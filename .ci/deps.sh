@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a part of the project needs, when their commands are missing:
-#   python   python3-venv (the venv and ensurepip modules): the .venv every Python target uses
+#   python   python3-venv (the venv and ensurepip modules): the .venv every Python target uses;
+#            gcc and python3-dev (a C compiler and Python.h): mypyc compiles the decision path
 #   java     openjdk-17-jdk-headless (java, javac) and maven (mvn): the shim and SLS jars
 #   docker   docker.io (dockerd and Debian's /usr/bin/docker), mmdebstrap (the offline base image) and
 #            docker-compose (the README's commands for the cluster; Debian's docker.io has no plugin)
@@ -18,7 +19,10 @@ need() { [[ " ${missing[*]} " == *" $1 "* ]] || missing+=("$1"); }
 
 for part in "$@"; do
   case "$part" in
-    python) "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null || need python3-venv ;;
+    python) "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null || need python3-venv
+            command -v cc >/dev/null || need gcc
+            "$PYTHON" -c 'import os, sysconfig; assert os.path.exists(sysconfig.get_path("include") + "/Python.h")' \
+              2>/dev/null || need python3-dev ;;
     java) for cmd in java javac; do command -v "$cmd" >/dev/null || need openjdk-17-jdk-headless; done
           command -v mvn >/dev/null || need maven ;;
     docker) command -v dockerd >/dev/null && [ -x /usr/bin/docker ] || need docker.io

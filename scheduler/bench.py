@@ -4,15 +4,23 @@ For each size it builds 10,000 heterogeneous nodes and N apps spread over the le
 three-level queue tree (root -> teams -> groups -> leaves, weights 1-3 at every level, so every
 decision goes through hierarchical DRF), fills the cluster, then measures steady state: a few
 containers finish on a random node and that node heartbeats, as in a busy YARN cluster. Only
-on_heartbeat is timed; cost per container = heartbeat time / containers it assigned.
+on_heartbeat is timed; cost per container = heartbeat time / containers it assigned. When the
+decision path runs compiled (scheduler/compiled.py), each size also runs on the pure-Python
+modules, in a child process right after, and the table shows both.
 """
 from __future__ import annotations
 
+import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 
+import scheduler
+from scheduler.compiled import PURE_ENV
 from scheduler.config import parse_config
 from scheduler.core import SchedulerCore
 
@@ -42,6 +50,10 @@ class Result:
     def pct(self, p: float) -> float:
         data = sorted(self.per_container_us)
         return data[min(len(data) - 1, int(p / 100 * len(data)))]
+
+    def figures(self) -> tuple[float, float, float]:
+        """p50, p99 and mean microseconds per container."""
+        return self.pct(50), self.pct(99), statistics.fmean(self.per_container_us)
 
 
 def queue_yaml(tree: tuple[int, int, int], rng: random.Random) -> tuple[str, list[str]]:
@@ -88,21 +100,41 @@ def run_size(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int,
     return Result(apps, tree, len(core.containers), heartbeats, samples)
 
 
+def pure_figures(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int,
+                 seed: int) -> tuple[float, float, float]:
+    """run_size's figures on the pure-Python modules, from a child process (a process imports
+    the decision path one way)."""
+    code = (f"from scheduler.bench import run_size; import json; "
+            f"print(json.dumps(run_size({apps}, {tree!r}, {nodes}, {heartbeats}, {seed}).figures()))")
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, PURE_ENV: "1"},
+                          capture_output=True, text=True, check=True)
+    return tuple(json.loads(done.stdout.splitlines()[-1]))
+
+
 def main(nodes: int = 10_000, heartbeats: int = 20_000, seed: int = 1,
          sizes: tuple[tuple[int, tuple[int, int, int]], ...] = SIZES) -> list[Result]:
+    compiled = scheduler.MODE == "compiled"
     print(f"yarn-drf core benchmark: {nodes:,} nodes, {heartbeats:,} steady-state heartbeats per size, "
           f"three-level queue trees (teams x groups x leaves), cost per assigned container (heartbeat time "
-          f"/ containers it assigned)")
+          f"/ containers it assigned); decision path: {scheduler.MODE}"
+          + (", then pure-Python in a child process" if compiled else ""))
     print(f"{'apps':>7} {'tree':>10} {'leaves':>7} {'containers':>11} {'samples':>8} {'p50 us':>8} {'p99 us':>8} "
-          f"{'mean us':>8}")
-    results = []
+          f"{'mean us':>8}" + (f" {'pure p50':>9} {'pure p99':>9} {'pure mean':>9} {'pure/compiled p50':>18}"
+                               if compiled else ""))
+    results, pure_p50 = [], []
     for apps, tree in sizes:
         r = run_size(apps, tree, nodes, heartbeats, seed)
         results.append(r)
         shape = "x".join(map(str, tree))
-        print(f"{apps:>7,} {shape:>10} {tree[0] * tree[1] * tree[2]:>7,} {r.containers:>11,} "
-              f"{len(r.per_container_us):>8,} {r.pct(50):>8.1f} {r.pct(99):>8.1f} "
-              f"{statistics.fmean(r.per_container_us):>8.1f}", flush=True)
+        p50, p99, mean = r.figures()
+        row = (f"{apps:>7,} {shape:>10} {tree[0] * tree[1] * tree[2]:>7,} {r.containers:>11,} "
+               f"{len(r.per_container_us):>8,} {p50:>8.1f} {p99:>8.1f} {mean:>8.1f}")
+        if compiled:
+            pure = pure_figures(apps, tree, nodes, heartbeats, seed)
+            pure_p50.append(pure[0])
+            row += f" {pure[0]:>9.1f} {pure[1]:>9.1f} {pure[2]:>9.1f} {pure[0] / p50:>18.2f}"
+        print(row, flush=True)
     small, large = results[0], results[-1]
-    print(f"ratio largest/smallest: p50 {large.pct(50) / small.pct(50):.2f}, p99 {large.pct(99) / small.pct(99):.2f}")
+    print(f"ratio largest/smallest: p50 {large.pct(50) / small.pct(50):.2f}, p99 {large.pct(99) / small.pct(99):.2f}"
+          + (f"; pure p50 {pure_p50[-1] / pure_p50[0]:.2f}" if pure_p50 else ""))
     return results

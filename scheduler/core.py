@@ -55,6 +55,7 @@ class SchedulerCore:
         self.types = ResourceTypes(resource_types or config.resource_types())
         self.policy = get_policy(policy)
         self._aggregate, self._vadd, self._vsub = self.policy.aggregate, self.types.add, self.types.sub
+        self._vmove = self.types.move
         self._zero = self.types.zero
         self.clock = clock
         self.nodes: dict[str, Node] = {}
@@ -115,10 +116,10 @@ class SchedulerCore:
         """Per-queue multipliers for its share and its effective max, from the current capacity."""
         spec, names, cap = q.spec, self.types.names, self.capacity
         q.scale = self.policy.scale(names, self.divided, cap, spec.weight)
-        q.app_scale = self.policy.scale(names, self.divided, cap, 1.0)
         inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
         q.min_inv = inv if any(inv) else None
         q.weigh = linear_form(q.scale, self.policy.aggregate)
+        q.app_weigh = linear_form(self.policy.scale(names, self.divided, cap, 1.0), self.policy.aggregate)
         if q.parent is not None and q.parent.parent is not None:  # (the root keeps no sums)
             # a leaf measures in resource units, a parent in its own share units
             up = q.parent.scale if spec.is_leaf else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)]
@@ -528,7 +529,7 @@ class SchedulerCore:
         else:
             self.located_asks[ask_id] = (req, location)
 
-    def update_counts(self, changes: Iterable[tuple[int, int]], now: float | None = None) -> int:
+    def update_counts(self, changes: Iterable[tuple[object, object]], now: float | None = None) -> int:
         """New counts for asks registered by update_request(ask_id=...), as (ask id, count) pairs,
         in order; shape and locality relaxation unchanged. This is most of what a heartbeat
         carries, so each is a couple of lookups. Returns how many were ignored (unknown id, bad
@@ -637,9 +638,10 @@ class SchedulerCore:
         return [math.fsum(col) for col in cols]
 
     def _app_key(self, app: App) -> tuple[int, float]:
-        if app.queue.spec.order == "fifo":
+        leaf = app.queue
+        if leaf.spec.order == "fifo":
             return -app.priority, app.seq
-        return 0, self.policy.aggregate(map(mul, app.usage, app.queue.app_scale))
+        return 0, leaf.app_weigh(app.usage)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -703,6 +705,7 @@ class SchedulerCore:
         the order their queues were last re-keyed by a change of usage or demand; a heartbeat
         setting a queue aside and back re-keys with `keep` (or the saved `order`), so a queue does
         not lose its place among equals for a node it could not use."""
+        units: Sequence[float]
         if not q.children or q.aside:
             units = q.usage
             share = q.share = q.weigh(units)
@@ -718,6 +721,7 @@ class SchedulerCore:
                 share = q.share = self._aggregate(units)
             up = q.up
         parent = q.parent
+        assert parent is not None  # the root is never re-keyed
         heap = parent.heap
         if keep:
             order = heap.order_of(q)
@@ -730,7 +734,7 @@ class SchedulerCore:
             if state == q.state == _ACTIVE:
                 old = q.up_dirq
                 if dirq != old:
-                    parent.act = self._vadd(self._vsub(parent.act, old), dirq)
+                    parent.act = self._vmove(parent.act, old, dirq)
             else:
                 self._move_sums(q, parent, q.state, state)
             q.state, q.up_dirq = state, dirq
@@ -784,22 +788,26 @@ class SchedulerCore:
                 heads.setdefault(mask, set()).add(q)
             q.head_mask = mask
 
-    def _unblock(self, free: Vector, aside: list) -> None:
-        """Sets aside, deepest first, every head child that cannot use the node (and a parent
-        whose heap that empties), until every parent heads with a child that fits `free`, or
-        UNBLOCK_BUDGET queues are set aside in this heartbeat: past that, the walk sets aside
-        what it meets (_pick), and a queue it does not look into keeps the key it has with its
-        blocked head, which is lower than its key for this node but for rare mixes of resources
-        (see "Hierarchical DRF" in the README)."""
-        heads = self._heads
-        if not heads:
-            return  # no parent below the root (a flat tree), or none with demand
+    def _fitting(self, free: Vector) -> int:
+        """The mask of the shapes pending anywhere that fit `free` (0: nothing pending fits)."""
         fit = 0
         tests = self._fit_tests
         for shape in self.root.shapes:
             bit, test = tests[shape]
             if test(free):
                 fit |= bit
+        return fit
+
+    def _unblock(self, fit: int, aside: list) -> None:
+        """Sets aside, deepest first, every head child that cannot use the node (and a parent
+        whose heap that empties), until every parent heads with a child that fits the node (`fit`:
+        the mask of the shapes that fit its room), or UNBLOCK_BUDGET queues are set aside in this
+        heartbeat: past that, the walk sets aside what it meets (_pick), and a queue it does not
+        look into keeps the key it has with its blocked head, which is lower than its key for this
+        node but for rare mixes of resources (see "Hierarchical DRF" in the README)."""
+        heads = self._heads
+        if not heads:
+            return  # no parent below the root (a flat tree), or none with demand
         if fit == self.root.mask:
             return  # every shape pending anywhere fits
         while True:
@@ -807,16 +815,33 @@ class SchedulerCore:
             if not blocked:
                 return
             for q in sorted(blocked, key=_deepest_first):
-                while not q.aside:
-                    if len(aside) >= UNBLOCK_BUDGET:
-                        return
-                    head = q.heap.peek()
-                    if head is None:
-                        self._set_aside(q, aside)
-                    elif head.mask & fit:
-                        break
-                    else:
-                        self._set_aside(head, aside)
+                if not self._unblock_head(q, fit, aside):
+                    return
+
+    def _unblock_head(self, q: Queue, fit: int, aside: list) -> bool:
+        """Sets aside q's head children that cannot use the node until one can, or q itself when
+        none can; False when UNBLOCK_BUDGET ran out. q and the queues above it are re-keyed once,
+        at the end: nothing here reads their keys."""
+        moved = False
+        while not q.aside:
+            if len(aside) >= UNBLOCK_BUDGET:
+                if moved:
+                    self._requeue_queues(q, keep=True)
+                return False
+            head = q.heap.peek()
+            if head is None:
+                parent = q.parent
+                assert parent is not None  # a parent in `heads` is below the root
+                self._set_aside(q, aside)
+                self._requeue_queues(parent, keep=True)
+                return True
+            if head.mask & fit:
+                break
+            self._set_aside(head, aside)
+            moved = True
+        if moved:
+            self._requeue_queues(q, keep=True)
+        return True
 
     # ------------------------------------------------------------------ the decision
 
@@ -842,19 +867,22 @@ class SchedulerCore:
         aside: list = []
         root = self.root
         try:
-            while fits_any(root.shapes, free):
-                self._unblock(free, aside)
-                got = self._pick(root, free, None, node, now, aside)
+            fit = self._fitting(free)
+            while fit:
+                self._unblock(fit, aside)
+                got = self._pick(root, free, fit, None, node, now, aside)
                 if got is None:
                     break
                 if got is not _RETRY:
                     out.append(got)
-                    free = vsub(free, got.vector)
+                    free = self._vsub(free, got.vector)
+                    fit = self._fitting(free)
         finally:
             self._restore(aside)
         return out
 
-    def _pick(self, q: Queue, free: Vector, headroom: Vector | None, node: Node, now: float, aside: list):
+    def _pick(self, q: Queue, free: Vector, fit: int, headroom: Vector | None, node: Node, now: float,
+              aside: list):
         """The next assignment from below `q`: None when nothing below fits this node, _RETRY when
         children were set aside (the keys above changed: the walk starts again from the root).
 
@@ -868,50 +896,63 @@ class SchedulerCore:
             room = headroom if child.max is None else _room(child, headroom)
             budget = free if room is None else vmin(free, room)
             # below the root, _unblock has checked the shapes of every head against `free`
-            if (room is None and q.parent is not None) or fits_any(child.shapes, budget):
+            if (q.parent is not None or child.mask & fit) if room is None else fits_any(child.shapes, budget):
                 if child.children:
-                    got = self._pick(child, free, room, node, now, aside)
+                    got = self._pick(child, free, fit, room, node, now, aside)
                 else:
                     got = self._pick_app(child, budget, node, now, aside)
                 if got is not None:
                     return got
             self._set_aside(child, aside)
             if q.parent is not None:
+                self._requeue_queues(q, keep=True)
                 return _RETRY
 
     def _set_aside(self, child: Queue, aside: list) -> None:
-        """Takes `child` out of its parent's heap for the rest of the heartbeat and re-keys above it."""
+        """Takes `child` out of its parent's heap for the rest of the heartbeat; the caller
+        re-keys the queues above it."""
         parent = child.parent
+        assert parent is not None  # the root is never set aside
         aside.append((child, parent.heap.order_of(child)))
         child.aside = True
         parent.asides.append(child)
         self._track_head(child)
-        self._requeue_queues(child, keep=True)
+        self._push_queue(child, keep=True)
 
     def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, aside: list):
         heap = leaf.heap
-        while heap:
-            app, order = heap.pop_with_order()
+        while True:
+            app = heap.peek()
+            if app is None:
+                return None
             if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and req.allows(node):
                         got = self._assign(app, req, node, now)
-                        self._requeue(app)
+                        self._requeue(app)  # still heading its heap: re-keyed in place
                         return got
-            aside.append((app, order))
-        return None
+            aside.append(heap.pop_with_order())
 
     def _restore(self, aside: list) -> None:
-        """Puts what a heartbeat set aside back in its heaps, in the order it was set aside."""
+        """Puts what a heartbeat set aside back in its heaps, in the order it was set aside, then
+        re-keys the queues above them once each, deepest first: keys depend on the state alone,
+        so this is what re-keying above each one in turn would leave."""
+        above: dict[Queue, None] = {}
         for item, order in aside:
             if isinstance(item, Queue):
+                parent = item.parent
+                assert parent is not None  # the root is never set aside
                 item.aside = False
-                item.parent.asides.remove(item)
+                parent.asides.remove(item)
                 self._push_queue(item, order=order)
                 self._track_head(item)
-                self._requeue_queues(item.parent, keep=True)
+                while parent.parent is not None and parent not in above:
+                    above[parent] = None
+                    parent = parent.parent
             else:
                 item.queue.heap.push(item, *self._app_key(item), order)
+        for q in sorted(above, key=_deepest_first):
+            self._push_queue(q, keep=True)
 
     def _assign(self, app: App, req: Request, node: Node, now: float) -> Assignment:
         cap = req.capability
@@ -945,7 +986,8 @@ class SchedulerCore:
         head = self._fair_head()
         if head is not self.head:
             self.head, self.head_since = head, now
-        if head is None or node.reserved is not None or now - self.head_since < self.timeout:
+        timeout = self.timeout or 0.0
+        if head is None or node.reserved is not None or now - self.head_since < timeout:
             return False
         req = self._reservable(head, node, free)
         if req is None:
@@ -1022,6 +1064,7 @@ class SchedulerCore:
         """The reserved request's container if it fits now; _RESERVED if the node stays held;
         None if the reservation was invalid and dropped (the node is offered to others)."""
         req = node.reserved
+        assert req is not None  # the caller checked
         app = req.app
         if req.count == 0 or self.apps.get(app.id) is not app or not app.runnable \
                 or not _within(req.capability, app.queue):
@@ -1050,7 +1093,7 @@ class SchedulerCore:
         if container_id in self.containers:
             return  # repeated report
         pending = self.containers.get(assignment_id) if assignment_id else None
-        if pending is not None:
+        if pending is not None and assignment_id is not None:
             del self.containers[assignment_id]
             pending.id, pending.confirmed = container_id, True
             self.containers[container_id] = pending
@@ -1103,7 +1146,7 @@ class SchedulerCore:
         the app and each of its queues; the caller re-keys."""
         node.allocated = change(node.allocated, vec)
         app.usage = change(app.usage, vec)
-        q = app.queue
+        q: Queue | None = app.queue
         while q is not None:  # not ancestors_and_self(): a generator costs more on this path
             q.usage = change(q.usage, vec)
             q = q.parent
@@ -1205,6 +1248,7 @@ def _deepest_first(q: Queue) -> tuple[int, str]:
 
 def _room(q: Queue, headroom: Vector | None) -> Vector:
     """What q's max leaves (within `headroom`, the room its ancestors' max leave)."""
+    assert q.max is not None  # the caller checked
     own = vsub(q.max, q.usage)
     return own if headroom is None else vmin(headroom, own)
 

@@ -7,7 +7,7 @@ caller hands back an item's earlier number (`order_of`) to keep its place among 
 """
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush
+from heapq import heapify, heappop, heappush, heapreplace
 from itertools import count
 from typing import Any
 
@@ -37,14 +37,17 @@ class LazyHeap:
         """Adds `item` or moves it to key (tier, value); equal keys come out in push order, or
         by `order` when given (an order_of number: the item keeps its place among equals).
         Returns whether `item` now has the smallest key."""
-        old = self._entries.get(item)
-        if old is not None:
-            old[_ITEM] = None
-            self._dead += 1
         unique = next(self._order)
         entry = [tier, value, unique if order is None else order, unique, item]
-        self._entries[item] = entry
         heap = self._heap
+        old = self._entries.get(item)
+        self._entries[item] = entry
+        if old is not None:
+            if heap[0] is old:  # re-keying the head, as after serving it: one sift, no tombstone
+                heapreplace(heap, entry)
+                return heap[0] is entry
+            old[_ITEM] = None
+            self._dead += 1
         heappush(heap, entry)
         if self._dead > _SWEEP_MIN and self._dead > len(self._entries):
             self._sweep()

@@ -6,6 +6,7 @@ except the small locality rule of a request, which is YARN's.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import count
 from operator import attrgetter
@@ -192,7 +193,7 @@ class Queue:
 
     __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
                  "max_apps", "running_apps", "heap", "shapes", "draining", "dynamic",
-                 "apps", "waiting", "app_scale", "share", "dirq", "up_dirq", "state", "weigh", "up", "up_raw",
+                 "apps", "waiting", "app_weigh", "share", "dirq", "up_dirq", "state", "weigh", "up", "up_raw",
                  "act", "idle", "asides", "aside", "mask", "head", "head_mask")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
@@ -202,7 +203,6 @@ class Queue:
         self.children: dict[str, Queue] = {}
         self.usage: Vector = zero
         self.scale: tuple[float, ...] = ()
-        self.app_scale: tuple[float, ...] = ()
         self.min_inv: tuple[float, ...] | None = None
         self.max: Vector | None = None
         self.max_apps = spec.max_running_apps
@@ -219,9 +219,10 @@ class Queue:
         self.dirq: tuple[int, ...] = zero
         self.up_dirq: tuple[int, ...] = zero
         self.state = 0
-        self.weigh = None  # usage -> weighted share, and the two below: compiled per queue (SchedulerCore._limits)
-        self.up = None  # (own units, share) -> dirq
-        self.up_raw = None
+        self.weigh: Callable[[Vector], float] = _unweighed  # usage -> weighted share, and the three below: compiled per queue (SchedulerCore._limits)
+        self.app_weigh: Callable[[Vector], float] = _unweighed  # an app's usage -> its share in this leaf
+        self.up: Callable[[Sequence[float], float], tuple[int, ...]] | None = None  # (own units, share) -> dirq
+        self.up_raw: Callable[[Sequence[float], float], tuple[int, ...]] | None = None
         self.act: tuple[int, ...] = zero
         self.idle: dict[Queue, None] = {}
         self.asides: list[Queue] = []
@@ -239,6 +240,10 @@ class Queue:
         while q is not None:
             yield q
             q = q.parent
+
+
+def _unweighed(usage: Vector) -> float:
+    return 0.0  # until SchedulerCore._limits compiles the queue's share function
 
 
 class Container:

@@ -7,7 +7,7 @@ the edges (config, events, reports), where ResourceTypes converts between the tw
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from operator import add, le, sub
 
@@ -34,7 +34,7 @@ class UnknownResourceError(ValueError):
 class ResourceTypes:
     """The ordered set of resource types the scheduler divides."""
 
-    __slots__ = ("names", "index", "zero", "add", "sub")
+    __slots__ = ("names", "index", "zero", "add", "sub", "move")
 
     def __init__(self, names: Iterable[str]) -> None:
         names = tuple(names)
@@ -51,6 +51,7 @@ class ResourceTypes:
         # vadd and vsub for vectors of exactly these types, for the heartbeat path
         self.add: Callable[[Vector, Vector], Vector] = _elementwise("+", len(names))
         self.sub: Callable[[Vector, Vector], Vector] = _elementwise("-", len(names))
+        self.move: Callable[[Vector, Vector, Vector], Vector] = _moved(len(names))  # a - b + c
 
     def __len__(self) -> int:
         return len(self.names)
@@ -104,6 +105,11 @@ def _elementwise(op: str, n: int) -> Callable[[Vector, Vector], Vector]:
     return eval(f"lambda a, b: ({', '.join(f'a[{i}] {op} b[{i}]' for i in range(n))},)")  # noqa: S307
 
 
+def _moved(n: int) -> Callable[[Vector, Vector, Vector], Vector]:
+    """`a - b + c` over n-vectors as straight-line code: one direction replacing another in a sum."""
+    return eval(f"lambda a, b, c: ({', '.join(f'a[{i}] - b[{i}] + c[{i}]' for i in range(n))},)")  # noqa: S307
+
+
 def vadd(a: Vector, b: Vector) -> Vector:
     return tuple(map(add, a, b))
 
@@ -129,12 +135,12 @@ def vmin(a: Vector, b: Vector) -> Vector:
     return tuple(map(min, a, b))
 
 
-def dominant_share(usage: Vector, capacity: Vector) -> float:
+def dominant_share(usage: Sequence[float], capacity: Sequence[float]) -> float:
     """max_j usage_j / capacity_j over the types the cluster has (capacity 0 is skipped)."""
     return max((u / c for u, c in zip(usage, capacity) if c), default=0.0)
 
 
-def dominant_resource(usage: Vector, capacity: Vector, names: tuple[str, ...]) -> str | None:
+def dominant_resource(usage: Sequence[float], capacity: Sequence[float], names: tuple[str, ...]) -> str | None:
     """The name of the resource giving the dominant share, or None when nothing is used."""
     best, best_share = None, 0.0
     for name, u, c in zip(names, usage, capacity):
@@ -156,7 +162,7 @@ def linear_form(factors: tuple[float, ...], combine: Callable) -> Callable[[Vect
 
 
 @lru_cache(maxsize=4096)
-def quantised_ratio(factors: tuple[float, ...]) -> Callable[[Vector, float], tuple[int, ...]]:
+def quantised_ratio(factors: tuple[float, ...]) -> Callable[[Sequence[float], float], tuple[int, ...]]:
     """(int(v_j * factors_j / s), ...), 0 where the factor is 0, as straight-line code."""
     parts = [f"int(v[{j}] * {f!r} / s)" if f else "0" for j, f in enumerate(factors)]
     return eval(f"lambda v, s: ({', '.join(parts)},)")  # noqa: S307

@@ -138,7 +138,8 @@ def test_waiting_apps_run_oldest_first_as_limits_allow_exactly_as_a_full_rescan_
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 20), st.booleans()), max_size=60))
 def test_pending_requests_iterate_in_key_order_through_any_adds_and_removes(ops):
-    app = App("app", "u", None, 0, (0,), 0.0)
+    leaf = make_core("queues: {root: {children: {a: {}}}}\n", {}).queues["root.a"]
+    app = App("app", "u", leaf, 0, (0,), 0.0)
     requests: dict[tuple, Request] = {}
     pending, expected = PendingRequests(), set()
     for priority, allocation, add in ops:
