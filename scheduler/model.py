@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from scheduler.heap import LazyHeap
 
 if TYPE_CHECKING:
+    from scheduler.cards import Cards
     from scheduler.config import QueueSpec
     from scheduler.resources import ResourceTypes, Vector
 
@@ -22,7 +23,7 @@ _app_sequence = count()
 
 
 class Node:
-    __slots__ = ("id", "rack", "capacity", "allocated", "containers", "reserved")
+    __slots__ = ("id", "rack", "capacity", "allocated", "containers", "reserved", "cards")
 
     def __init__(self, node_id: str, rack: str, capacity: Vector) -> None:
         self.id = node_id
@@ -31,6 +32,12 @@ class Node:
         self.allocated: Vector = tuple(0 for _ in capacity)
         self.containers: set[str] = set()
         self.reserved: Request | None = None
+        self.cards: Cards | None = None  # its GPU cards, if it declared them (scheduler.cards)
+
+    @property
+    def limit(self) -> Vector:
+        """The capacity as fit tests see it: with cards, gpu-mem is the most one container can get."""
+        return self.capacity if self.cards is None else self.cards.limit
 
 
 class Request:
@@ -242,10 +249,12 @@ class Queue:
 
 
 class Container:
-    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed")
+    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed", "cards")
 
-    def __init__(self, cid: str, app: App, node: Node, resources: Vector, key, taken, confirmed: bool) -> None:
+    def __init__(self, cid: str, app: App, node: Node, resources: Vector, key, taken, confirmed: bool,
+                 cards: tuple[int, ...] = ()) -> None:
         self.id = cid
+        self.cards = cards  # the indices of the node's GPU cards its gpu-mem is on; () for none
         self.app = app
         self.node = node
         self.resources = resources
@@ -265,6 +274,7 @@ class Assignment(NamedTuple):
     allocation_id: int
     vector: tuple
     types: "ResourceTypes"
+    cards: tuple[int, ...] = ()  # the node's GPU cards (indices) it goes on; () on a node without cards
 
     @property
     def resources(self) -> dict[str, int]:
