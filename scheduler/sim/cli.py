@@ -101,16 +101,23 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def summary_table(result: dict[str, Any]) -> str:
+    """The result as a table; every column as wide as its widest cell, two spaces apart."""
     lines = [f"policy {result['policy']}, end {result['end_time']:.1f} s"
              + (" (STALLED: asks that can never be served)" if result["stalled"] else "")]
-    lines.append(f"{'queue':<24}{'running':>8}{'dom.share':>10}{'target':>8}{'pooled':>8}{'w.share':>9}"
-                 f"{'tasks done':>11}{'apps done':>10}{'mean s':>9}{'p95 s':>9}")
+    header = ["queue", "running", "dom.share", "target", "pooled", "w.share", "tasks done", "apps done",
+              "mean s", "p95 s", "wait p50 s", "wait p99 s"]
+    rows = [header]
     for q, s in result["queues"].items():
         c = s["app_completion_s"] or {}
-        goal = "".join(f"{'-':>8}" if s[k] is None else f"{s[k]:>8.3f}" for k in ("target_share", "pooled_target_share"))
-        lines.append(f"{q:<24}{s['running']:>8}{s['dominant_share']:>10.3f}{goal}{s['weighted_share']:>9.3f}"
-                     f"{s['completed_tasks']:>11}{s['completed_apps']:>10}"
-                     f"{c.get('mean', float('nan')):>9.1f}{c.get('p95', float('nan')):>9.1f}")
+        w = s.get("queueing_delay_s") or {}
+        rows.append([q, str(s["running"]), f"{s['dominant_share']:.3f}",
+                     *("-" if s[k] is None else f"{s[k]:.3f}" for k in ("target_share", "pooled_target_share")),
+                     f"{s['weighted_share']:.3f}", str(s["completed_tasks"]), str(s["completed_apps"]),
+                     *(f"{d.get(k, float('nan')):.1f}" for d, k in ((c, "mean"), (c, "p95"), (w, "p50"), (w, "p99")))])
+    widths = [max(len(row[j]) for row in rows) for j in range(len(header))]
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
     util = ", ".join(f"{k} {v:.1%}" for k, v in result["utilization"].items())
     lines.append(f"utilization: {util}")
     d = result["scheduler"]
