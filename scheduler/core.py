@@ -284,14 +284,13 @@ class SchedulerCore:
         node.capacity = vec
         cards = node.cards
         if cards is not None:
-            if sum(cards.sizes) == vec[cards.index]:
-                cards.limit = vec[:cards.index] + (cards.limit[cards.index],) + vec[cards.index + 1:]
-            else:
+            kept = sum(cards.sizes) == vec[cards.index]
+            if not kept:
                 log.warning("node %s: %s %d is no longer the sum of its cards %s: its cards are dropped "
                             "(gpu-mem is one node total until it declares them again)",
                             node.id, GPU_MEM, vec[cards.index], list(cards.sizes))
-                self._set_cards(node, None)
-        if node.reserved is not None and not _holds(node, node.reserved.capability):
+            self._set_cards(node, cards.sizes if kept else None)  # (the cards' limit follows the capacity)
+        if node.reserved is not None and not node.holds(node.reserved.capability):
             self._unreserve(node)
 
     def _set_capacity(self, capacity: Vector) -> None:
@@ -1069,7 +1068,7 @@ class SchedulerCore:
                     continue
                 if fits(req.capability, free):
                     return None  # it starts here now
-                if req.reserved_node is None and _holds(node, req.capability):
+                if req.reserved_node is None and node.holds(req.capability):
                     return req
             return None
         return None
@@ -1078,7 +1077,7 @@ class SchedulerCore:
         """Some node's capacity holds `shape` (cached until the nodes change)."""
         known = self._placeable.get(shape)
         if known is None:
-            known = self._placeable[shape] = any(_holds(n, shape) for n in self.nodes.values())
+            known = self._placeable[shape] = any(n.holds(shape) for n in self.nodes.values())
         return known
 
     def _serve_reservation(self, node: Node, free: Vector, now: float):
@@ -1293,11 +1292,6 @@ def _level(q: Queue, top: tuple[float, Queue] | None) -> float:
 
 def _deepest_first(q: Queue) -> tuple[int, str]:
     return -q.path.count("."), q.path
-
-
-def _holds(node: Node, shape: Vector) -> bool:
-    """The node, empty, could hold `shape` (its cards' rule included)."""
-    return fits(shape, node.limit) and (node.cards is None or node.cards.holds(shape))
 
 
 def _room(q: Queue, headroom: Vector | None) -> Vector:

@@ -199,8 +199,7 @@ def _node_reasons(core: SchedulerCore, app: App, req: Request, shape: str) -> li
     if roomy_banned:
         elsewhere.append(_reason("blacklist", "the app's AM blacklisted nodes that have room: "
                                               + ", ".join(roomy_banned), nodes=roomy_banned))
-    big = [n for n in allowed if fits(req.capability, n.limit)
-           and (n.cards is None or n.cards.holds(req.capability))]
+    big = [n for n in allowed if n.holds(req.capability)]
     if not big:
         short = _short(req, allowed, "capacity")
         parts = [_largest(types, j, req, allowed, _limit) for j in short]

@@ -12,6 +12,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from scheduler.heap import LazyHeap
+from scheduler.resources import fits
 
 if TYPE_CHECKING:
     from scheduler.cards import Cards
@@ -38,6 +39,12 @@ class Node:
     def limit(self) -> Vector:
         """The capacity as fit tests see it: with cards, gpu-mem is the most one container can get."""
         return self.capacity if self.cards is None else self.cards.limit
+
+    def holds(self, shape: Vector) -> bool:
+        """Whether the node, empty, could hold a container of `shape` (with cards: by their rule)."""
+        if self.cards is None:
+            return fits(shape, self.capacity)
+        return fits(shape, self.cards.limit) and self.cards.holds(shape)
 
 
 class Request:

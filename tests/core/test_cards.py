@@ -209,3 +209,20 @@ def test_a_card_list_that_disagrees_with_the_nodes_gpu_memory_is_refused_and_the
     core.add_node("g", {**CPU, "gpu-mem": 20000}, cards=[10240, 10240])
     core.add_node("h", {**CPU, "gpu-mem": 0}, cards=[0])
     assert core.nodes == {} and core.counters["ignored_events"] == 2
+
+
+def test_a_node_resized_with_the_same_gpu_total_keeps_its_cards_and_containers_on_them():
+    core = SchedulerCore(parse_config(TWO_QUEUES), resource_types=TYPES)
+    core.add_node("g", {**CPU, "gpu-mem": 20480}, cards=[10240, 10240])
+    core.submit_app("A", "u", "a")
+    core.update_request("A", 1, {"vcores": 1, "gpu-mem": 8192}, 1)
+    (a,) = settle(core)
+
+    core.update_node("g", {"vcores": 128, "memory-mb": 1 << 20, "gpu-mem": 20480})
+    assert core.nodes["g"].cards.free == [2048, 10240] and core.containers[a.assignment_id].cards == (0,)
+    assert core.nodes["g"].cards.limit[0] == 128  # fit tests see the new capacity
+
+    core.update_node("g", {**CPU, "gpu-mem": 30000})  # no longer their sum: one node total again
+    assert core.nodes["g"].cards is None and core.containers[a.assignment_id].cards == ()
+    core.container_finished(a.assignment_id)
+    assert core.nodes["g"].allocated == (0, 0, 0)
