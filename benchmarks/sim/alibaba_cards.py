@@ -2,10 +2,11 @@
 
 Converts the trace (cluster-trace-gpu-v2023: a node list and a pod list) twice, with each node's
 cards (`gpus:`) and with one gpu-mem total per node, replays both through the simulator with
-arrivals compressed by each --time-scale (contention), and prints per run: GPU placements, how
+arrivals compressed by each --time-scale (contention) until --after-s past the last submit, and
+prints per run: GPU placements, how
 many of them real cards could not hold (a shadow of every node's cards, best fit, follows the
-placements of both runs), the queueing delay of GPU pods, GPU-memory utilisation and how many
-GPU nodes took pods.
+placements of both runs), the queueing delay (start - submit) of the GPU pods that started and how
+many had not, GPU-memory utilisation (time average over the run) and how many GPU nodes took pods.
 
     .venv/bin/python benchmarks/sim/alibaba_cards.py NODES.csv PODS.csv [--time-scale 300 600]
 
@@ -91,14 +92,14 @@ class ShadowCards:
         sim._assigned, sim._release = on_assigned, on_release
 
 
-def run(nodes_csv: str, pods_csv: str, time_scale: float, cards: bool, heartbeat_s: float) -> dict:
+def run(nodes_csv: str, pods_csv: str, time_scale: float, cards: bool, heartbeat_s: float, after_s: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         done = convert(nodes_csv, pods_csv, cluster_out=d / "c.yaml", workload_out=d / "w.jsonl",
                        queues_out=d / "q.yaml", card_mib=DEFAULT_CARD_MIB, cards=cards, time_scale=time_scale)
         (d / "q.yaml").write_text(QUEUES + (d / "q.yaml").read_text())
         apps = [json.loads(line) for line in (d / "w.jsonl").read_text().splitlines()]
-        until = max(a["submit"] for a in apps)  # every pod submitted; long pods still run
+        until = max(a["submit"] for a in apps) + after_s  # every pod submitted, then after_s more
         request = SimulationRequest.from_files(str(d / "q.yaml"), str(d / "c.yaml"), str(d / "w.jsonl"),
                                                heartbeat_s=heartbeat_s, until=until)
     setup = prepare("drf", request.config, request.resource_types)
@@ -129,12 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-scale", type=float, nargs="+", default=[300.0, 600.0],
                         help="divide submit times by each (default 300 600)")
     parser.add_argument("--heartbeat-s", type=float, default=10.0, help="node heartbeat interval (default 10)")
+    parser.add_argument("--after-s", type=float, default=3600.0,
+                        help="simulate this long after the last submit (default 3600); long pods still run then")
     args = parser.parse_args(argv)
     print(f"{'arrivals':>9}  {'fit':<10}  {'GPU pods':>8}  {'placed':>7}  {'no card holds':>13}  "
           f"{'wait p50 s':>10}  {'wait p99 s':>10}  {'not started':>11}  {'GPU-mem util':>12}  {'GPU nodes used':>14}  {'wall s':>6}")
     for scale in args.time_scale:
         for cards in (True, False):
-            r = run(args.nodes, args.pods, scale, cards, args.heartbeat_s)
+            r = run(args.nodes, args.pods, scale, cards, args.heartbeat_s, args.after_s)
             w = r["wait"] or {"p50": float("nan"), "p99": float("nan")}
             share = r["unholdable"] / r["placements"] if r["placements"] else 0.0
             print(f"{'x' + format(scale, 'g'):>9}  {'per card' if cards else 'node total':<10}  {r['gpu_pods']:>8}  "
