@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
+from scheduler.cards import GPU_MEM
+
 DEFAULT_AM: dict[str, int] = {"vcores": 1, "memory-mb": 1024}  # what the converters give an app's AM
-GPU_MEM = "gpu-mem"
 # A fractional amount is simulated in thousandths of its type's unit (see `fraction_scales`).
 FRACTION_SCALE = 1000
 

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from fractions import Fraction
 
+from scheduler.cards import GPU_MEM
 from scheduler.config import QueueConfig, QueueSpec
-from scheduler.sim.formats import FRACTION_SCALE, GPU_MEM, Amount, AppSpec, ClusterSpec
+from scheduler.sim.formats import FRACTION_SCALE, Amount, AppSpec, ClusterSpec
 
 
 def fraction_scales(cluster: ClusterSpec, apps: Iterable[AppSpec]) -> dict[str, int]:
