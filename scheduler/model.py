@@ -11,11 +11,11 @@ from itertools import count
 from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
+from scheduler.cards import Cards
 from scheduler.heap import LazyHeap
 from scheduler.resources import fits
 
 if TYPE_CHECKING:
-    from scheduler.cards import Cards
     from scheduler.config import QueueSpec
     from scheduler.resources import ResourceTypes, Vector
 
