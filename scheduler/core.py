@@ -238,7 +238,7 @@ class SchedulerCore:
         if cards is not None or node.cards is not None:
             self._set_cards(node, cards)
 
-    def _cards_problem(self, cards: object, vec: Vector) -> str:
+    def _cards_problem(self, cards: Sequence[int], vec: Vector) -> str:
         problem = card_sizes_problem(cards)
         if problem:
             return problem
@@ -252,14 +252,10 @@ class SchedulerCore:
     def _set_cards(self, node: Node, sizes: Sequence[int] | None) -> None:
         """Gives `node` these cards (None: none) and puts its running containers back on them:
         on their own cards while those still exist, else where they fit (scheduler.cards)."""
-        node.cards = None if sizes is None else Cards(sizes, self.types.index[GPU_MEM], node.capacity)
-        if node.cards is None:
-            for cid in node.containers:
-                self.containers[cid].cards = ()
-            return
+        cards = node.cards = None if sizes is None else Cards(sizes, self.types.index[GPU_MEM], node.capacity)
         for cid in sorted(node.containers):
             c = self.containers[cid]
-            c.cards = self._restore_cards(node, c.cards, c.resources, cid)
+            c.cards = () if cards is None else self._restore_cards(cards, node.id, c.cards, c.resources, cid)
 
     def update_node(self, node_id: str, capacity: Mapping[str, int]) -> None:
         node = self._node(node_id, "update_node")
@@ -988,6 +984,7 @@ class SchedulerCore:
         if not amount:
             return ()
         chosen = cards.choose(amount)
+        assert chosen is not None  # the pick checked cards.holds and the reach
         cards.charge(chosen, amount, 1)
         return chosen
 
@@ -1128,7 +1125,7 @@ class SchedulerCore:
         if app is None or node is None or vec is None:
             return
         key = (priority, allocation_id) if priority is not None else None
-        on = () if node.cards is None else self._restore_cards(node, cards, vec, container_id)
+        on = () if node.cards is None else self._restore_cards(node.cards, node.id, cards, vec, container_id)
         self.containers[container_id] = Container(container_id, app, node, vec, key, None, True, on)
         self._charge(app, node, vec, self.types.add)
         self._requeue(app)
@@ -1156,25 +1153,27 @@ class SchedulerCore:
             log.warning("container %s finished in unknown state %r; treated as completed", container_id, state)
         self._release(c)
 
-    def _restore_cards(self, node: Node, given: Sequence[int] | None, vec: Vector, cid: str) -> tuple[int, ...]:
-        """The cards of a container that runs already on `node` (which has cards), charged: the
-        ones given if they are cards of the node, else the rule's choice, else the freest card
-        (it runs: it is counted, even over that card's size)."""
-        cards = node.cards
+    @staticmethod
+    def _restore_cards(cards: Cards, node_id: str, given: Sequence[int] | None, vec: Vector,
+                       cid: str) -> tuple[int, ...]:
+        """The cards of a container that runs already on node `node_id`, charged: the ones given
+        if they are cards of the node, else the rule's choice, else the freest card (it runs: it
+        is counted, even over that card's size)."""
         amount = vec[cards.index]
         if not amount:
             return ()
+        chosen: tuple[int, ...] | None
         if given and cards.valid(given):
             chosen = tuple(given)
         else:
             if given:
                 log.warning("container %s: cards %s are not cards of node %s (%d cards); placed by the rule",
-                            cid, brief(given), node.id, len(cards.sizes))
+                            cid, brief(given), node_id, len(cards.sizes))
             chosen = cards.choose(amount)
             if chosen is None:
                 chosen = cards.fallback()
                 log.warning("container %s: no card of node %s holds its %s %d MiB; counted on card %d",
-                            cid, node.id, GPU_MEM, amount, chosen[0])
+                            cid, node_id, GPU_MEM, amount, chosen[0])
         cards.charge(chosen, amount, 1)
         return chosen
 
