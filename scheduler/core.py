@@ -22,6 +22,7 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import mul
 
+from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
 from scheduler.config import ConfigError, QueueConfig, QueueSpec
 from scheduler.echo import brief
 from scheduler.heap import LazyHeap
@@ -213,17 +214,49 @@ class SchedulerCore:
 
     # ------------------------------------------------------------------ nodes
 
-    def add_node(self, node_id: str, capacity: Mapping[str, int], rack: str = DEFAULT_RACK) -> None:
+    def add_node(self, node_id: str, capacity: Mapping[str, int], rack: str = DEFAULT_RACK,
+                 cards: Sequence[int] | None = None) -> None:
+        """Adds (or, for a known id, updates) a node. `cards`: the MiB of each of its GPU cards;
+        then each container's gpu-mem must fit on its cards (scheduler.cards) and the node's
+        gpu-mem must be their sum. Without `cards` gpu-mem is one node total."""
         vec = self._vector(capacity, "add_node", node_id)
         if vec is None:
             return
+        if cards is not None:
+            problem = self._cards_problem(cards, vec)
+            if problem:
+                self._ignore(f"add_node {node_id}", problem)
+                return
         node = self.nodes.get(node_id)
         if node is not None:
             node.rack = rack or DEFAULT_RACK
+            if cards is not None:
+                node.cards = None  # new cards: its containers move onto them below
             self._resize(node, vec)
-            return
-        self.nodes[node_id] = Node(node_id, rack or DEFAULT_RACK, vec)
-        self._set_capacity(vadd(self.capacity, vec))
+        else:
+            node = self.nodes[node_id] = Node(node_id, rack or DEFAULT_RACK, vec)
+            self._set_capacity(vadd(self.capacity, vec))
+        if cards is not None or node.cards is not None:
+            self._set_cards(node, cards)
+
+    def _cards_problem(self, cards: Sequence[int], vec: Vector) -> str:
+        problem = card_sizes_problem(cards)
+        if problem:
+            return problem
+        gpu = self.types.index.get(GPU_MEM)
+        if gpu is None:
+            return f"cards given, but {GPU_MEM} is not a resource type ({', '.join(self.types.names)})"
+        if sum(cards) != vec[gpu]:
+            return f"{GPU_MEM} {vec[gpu]} is not the sum of its cards ({sum(cards)} MiB: {list(cards)})"
+        return ""
+
+    def _set_cards(self, node: Node, sizes: Sequence[int] | None) -> None:
+        """Gives `node` these cards (None: none) and puts its running containers back on them:
+        on their own cards while those still exist, else where they fit (scheduler.cards)."""
+        cards = node.cards = None if sizes is None else Cards(sizes, self.types.index[GPU_MEM], node.capacity)
+        for cid in sorted(node.containers):
+            c = self.containers[cid]
+            c.cards = () if cards is None else self._restore_cards(cards, node.id, c.cards, c.resources, cid)
 
     def update_node(self, node_id: str, capacity: Mapping[str, int]) -> None:
         node = self._node(node_id, "update_node")
@@ -246,7 +279,15 @@ class SchedulerCore:
     def _resize(self, node: Node, vec: Vector) -> None:
         self._set_capacity(vadd(vsub(self.capacity, node.capacity), vec))
         node.capacity = vec
-        if node.reserved is not None and not fits(node.reserved.capability, vec):
+        cards = node.cards
+        if cards is not None:
+            kept = sum(cards.sizes) == vec[cards.index]
+            if not kept:
+                log.warning("node %s: %s %d is no longer the sum of its cards %s: its cards are dropped "
+                            "(gpu-mem is one node total until it declares them again)",
+                            node.id, GPU_MEM, vec[cards.index], list(cards.sizes))
+            self._set_cards(node, cards.sizes if kept else None)  # (the cards' limit follows the capacity)
+        if node.reserved is not None and not node.holds(node.reserved.capability):
             self._unreserve(node)
 
     def _set_capacity(self, capacity: Vector) -> None:
@@ -854,6 +895,8 @@ class SchedulerCore:
             self._refresh()
         now = self._now(now)
         free = self.types.sub(node.capacity, node.allocated)
+        if node.cards is not None:
+            free = node.cards.room(free)
         out: list[Assignment] = []
         if node.reserved is not None:
             got = self._serve_reservation(node, free, now)
@@ -861,7 +904,7 @@ class SchedulerCore:
                 return out
             if got is not None:
                 out.append(got)
-                free = vsub(free, got.vector)
+                free = self._room_after(node, free, got.vector)
         if self.timeout and self._reserve_for_head(node, free, now):
             return out
         aside: list = []
@@ -875,11 +918,18 @@ class SchedulerCore:
                     break
                 if got is not _RETRY:
                     out.append(got)
-                    free = self._vsub(free, got.vector)
+                    free = self._room_after(node, free, got.vector)
                     fit = self._fitting(free)
         finally:
             self._restore(aside)
         return out
+
+    def _room_after(self, node: Node, free: Vector, granted: Vector) -> Vector:
+        """The node's room for the next container once `granted` is placed: on a node with cards,
+        what one container can still get on them (the card it took may not have been the roomiest)."""
+        if node.cards is None:
+            return self._vsub(free, granted)
+        return node.cards.room(self._vsub(node.capacity, node.allocated))
 
     def _pick(self, q: Queue, free: Vector, fit: int, headroom: Vector | None, node: Node, now: float,
               aside: list):
@@ -927,7 +977,8 @@ class SchedulerCore:
                 return None
             if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
-                    if fits(req.capability, budget) and req.allows(node):
+                    if fits(req.capability, budget) and req.allows(node) and (
+                            node.cards is None or node.cards.holds(req.capability)):
                         got = self._assign(app, req, node, now)
                         self._requeue(app)  # still heading its heap: re-keyed in place
                         return got
@@ -959,7 +1010,8 @@ class SchedulerCore:
         aid = f"a{next(self._ids)}"
         taken = req.take(node)
         req.since = now
-        self.containers[aid] = Container(aid, app, node, cap, req.key, taken, confirmed=False)
+        cards = () if node.cards is None else self._take_cards(node.cards, cap)
+        self.containers[aid] = Container(aid, app, node, cap, req.key, taken, False, cards)
         app.containers.add(aid)
         node.containers.add(aid)
         self._charge(app, node, cap, self.types.add)
@@ -968,7 +1020,19 @@ class SchedulerCore:
             if req.reserved_node is not None:
                 self._unreserve(req.reserved_node)  # nothing left to hold a node for
         self.counters["assignments"] += 1
-        return Assignment(aid, app.id, node.id, app.queue.path, req.key[0], req.key[1], cap, self.types)
+        return Assignment(aid, app.id, node.id, app.queue.path, req.key[0], req.key[1], cap, self.types, cards)
+
+    @staticmethod
+    def _take_cards(cards: Cards, cap: Vector) -> tuple[int, ...]:
+        """The cards a container of `cap` goes on (it fits: the node's free vector held the
+        cards' reach), charged."""
+        amount = cap[cards.index]
+        if not amount:
+            return ()
+        chosen = cards.choose(amount)
+        assert chosen is not None  # the pick checked cards.holds and the reach
+        cards.charge(chosen, amount, 1)
+        return chosen
 
     # ------------------------------------------------------------------ reservations
     #
@@ -1048,7 +1112,7 @@ class SchedulerCore:
                     continue
                 if fits(req.capability, free):
                     return None  # it starts here now
-                if req.reserved_node is None and fits(req.capability, node.capacity):
+                if req.reserved_node is None and node.holds(req.capability):
                     return req
             return None
         return None
@@ -1057,7 +1121,7 @@ class SchedulerCore:
         """Some node's capacity holds `shape` (cached until the nodes change)."""
         known = self._placeable.get(shape)
         if known is None:
-            known = self._placeable[shape] = any(fits(shape, n.capacity) for n in self.nodes.values())
+            known = self._placeable[shape] = any(n.holds(shape) for n in self.nodes.values())
         return known
 
     def _serve_reservation(self, node: Node, free: Vector, now: float):
@@ -1089,7 +1153,10 @@ class SchedulerCore:
 
     def container_started(self, container_id: str, app_id: str, node_id: str, resources: Mapping[str, int], *,
                           priority: int | None = None, allocation_id: int = 0,
-                          assignment_id: str | None = None) -> None:
+                          assignment_id: str | None = None, cards: Sequence[int] | None = None) -> None:
+        """A container runs (a confirmation of an assignment, or one the core did not decide: a
+        resync or recovery). `cards`: the GPU cards it runs on, as a snapshot recorded them; on a
+        node with cards and without them it goes where the rule puts it (scheduler.cards)."""
         if container_id in self.containers:
             return  # repeated report
         pending = self.containers.get(assignment_id) if assignment_id else None
@@ -1106,7 +1173,8 @@ class SchedulerCore:
         if app is None or node is None or vec is None:
             return
         key = (priority, allocation_id) if priority is not None else None
-        self.containers[container_id] = Container(container_id, app, node, vec, key, None, confirmed=True)
+        on = () if node.cards is None else self._restore_cards(node.cards, node.id, cards, vec, container_id)
+        self.containers[container_id] = Container(container_id, app, node, vec, key, None, True, on)
         self._charge(app, node, vec, self.types.add)
         self._requeue(app)
         app.containers.add(container_id)
@@ -1133,8 +1201,34 @@ class SchedulerCore:
             log.warning("container %s finished in unknown state %r; treated as completed", container_id, state)
         self._release(c)
 
+    @staticmethod
+    def _restore_cards(cards: Cards, node_id: str, given: Sequence[int] | None, vec: Vector,
+                       cid: str) -> tuple[int, ...]:
+        """The cards of a container that runs already on node `node_id`, charged: the ones given
+        if they are cards of the node, else the rule's choice, else the freest card (it runs: it
+        is counted, even over that card's size)."""
+        amount = vec[cards.index]
+        if not amount:
+            return ()
+        chosen: tuple[int, ...] | None
+        if given and cards.valid(given):
+            chosen = tuple(given)
+        else:
+            if given:
+                log.warning("container %s: cards %s are not cards of node %s (%d cards); placed by the rule",
+                            cid, brief(given), node_id, len(cards.sizes))
+            chosen = cards.choose(amount)
+            if chosen is None:
+                chosen = cards.fallback()
+                log.warning("container %s: no card of node %s holds its %s %d MiB; counted on card %d",
+                            cid, node_id, GPU_MEM, amount, chosen[0])
+        cards.charge(chosen, amount, 1)
+        return chosen
+
     def _release(self, c: Container) -> None:
         del self.containers[c.id]
+        if c.cards and c.node.cards is not None:
+            c.node.cards.charge(c.cards, c.resources[c.node.cards.index], -1)
         c.app.containers.discard(c.id)
         c.node.containers.discard(c.id)
         self._charge(c.app, c.node, c.resources, self.types.sub)
@@ -1185,7 +1279,8 @@ class SchedulerCore:
             "queues": queues,
             "nodes": {n.id: {"rack": n.rack, "capacity": self.types.to_dict(n.capacity),
                              "allocated": self.types.to_dict(n.allocated),
-                             "reserved_for": f"{n.reserved.app.id}/{n.reserved.key}" if n.reserved else None}
+                             "reserved_for": f"{n.reserved.app.id}/{n.reserved.key}" if n.reserved else None,
+                             **({"cards": n.cards.to_list()} if n.cards is not None else {})}
                       for n in self.nodes.values()},
             "apps": {a.id: {"queue": a.queue.path, "user": a.user, "runnable": a.runnable,
                             "usage": self.types.to_dict(a.usage), "containers": len(a.containers),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import mul
 
+from scheduler.cards import no_card_message
 from scheduler.core import SchedulerCore
 from scheduler.model import App, Node, Queue, Request
 from scheduler.resources import dominant_resource, dominant_share, fits, vadd, vsub
@@ -134,7 +135,7 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
                                queue=q.path, resources=[types.names[j] for j in over]))
     if req.reserved_node is not None:
         node = req.reserved_node
-        free = vsub(node.capacity, node.allocated)
+        free = _free(node)
         short = [f"{types.names[j]} {free[j]} free of {req.capability[j]}"
                  for j in range(len(free)) if req.capability[j] > free[j]]
         out.append(_reason("holds-reservation",
@@ -198,13 +199,13 @@ def _node_reasons(core: SchedulerCore, app: App, req: Request, shape: str) -> li
     if roomy_banned:
         elsewhere.append(_reason("blacklist", "the app's AM blacklisted nodes that have room: "
                                               + ", ".join(roomy_banned), nodes=roomy_banned))
-    big = [n for n in allowed if fits(req.capability, n.capacity)]
+    big = [n for n in allowed if n.holds(req.capability)]
     if not big:
         short = _short(req, allowed, "capacity")
-        parts = [_largest(types, j, req, allowed, lambda n: n.capacity) for j in short]
+        parts = [_largest(types, j, req, allowed, _limit) for j in short]
         out.append(_reason("too-large", f"no node is large enough for {shape}: " + "; ".join(parts),
                            resources=[types.names[j] for j in short]))
-        return out + elsewhere
+        return out + _card_reasons(req, allowed) + elsewhere
     room = [n for n in big if fits(req.capability, _free(n))]
     if not room:
         short = _short(req, big, "free")
@@ -220,7 +221,7 @@ def _node_reasons(core: SchedulerCore, app: App, req: Request, shape: str) -> li
                        f"the nearest, {near.id}, lacks " + "; ".join(lack))
         out.append(_reason("no-node-room", message, resources=[types.names[j] for j in short],
                            largest_free={types.names[j]: max(_free(n)[j] for n in big) for j in range(len(types))}))
-        return out + elsewhere
+        return out + _card_reasons(req, allowed) + elsewhere
     open_nodes = [n for n in room if n.reserved is None or n.reserved is req]
     if not open_nodes:
         holders = sorted({f"{n.id} (for app {n.reserved.app.id} {types.format(n.reserved.capability)})"
@@ -237,13 +238,36 @@ def _node_reasons(core: SchedulerCore, app: App, req: Request, shape: str) -> li
     return out
 
 
+CARD_REASONS = 5  # nodes named in "no-card-room" reasons; the rest are counted
+
+
+def _card_reasons(req: Request, nodes: list[Node]) -> list[dict]:
+    """The nodes among `nodes` whose cards hold not the request's gpu-mem now, though it may be
+    free on the node in total: the first few by id, each named, and how many in all."""
+    blocked = sorted((n for n in nodes if n.cards is not None and (
+        req.capability[n.cards.index] > n.cards.reach() or not n.cards.holds(req.capability))),
+        key=lambda n: n.id)
+    out = [_reason("no-card-room", no_card_message(n.id, req.capability[n.cards.index], n.cards),
+                   node=n.id, cards_free=list(n.cards.free)) for n in blocked[:CARD_REASONS]]
+    if len(blocked) > CARD_REASONS:
+        out.append(_reason("no-card-room", f"and {len(blocked) - CARD_REASONS} more node(s) where no single "
+                                           "card has that much free", nodes=len(blocked)))
+    return out
+
+
 def _free(node: Node) -> tuple[int, ...]:
-    return vsub(node.capacity, node.allocated)
+    """What a request may use on the node now (with cards: gpu-mem is the cards' reach)."""
+    free = vsub(node.capacity, node.allocated)
+    return free if node.cards is None else node.cards.room(free)
+
+
+def _limit(node: Node) -> tuple[int, ...]:
+    return node.limit
 
 
 def _short(req: Request, nodes: list[Node], what: str) -> list[int]:
     """Resources of the request larger than the largest capacity (or free amount) on any of `nodes`."""
-    get = (lambda n: n.capacity) if what == "capacity" else _free
+    get = _limit if what == "capacity" else _free
     return [j for j, c in enumerate(req.capability) if c > max(get(n)[j] for n in nodes)]
 
 

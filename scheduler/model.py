@@ -12,7 +12,9 @@ from itertools import count
 from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
+from scheduler.cards import Cards
 from scheduler.heap import LazyHeap
+from scheduler.resources import fits
 
 if TYPE_CHECKING:
     from scheduler.config import QueueSpec
@@ -23,7 +25,7 @@ _app_sequence = count()
 
 
 class Node:
-    __slots__ = ("id", "rack", "capacity", "allocated", "containers", "reserved")
+    __slots__ = ("id", "rack", "capacity", "allocated", "containers", "reserved", "cards")
 
     def __init__(self, node_id: str, rack: str, capacity: Vector) -> None:
         self.id = node_id
@@ -32,6 +34,18 @@ class Node:
         self.allocated: Vector = tuple(0 for _ in capacity)
         self.containers: set[str] = set()
         self.reserved: Request | None = None
+        self.cards: Cards | None = None  # its GPU cards, if it declared them (scheduler.cards)
+
+    @property
+    def limit(self) -> Vector:
+        """The capacity as fit tests see it: with cards, gpu-mem is the most one container can get."""
+        return self.capacity if self.cards is None else self.cards.limit
+
+    def holds(self, shape: Vector) -> bool:
+        """Whether the node, empty, could hold a container of `shape` (with cards: by their rule)."""
+        if self.cards is None:
+            return fits(shape, self.capacity)
+        return fits(shape, self.cards.limit) and self.cards.holds(shape)
 
 
 class Request:
@@ -247,10 +261,12 @@ def _unweighed(usage: Vector) -> float:
 
 
 class Container:
-    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed")
+    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed", "cards")
 
-    def __init__(self, cid: str, app: App, node: Node, resources: Vector, key, taken, confirmed: bool) -> None:
+    def __init__(self, cid: str, app: App, node: Node, resources: Vector, key, taken, confirmed: bool,
+                 cards: tuple[int, ...] = ()) -> None:
         self.id = cid
+        self.cards = cards  # the indices of the node's GPU cards its gpu-mem is on; () for none
         self.app = app
         self.node = node
         self.resources = resources
@@ -270,6 +286,7 @@ class Assignment(NamedTuple):
     allocation_id: int
     vector: tuple
     types: "ResourceTypes"
+    cards: tuple[int, ...] = ()  # the node's GPU cards (indices) it goes on; () on a node without cards
 
     @property
     def resources(self) -> dict[str, int]:

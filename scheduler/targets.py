@@ -116,9 +116,9 @@ class ReplayInput:
         self.policy = core.policy.name
         self.config = QueueConfig(root=_live_spec(core.root), resources=core.config.resources,
                                   starvation_timeout_s=None, source="<replay>")
-        self.nodes = tuple((n.id, n.rack, n.capacity) for n in core.nodes.values())
-        self.running = tuple((c.app.id, c.node.id, c.resources) for c in core.containers.values())
-        holding = {app_id for app_id, _, _ in self.running}
+        self.nodes = tuple((n.id, n.rack, n.capacity, n.cards and n.cards.sizes) for n in core.nodes.values())
+        self.running = tuple((c.app.id, c.node.id, c.resources, c.cards) for c in core.containers.values())
+        holding = {app_id for app_id, _, _, _ in self.running}
         self.apps = tuple(
             _ReplayApp(app.id, app.user, app.queue.path, app.priority,
                        tuple((r.key[0], r.capability, r.count) for r in app.pending) if app.runnable else ())
@@ -154,27 +154,27 @@ def _replay(inp: ReplayInput) -> dict[str, tuple[float, ...]]:
     turnover the allocation is where the decisions lead, not where history left it."""
     nodes, scale = _sample(inp)
     core = SchedulerCore(inp.config, resource_types=list(inp.types), policy=inp.policy, clock=lambda: 0.0)
-    for node_id, rack, capacity in nodes:
-        core.add_node(node_id, dict(zip(inp.types, capacity)), rack=rack)
+    for node_id, rack, capacity, cards in nodes:
+        core.add_node(node_id, dict(zip(inp.types, capacity)), rack=rack, cards=cards)
     for spec in inp.apps:
         _admit(core, spec)
         for allocation_id, (priority, shape, count) in enumerate(spec.asks):
             wanted = _scaled(count, scale, f"{spec.id}/{allocation_id}")
             if wanted:
                 core.update_request(spec.id, priority, shape, wanted, allocation_id=allocation_id)
-    placed = [(f"r{i}", app_id, node_id, shape) for i, (app_id, node_id, shape) in enumerate(inp.running)
-              if node_id in core.nodes]
-    for cid, app_id, node_id, shape in placed:
-        core.container_started(cid, app_id, node_id, shape)
-    _settle(core, [n for n, _, _ in nodes])
-    for cid, app_id, node_id, shape in placed:
+    placed = [(f"r{i}", app_id, node_id, shape, cards) for i, (app_id, node_id, shape, cards)
+              in enumerate(inp.running) if node_id in core.nodes]
+    for cid, app_id, node_id, shape, cards in placed:
+        core.container_started(cid, app_id, node_id, shape, cards=cards)
+    _settle(core, [n[0] for n in nodes])
+    for cid, app_id, node_id, shape, _ in placed:
         core.container_finished(cid)
         app = core.apps[app_id]
         key = (_RUNNING, _shape_id(app, shape))
         asked = app.requests[key].count if key in app.requests else 0
         core.update_request(app_id, key[0], shape, asked + 1, allocation_id=key[1])  # it asks for it again
         core.on_heartbeat(node_id)
-    _settle(core, [n for n, _, _ in nodes])
+    _settle(core, [n[0] for n in nodes])
     return {path: tuple(u / scale for u in q.usage) for path, q in core.queues.items()}
 
 

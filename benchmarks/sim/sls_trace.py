@@ -39,6 +39,7 @@ def sim_workload(nodes: int, seed: int) -> str:
         mean_s = statistics.fmean(int(t["container.duration.ms"]) for t in tasks) / 1000
         lines.append(f'{{"id": "{job["job.id"]}", "queue": "root.{job["job.queue.name"]}", '
                      f'"user": "{job["job.user"]}", "submit": {int(job["job.start.ms"]) / 1000}, '
+                     '"am": {"vcores": 1, "memory-mb": 1024}, '
                      f'"stages": [{{"tasks": {len(tasks)}, "resources": {_json(shape)}, "duration": {mean_s:.3f}}}]}}')
     return "\n".join(lines)
 

@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
     sim.add_argument("--quiet", action="store_true", help="no summary table and no progress bar")
     sim.set_defaults(func=run_simulate)
 
-    wl = subparsers.add_parser("workload", help="make simulator workloads (SWIM traces, synthetic)")
+    wl = subparsers.add_parser("workload", help="make simulator workloads (SWIM and Alibaba GPU traces, synthetic)")
     wsub = wl.add_subparsers(dest="workload_command", metavar="KIND", required=True)
     swim = wsub.add_parser("swim", help="convert a SWIM Facebook trace (.tsv) to a workload",
                            description="Converts a SWIM trace; see SIMULATOR.md for the rules.")
@@ -50,6 +50,21 @@ def register(subparsers: Any) -> None:
     swim.add_argument("--am", action=argparse.BooleanOptionalAction, default=True,
                       help="give each job an ApplicationMaster container (default yes)")
     swim.set_defaults(func=run_swim)
+
+    ali = wsub.add_parser("alibaba-gpu", help="convert the Alibaba GPU trace (cluster-trace-gpu-v2023) "
+                                             "to a cluster file and a workload",
+                          description="Converts the trace's node list and pod list; see SIMULATOR.md for the rules.")
+    ali.add_argument("nodes", metavar="NODES.csv", help="node list, e.g. openb_node_list_all_node.csv")
+    ali.add_argument("pods", metavar="PODS.csv", help="pod list, e.g. openb_pod_list_default.csv")
+    ali.add_argument("--cluster-out", required=True, metavar="C.yaml")
+    ali.add_argument("--out", required=True, metavar="W.jsonl")
+    ali.add_argument("--queues-out", metavar="Q.yaml", help="also write a queue file: one leaf per QoS class")
+    ali.add_argument("--card-mib", type=int, default=16384, help="memory of every GPU card (default 16384)")
+    ali.add_argument("--cards", action=argparse.BooleanOptionalAction, default=True,
+                     help="give nodes their cards (gpus:); --no-cards: one gpu-mem total per node")
+    ali.add_argument("--time-scale", type=float, default=1.0,
+                     help="divide submit times by this (compress arrivals; default 1)")
+    ali.set_defaults(func=run_alibaba)
 
     syn = wsub.add_parser("synthetic", help="generate mixed CPU-, memory- and GPU-memory-heavy apps",
                           description="Generates a seeded synthetic workload; see SIMULATOR.md.")
@@ -101,16 +116,23 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def summary_table(result: dict[str, Any]) -> str:
+    """The result as a table; every column as wide as its widest cell, two spaces apart."""
     lines = [f"policy {result['policy']}, end {result['end_time']:.1f} s"
              + (" (STALLED: asks that can never be served)" if result["stalled"] else "")]
-    lines.append(f"{'queue':<24}{'running':>8}{'dom.share':>10}{'target':>8}{'pooled':>8}{'w.share':>9}"
-                 f"{'tasks done':>11}{'apps done':>10}{'mean s':>9}{'p95 s':>9}")
+    header = ["queue", "running", "dom.share", "target", "pooled", "w.share", "tasks done", "apps done",
+              "mean s", "p95 s", "wait p50 s", "wait p99 s"]
+    rows = [header]
     for q, s in result["queues"].items():
         c = s["app_completion_s"] or {}
-        goal = "".join(f"{'-':>8}" if s[k] is None else f"{s[k]:>8.3f}" for k in ("target_share", "pooled_target_share"))
-        lines.append(f"{q:<24}{s['running']:>8}{s['dominant_share']:>10.3f}{goal}{s['weighted_share']:>9.3f}"
-                     f"{s['completed_tasks']:>11}{s['completed_apps']:>10}"
-                     f"{c.get('mean', float('nan')):>9.1f}{c.get('p95', float('nan')):>9.1f}")
+        w = s.get("queueing_delay_s") or {}
+        rows.append([q, str(s["running"]), f"{s['dominant_share']:.3f}",
+                     *("-" if s[k] is None else f"{s[k]:.3f}" for k in ("target_share", "pooled_target_share")),
+                     f"{s['weighted_share']:.3f}", str(s["completed_tasks"]), str(s["completed_apps"]),
+                     *(f"{d.get(k, float('nan')):.1f}" for d, k in ((c, "mean"), (c, "p95"), (w, "p50"), (w, "p99")))])
+    widths = [max(len(row[j]) for row in rows) for j in range(len(header))]
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
     util = ", ".join(f"{k} {v:.1%}" for k, v in result["utilization"].items())
     lines.append(f"utilization: {util}")
     d = result["scheduler"]
@@ -130,6 +152,20 @@ def run_swim(args: argparse.Namespace) -> int:
     except SimInputError as exc:
         return _fail(exc.errors)
     print(f"wrote {n} apps to {args.out}")
+    return 0
+
+
+def run_alibaba(args: argparse.Namespace) -> int:
+    from scheduler.sim.alibaba import convert
+
+    try:
+        done = convert(args.nodes, args.pods, cluster_out=args.cluster_out, workload_out=args.out,
+                       queues_out=args.queues_out, card_mib=args.card_mib, cards=args.cards,
+                       time_scale=args.time_scale)
+    except SimInputError as exc:
+        return _fail(exc.errors)
+    print(f"wrote {done.nodes} nodes ({done.gpu_nodes} with GPUs) to {args.cluster_out} and {done.pods} pods "
+          f"to {args.out} in queues {', '.join(done.queues)}; left out {done.left_out} pods the trace never ran")
     return 0
 
 

@@ -6,8 +6,10 @@ heartbeat, container_finished. Containers start on their node's heartbeat (the a
 the container id); a finished container is reported on its node's first heartbeat at or after
 its end, as a NodeManager reports it.
 
-Heartbeats: node i beats at offset_i + k * H (offsets drawn from the seed, so nodes are
-staggered). While no app has an outstanding ask, a heartbeat cannot produce an assignment, so
+Heartbeats: node i beats at offset_i + k * H_i, its own phase and period (offset in [0, H) and
+H_i within 1 % of H, both drawn from the seed), so nodes are staggered and their order drifts
+as real NodeManagers' does: the node that first sees a new ask differs from one submit to the
+next even when submits fall on whole seconds. While no app has an outstanding ask, a heartbeat cannot produce an assignment, so
 the engine then only runs the heartbeats of nodes that have finished containers to report
 (`skip_idle`); as soon as anything is outstanding every node beats again. Likewise, with
 reservations off, a node whose free room fits none of the outstanding ask shapes, and that the
@@ -21,7 +23,6 @@ import heapq
 import math
 import random
 import time
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,7 @@ from operator import le
 from typing import Any
 
 from scheduler import SchedulerCore
+from scheduler.cards import GPU_MEM, Cards
 from scheduler.config import QueueConfig
 from scheduler.sim.formats import AppSpec, ClusterSpec, SimInputError
 from scheduler.sim.policies import PolicySetup
@@ -37,6 +39,7 @@ from scheduler.targets import TargetInput
 
 _EPS = 1e-9
 AM_PRIORITY = 0
+DRIFT = 0.01  # a node's heartbeat period is within this fraction of the configured interval
 
 
 @dataclass
@@ -85,7 +88,8 @@ class Simulation:
     def __init__(self, setup: PolicySetup, label_config: QueueConfig, cluster: ClusterSpec,
                  apps: Sequence[AppSpec], *, heartbeat_s: float = 1.0, until: float | None = None,
                  seed: int = 0, skip_idle: bool = True, sample_s: float | None = None,
-                 target_s: float | None = None, progress: Callable[[float], None] | None = None) -> None:
+                 target_s: float | None = None, progress: Callable[[float], None] | None = None,
+                 scales: dict[str, int] | None = None) -> None:
         if heartbeat_s <= 0:
             raise SimInputError([f"heartbeat interval must be > 0 s, got {heartbeat_s}"])
         self.setup = setup
@@ -95,6 +99,7 @@ class Simulation:
         self.until = until
         self.skip_idle = skip_idle
         self.progress = progress
+        self.scales = scales or {}  # types simulated in thousandths (scheduler.sim.units)
         self.now = 0.0
         self.core = SchedulerCore(setup.config, resource_types=list(self.types),
                                   policy=setup.core_policy, clock=lambda: self.now)
@@ -108,11 +113,9 @@ class Simulation:
         self.apps = list(apps)
         rng = random.Random(seed)
         self.node_names = [n.name for n in cluster.nodes]
-        offsets = [rng.uniform(0.0, heartbeat_s) for _ in cluster.nodes]
-        self.order = sorted(range(len(cluster.nodes)), key=lambda i: (offsets[i], i))
-        self.order_pos = {node: pos for pos, node in enumerate(self.order)}
-        self.sorted_offsets = [offsets[i] for i in self.order]
-        self.offsets = offsets
+        self.offsets = [rng.uniform(0.0, heartbeat_s) for _ in cluster.nodes]
+        self.periods = [heartbeat_s * (1.0 + rng.uniform(-DRIFT, DRIFT)) for _ in cluster.nodes]
+        self.beats: list[tuple[float, int, int]] = []  # (time, node, beat number): every node, while busy
         self.capacity = tuple(sum(n.resources.get(t, 0) for n in cluster.nodes) for t in self.real_types)
         self._check_fit()
 
@@ -153,16 +156,23 @@ class Simulation:
 
     def _check_fit(self) -> None:
         """An ask no node can ever hold would wait forever: refuse it up front."""
-        nodes = [tuple(n.resources.get(t, 0) for t in self.real_types) for n in self.cluster.nodes]
+        types = self.real_types
+        nodes = []
+        for n in self.cluster.nodes:
+            vec = tuple(n.resources.get(t, 0) for t in types)
+            cards = Cards(n.cards, types.index(GPU_MEM), vec) if n.cards and GPU_MEM in types else None
+            nodes.append((vec, cards))
         errors = []
         for app in self.apps:
             asks = [("am", app.am)] if app.am else []
             asks += [(f"stages[{i}].resources", s.resources) for i, s in enumerate(app.stages)]
             for what, res in asks:
-                vec = tuple(res.get(t, 0) for t in self.real_types)
-                if not any(all(a <= c for a, c in zip(vec, node)) for node in nodes):
-                    errors.append(f"app {app.id} (workload line {app.line}): {what} {res} "
-                                  "does not fit on any node of the cluster")
+                vec = tuple(res.get(t, 0) for t in types)
+                if not any(all(a <= c for a, c in zip(vec, node)) and (cards is None or cards.holds(vec))
+                           for node, cards in nodes):
+                    errors.append(f"app {app.id} (workload line {app.line}): {what} {self._shown(res)} "
+                                  "does not fit on any node of the cluster"
+                                  + (" (a GPU card must hold its gpu-mem)" if any(c for _, c in nodes) else ""))
         if errors:
             raise SimInputError(errors)
 
@@ -171,6 +181,10 @@ class Simulation:
             self.queue_alloc[name] = [0] * len(self.real_types)
             self.queue_running[name] = 0
             self.queue_tasks_done[name] = 0
+
+    def _shown(self, res: dict[str, int]) -> dict[str, int | float]:
+        """An amount as the input gave it (a type simulated in thousandths divided back)."""
+        return {k: v / self.scales[k] if k in self.scales else v for k, v in res.items()}
 
     def _vector(self, res: dict[str, int]) -> tuple[int, ...]:
         return tuple(res.get(t, 0) for t in self.real_types)
@@ -224,19 +238,27 @@ class Simulation:
     def _share(self, alloc: Sequence[int]) -> float:
         return max((a / c for a, c in zip(alloc, self.capacity) if c), default=0.0)
 
+    def _beat_number(self, node: int, t: float) -> int:
+        """The number of the node's first heartbeat at or after t (beat k is at offset + k * period)."""
+        return max(math.ceil((t - self.offsets[node]) / self.periods[node] - _EPS), 0)
+
+    def _beat_time(self, node: int, k: int) -> float:
+        return self.offsets[node] + k * self.periods[node]
+
     def _report_time(self, node: int, t: float) -> float:
         """The node's first heartbeat at or after t."""
-        off, h = self.offsets[node], self.heartbeat
-        k = math.ceil((t - off) / h - _EPS)
-        return max(k, 0) * h + off
+        return self._beat_time(node, self._beat_number(node, t))
 
-    def _cursor_at(self, t: float) -> tuple[int, int]:
-        """The (cycle, position) of the first heartbeat of any node at or after t."""
-        k = math.floor(t / self.heartbeat)
-        pos = bisect_left(self.sorted_offsets, t - k * self.heartbeat - _EPS)
-        if pos == len(self.order):
-            k, pos = k + 1, 0
-        return k, pos
+    def _next_beats(self) -> None:
+        """Every node's next heartbeat from now (not one it has just had), for the busy mode."""
+        beats = []
+        for node in range(len(self.offsets)):
+            k = self._beat_number(node, self.now)
+            if self.last_beat[node] >= self._beat_time(node, k) - _EPS:
+                k += 1
+            beats.append((self._beat_time(node, k), node, k))
+        heapq.heapify(beats)
+        self.beats = beats
 
     # ------------------------------------------------------------------ the run
 
@@ -245,12 +267,12 @@ class Simulation:
         for i, node in enumerate(self.cluster.nodes):
             cap = dict(node.resources)
             cap.update(self.setup.node_extra)
-            self.core.add_node(node.name, {t: cap.get(t, 0) for t in self.types}, rack=node.rack)
+            self.core.add_node(node.name, {t: cap.get(t, 0) for t in self.types}, rack=node.rack,
+                               cards=node.cards if GPU_MEM in self.types else None)
         submits = self.submits
-        k, pos = 0, 0                      # heartbeat cursor, used while asks are outstanding
-        cursor_valid = False
+        cursor_valid = False               # self.beats holds every node's next heartbeat
         self.report_heap = []
-        h, order, offsets = self.heartbeat, self.order, self.offsets
+        h = self.heartbeat
         until = math.inf if self.until is None else self.until
         idle_since_progress = 0.0
         inf = math.inf
@@ -263,9 +285,9 @@ class Simulation:
             busy = self.pending_total > 0 or not self.skip_idle
             if busy:
                 if not cursor_valid:
-                    k, pos = self._cursor_at(self.now)
+                    self._next_beats()
                     cursor_valid = True
-                t_beat = k * h + self.sorted_offsets[pos]
+                t_beat = self.beats[0][0]
             else:
                 if cursor_valid:
                     self._build_report_heap()
@@ -287,10 +309,8 @@ class Simulation:
                 self._submit(spec)
                 continue
             if busy:
-                node = order[pos]
-                pos += 1
-                if pos == len(order):
-                    k, pos = k + 1, 0
+                _, node, beat = self.beats[0]
+                heapq.heapreplace(self.beats, (self._beat_time(node, beat + 1), node, beat + 1))
             else:
                 _, node = heapq.heappop(self.report_heap)
             assigned = self._beat(node, t)
@@ -304,14 +324,8 @@ class Simulation:
                 break
             if not busy and self.pending_total <= 0 and self.node_finish[node]:
                 heapq.heappush(self.report_heap, (self._report_time(node, self.node_finish[node][0][0]), node))
-            if not busy and self.pending_total > 0:
-                # Asks appeared in an idle-mode heartbeat: every node beats again after this one.
-                kk = round((t - offsets[node]) / h)
-                pos = self.order_pos[node] + 1
-                k = kk
-                if pos == len(order):
-                    k, pos = kk + 1, 0
-                cursor_valid = True
+            # (asks that appear in an idle-mode heartbeat make every node beat again from the next
+            # loop on: the busy mode's heap is built then, without this node's beat just done)
         end = self.now if self.until is None else self.until
         self._advance(max(end, self.now))
         self.wall_s = time.perf_counter() - started

@@ -9,13 +9,20 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-DEFAULT_AM: dict[str, int] = {"vcores": 1, "memory-mb": 1024}
+from scheduler.cards import GPU_MEM
+
+DEFAULT_AM: dict[str, int] = {"vcores": 1, "memory-mb": 1024}  # what the converters give an app's AM
+# A fractional amount is simulated in thousandths of its type's unit (see `fraction_scales`).
+FRACTION_SCALE = 1000
+
+Amount = int | Fraction  # a resource amount as read: an integer, or a fraction with <= 3 decimals
 
 # YARN's rule for resource type names (ResourceUtils): optional "ns/" prefix, then a letter.
 _RESOURCE_NAME = re.compile(r"^([A-Za-z][\w.-]*/)?[A-Za-z][\w.-]*$")
@@ -33,14 +40,15 @@ class SimInputError(ValueError):
 @dataclass(frozen=True)
 class NodeSpec:
     name: str
-    resources: dict[str, int]
+    resources: dict[str, Amount]
     rack: str
+    cards: tuple[int, ...] | None = None  # MiB per GPU card (`gpus:`), None: gpu-mem is one total
 
 
 @dataclass(frozen=True)
 class StageSpec:
     tasks: int
-    resources: dict[str, int]
+    resources: dict[str, Amount]
     duration: float
 
 
@@ -51,7 +59,7 @@ class AppSpec:
     user: str
     submit: float
     stages: tuple[StageSpec, ...]
-    am: dict[str, int] | None = field(default_factory=lambda: dict(DEFAULT_AM))
+    am: dict[str, Amount] | None  # the AM container's size; None: the app has none
     groups: tuple[str, ...] = ()
     priority: int = 0
     line: int = 0
@@ -100,19 +108,36 @@ def _path_str(path: Iterable) -> str:
 # --------------------------------------------------------------------------- shared checks
 
 
-def _resources(value: Any, where: str, errors: list[str]) -> dict[str, int]:
-    """Validates a {resource-name: non-negative int} mapping; appends problems to errors."""
+def amount_of(value: Any) -> Amount | None:
+    """A resource amount as written: a non-negative integer, or a number with at most 3 decimals
+    (exactly: 0.1 is 1/10, and 12.0 is the integer 12); None if it is neither."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return None
+    if isinstance(value, int):
+        return value
+    if not math.isfinite(value):
+        return None
+    exact = Fraction(repr(value))  # the decimal as written, not the binary float
+    if exact.denominator == 1:
+        return int(exact)
+    return exact if (exact * FRACTION_SCALE).denominator == 1 else None
+
+
+def _resources(value: Any, where: str, errors: list[str]) -> dict[str, Amount]:
+    """Validates a {resource-name: amount} mapping; appends problems to errors."""
     if not isinstance(value, Mapping):
-        errors.append(f"{where}: must be a mapping of resource name to integer amount")
+        errors.append(f"{where}: must be a mapping of resource name to amount")
         return {}
     start = len(errors)
-    out: dict[str, int] = {}
-    for name, amount in value.items():
+    out: dict[str, Amount] = {}
+    for name, raw in value.items():
         if not isinstance(name, str) or not _RESOURCE_NAME.match(name):
             errors.append(f"{where}: invalid resource name {name!r}")
             continue
-        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
-            errors.append(f"{where}.{name}: must be a non-negative integer, got {amount!r}")
+        amount = amount_of(raw)
+        if amount is None:
+            errors.append(f"{where}.{name}: must be a non-negative integer or a number with at most "
+                          f"3 decimals, got {raw!r}")
             continue
         out[name] = amount
     if len(errors) == start and not any(out.values()):
@@ -176,8 +201,8 @@ def parse_cluster(text: str, source: str = "<cluster>") -> ClusterSpec:
             errors.append(f"{where('nodes', i)}: must be a mapping with name, count, resources")
             continue
         for key in group:
-            if key not in ("name", "count", "resources", "rack"):
-                errors.append(f"{where('nodes', i, key)}: unknown field (known: name, count, resources, rack)")
+            if key not in ("name", "count", "resources", "rack", "gpus"):
+                errors.append(f"{where('nodes', i, key)}: unknown field (known: name, count, resources, rack, gpus)")
         name = group.get("name")
         if not isinstance(name, str) or not _NODE_NAME.match(name):
             errors.append(f"{where('nodes', i, 'name')}: must be a node name (letters, digits, _ . : -), got {name!r}")
@@ -195,19 +220,40 @@ def parse_cluster(text: str, source: str = "<cluster>") -> ClusterSpec:
             continue
         group_errors: list[str] = []
         res = _resources(group["resources"], where("nodes", i, "resources"), group_errors)
+        cards = _cards(group, res, lambda *p: where("nodes", i, *p), group_errors) if "gpus" in group else None
         if group_errors:
             errors.extend(group_errors)
             continue
+        if cards is not None:
+            res = {**res, GPU_MEM: sum(cards)}
         for n in range(count):
             node_name = name if count == 1 else f"{name}-{n + 1}"
             if node_name in names:
                 errors.append(f"{where('nodes', i, 'name')}: node {node_name!r} is already defined ({names[node_name]})")
                 break
             names[node_name] = where("nodes", i, "name")
-            nodes.append(NodeSpec(node_name, res, rack))
+            nodes.append(NodeSpec(node_name, res, rack, cards))
     if errors:
         raise SimInputError(errors)
     return ClusterSpec(tuple(nodes), source)
+
+
+def _cards(group: Mapping, res: Mapping[str, Amount], where, errors: list[str]) -> tuple[int, ...] | None:
+    """A group's `gpus:` (MiB per card), checked against its gpu-mem if that is given too."""
+    sizes = group["gpus"]
+    if not isinstance(sizes, list) or not sizes:
+        errors.append(f"{where('gpus')}: must be a non-empty list of MiB per GPU card, got {sizes!r}")
+        return None
+    for j, size in enumerate(sizes):
+        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            errors.append(f"{where('gpus', j)}: must be a positive integer of MiB, got {size!r}")
+            return None
+    given = res.get(GPU_MEM)
+    if given is not None and given != sum(sizes):
+        errors.append(f"{where('resources', GPU_MEM)}: {given} is not the sum of the node's gpus "
+                      f"({' + '.join(map(str, sizes))} = {sum(sizes)}); give either, or both agreeing")
+        return None
+    return tuple(sizes)
 
 
 def load_cluster(path: str | Path) -> ClusterSpec:
@@ -269,9 +315,12 @@ def parse_app(obj: Any, where: str, errors: list[str]) -> AppSpec | None:
     resubmit = obj.get("resubmit", False)
     if not isinstance(resubmit, bool):
         errors.append(f"{where}: resubmit: must be true or false, got {resubmit!r}")
-    am: dict[str, int] | None = dict(DEFAULT_AM)
-    if "am" in obj:
-        am = None if obj["am"] is None else _resources(obj["am"], f"{where}: am", errors)
+    am = None
+    if "am" not in obj:
+        errors.append(f"{where}: am: required: the ApplicationMaster container's size, e.g. "
+                      f"{json.dumps(DEFAULT_AM)}, or null for an app without one")
+    elif obj["am"] is not None:
+        am = _resources(obj["am"], f"{where}: am", errors)
     stages_raw = obj.get("stages")
     stages: list[StageSpec] = []
     if not isinstance(stages_raw, list) or not stages_raw:

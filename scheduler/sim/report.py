@@ -21,6 +21,13 @@ def _weighted_share(alloc: list[int], capacity: tuple[int, ...], types: tuple[st
     return best
 
 
+def _unscale(types: tuple[str, ...], scales: dict[str, int]):
+    """Amounts per type as the inputs gave them (a type simulated in thousandths divided back)."""
+    def unit(values) -> dict[str, int | float]:
+        return {t: v / scales[t] if t in scales else v for t, v in zip(types, values)}
+    return unit
+
+
 def _round(t: float | None) -> float | None:
     return None if t is None else round(t, 3)
 
@@ -36,12 +43,16 @@ def build_result(sim: Simulation) -> dict[str, Any]:
     goals = TargetInput(sim.core).compute() if sim.setup.submit_queue is None else {}
     label_queues = sim.label_config.queues()
     completion: dict[str, list[float]] = {q: [] for q in sim.queue_alloc}
+    delay: dict[str, list[float]] = {q: [] for q in sim.queue_alloc}
     apps = []
     for app in sim.states.values():
         apps.append({"id": app.spec.id, "queue": app.queue, "user": app.spec.user,
                      "submit": _round(app.spec.submit), "start": _round(app.start), "finish": _round(app.finish)})
         if app.finish is not None:
             completion[app.queue].append(app.finish - app.spec.submit)
+        if app.start is not None:
+            delay[app.queue].append(app.start - app.spec.submit)
+    unit = _unscale(types, sim.scales)
     queues: dict[str, Any] = {}
     for q, alloc in sorted(sim.queue_alloc.items()):
         share = max((a / c for a, c in zip(alloc, capacity) if c), default=0.0)
@@ -52,7 +63,7 @@ def build_result(sim: Simulation) -> dict[str, Any]:
             weighted = _weighted_share(alloc, capacity, types, spec.weight if spec else 1.0)
         queues[q] = {
             "running": sim.queue_running[q],
-            "allocated": dict(zip(types, alloc)),
+            "allocated": unit(alloc),
             "dominant_share": round(share, 6),
             "weighted_share": round(weighted, 6),
             "target_share": round(goals[q].dominant_share, 6) if q in goals else None,
@@ -60,6 +71,8 @@ def build_result(sim: Simulation) -> dict[str, Any]:
             "completed_tasks": sim.queue_tasks_done[q],
             "completed_apps": len(completion[q]),
             "app_completion_s": summary(completion[q]),
+            "queueing_delay_s": summary(delay[q], (50, 99)),
+            "apps_not_started": sum(1 for a in sim.states.values() if a.queue == q and a.start is None),
         }
     utilization = {t: round(sim.area[j] / (capacity[j] * end), 6) if capacity[j] and end > 0 else 0.0
                    for j, t in enumerate(types)}
@@ -71,7 +84,7 @@ def build_result(sim: Simulation) -> dict[str, Any]:
         "policy": sim.setup.name,
         "end_time": round(end, 3),
         "stalled": sim.stalled,
-        "cluster": {"nodes": len(sim.node_names), "capacity": dict(zip(types, capacity)),
+        "cluster": {"nodes": len(sim.node_names), "capacity": unit(capacity),
                     "heartbeat_s": sim.heartbeat},
         "queues": queues,
         "utilization": utilization,

@@ -12,6 +12,7 @@ from scheduler.sim.formats import (AppSpec, ClusterSpec, SimInputError, check_cl
                                    check_workload_types, load_cluster, load_workload)
 from scheduler.sim.policies import check_policy, prepare
 from scheduler.sim.report import build_result
+from scheduler.sim.units import fraction_scales, scale_inputs
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class SimulationRequest:
     heartbeat_s: float = 1.0
     until: float | None = None
     seed: int = 0
+    scales: dict[str, int] | None = None  # types given in fractions, simulated in thousandths (units)
 
     @classmethod
     def from_files(cls, queues: str, cluster: str, workload: str, **options: Any) -> SimulationRequest:
@@ -57,7 +59,9 @@ class SimulationRequest:
         if looping and until is None:
             raise SimInputError([f"{workload_source}:{looping[0].line}: app {looping[0].id} resubmits "
                                  "itself forever: give --until"])
-        return cls(config, cluster, apps, types, **options)
+        scales = fraction_scales(cluster, apps)
+        config, cluster, apps = scale_inputs(config, cluster, apps, scales)
+        return cls(config, cluster, apps, types, scales=scales, **options)
 
 
 TARGET_SAMPLES = 100  # targets sampled per run for the timeline (each is a replay of the demand)
@@ -72,7 +76,7 @@ def simulate(request: SimulationRequest, *, progress: bool = False, timeline: bo
     target_s = max(request.heartbeat_s, horizon / TARGET_SAMPLES) if timeline else None
     bar = _progress_bar(horizon) if progress else None
     sim = Simulation(setup, request.config, request.cluster, request.apps,
-                     heartbeat_s=request.heartbeat_s, until=request.until, seed=request.seed,
+                     heartbeat_s=request.heartbeat_s, until=request.until, seed=request.seed, scales=request.scales,
                      skip_idle=skip_idle, sample_s=sample_s, target_s=target_s, progress=bar)
     try:
         sim.run()

@@ -15,14 +15,15 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def summary(values: Sequence[float]) -> dict[str, float] | None:
-    """{"mean", "p50", "p95"} of the values, or None when there are none."""
+def summary(values: Sequence[float], percentiles: Sequence[int] = (50, 95)) -> dict[str, float] | None:
+    """{"mean", "p50", "p95"} (or the percentiles asked for) of the values, None when there are none."""
     if not values:
         return None
     ordered = sorted(values)
-    return {"mean": round(sum(ordered) / len(ordered), 3),
-            "p50": round(percentile(ordered, 50), 3),
-            "p95": round(percentile(ordered, 95), 3)}
+    out = {"mean": round(sum(ordered) / len(ordered), 3)}
+    for q in percentiles:
+        out[f"p{q}"] = round(percentile(ordered, q), 3)
+    return out
 
 
 class LatencyHistogram:

@@ -32,7 +32,7 @@ import json
 import math
 from pathlib import Path
 
-from scheduler.sim.formats import SimInputError
+from scheduler.sim.formats import DEFAULT_AM, SimInputError
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -77,11 +77,8 @@ def convert_job(k: int, job_id: str, submit: float, input_bytes: int, shuffle_by
                        "duration": round(TASK_STARTUP_S + reduce_bytes / reduces / BYTES_PER_S, 3)})
     user = k % users
     pick = user if queue_by == "user" else CLASS_ORDER.index(kind)
-    line = {"id": job_id, "queue": queues[pick % len(queues)], "user": f"user{user}",
-            "submit": submit, "stages": stages}
-    if not with_am:
-        line["am"] = None
-    return line
+    return {"id": job_id, "queue": queues[pick % len(queues)], "user": f"user{user}",
+            "submit": submit, "am": dict(DEFAULT_AM) if with_am else None, "stages": stages}
 
 
 def convert_swim(path: str | Path, out: str | Path, *, queues: list[str], users: int = 16,

@@ -14,7 +14,7 @@ import json
 import random
 from pathlib import Path
 
-from scheduler.sim.formats import SimInputError
+from scheduler.sim.formats import DEFAULT_AM, SimInputError
 
 KINDS = {
     "cpu": {"vcores": 4, "memory-mb": 2048},
@@ -63,7 +63,7 @@ def generate_apps(*, apps: int, queues: list[str], mix: dict[str, float], arriva
             stages.append({"tasks": max(1, tasks // 4), "resources": KINDS[kind],
                            "duration": round(rng.uniform(20, 200), 1)})
         out.append({"id": f"app{i:05d}-{kind}", "queue": rng.choice(queues),
-                    "user": f"{kind}-user{rng.randrange(4)}", "submit": round(now, 3), "stages": stages})
+                    "user": f"{kind}-user{rng.randrange(4)}", "submit": round(now, 3), "am": dict(DEFAULT_AM), "stages": stages})
         now += rng.expovariate(1.0 / arrival_s) if arrival_s > 0 else 0.0
     return out
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from scheduler.sim import cli
+from scheduler.sim.formats import DEFAULT_AM
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "conf" / "scenarios"
@@ -56,7 +57,7 @@ queues:
 
 
 def app(app_id: str, queue: str, submit: float, stages: list[tuple[int, dict, float]], **extra) -> dict:
-    line = {"id": app_id, "queue": queue, "user": "u", "submit": submit,
+    line = {"id": app_id, "queue": queue, "user": "u", "submit": submit, "am": DEFAULT_AM,
             "stages": [{"tasks": n, "resources": r, "duration": d} for n, r, d in stages]}
     line.update(extra)
     return line

@@ -50,9 +50,9 @@ def test_node_naming_a_type_the_queue_yaml_does_not_list_is_an_error():
         check_cluster_types(cluster, ["vcores", "memory-mb"])
 
 
-def test_workload_parses_stages_am_default_and_none(files):
+def test_workload_parses_stages_and_the_am_each_line_gives(files):
     path = files.workload("w.jsonl", [
-        {"id": "x", "queue": "root.a", "user": "u", "submit": 5,
+        {"id": "x", "queue": "root.a", "user": "u", "submit": 5, "am": DEFAULT_AM,
          "stages": [{"tasks": 2, "resources": {"vcores": 1}, "duration": 3.5}]},
         {"id": "y", "user": "u", "submit": 1, "am": None,
          "stages": [{"tasks": 1, "resources": {"memory-mb": 10}, "duration": 1}]},
@@ -68,7 +68,15 @@ def test_workload_parses_stages_am_default_and_none(files):
     assert by_id["x"].stages[0].tasks == 2 and by_id["x"].stages[0].duration == 3.5
 
 
-GOOD = {"id": "a", "user": "u", "submit": 0, "stages": [{"tasks": 1, "resources": {"vcores": 1}, "duration": 1}]}
+def test_a_line_without_am_is_an_error_not_a_silent_default_am(files):
+    line = {"id": "x", "user": "u", "submit": 0, "stages": [{"tasks": 1, "resources": {"vcores": 1}, "duration": 1}]}
+    with pytest.raises(SimInputError) as err:
+        load_workload(files.workload("w.jsonl", [line]))
+    assert "w.jsonl:1: am: required: the ApplicationMaster container's size" in str(err.value)
+    assert "or null for an app without one" in str(err.value)
+
+
+GOOD = {"id": "a", "user": "u", "submit": 0, "am": None, "stages": [{"tasks": 1, "resources": {"vcores": 1}, "duration": 1}]}
 
 
 @pytest.mark.parametrize("line, needle", [
@@ -76,8 +84,8 @@ GOOD = {"id": "a", "user": "u", "submit": 0, "stages": [{"tasks": 1, "resources"
     (json.dumps({**GOOD, "stages": []}), "stages: must be a non-empty list"),
     (json.dumps({**GOOD, "stages": [{"tasks": 0, "resources": {"vcores": 1}, "duration": 1}]}),
      "stages[0].tasks: must be a positive integer"),
-    (json.dumps({**GOOD, "stages": [{"tasks": 1, "resources": {"vcores": 1.5}, "duration": 1}]}),
-     "stages[0].resources.vcores: must be a non-negative integer"),
+    (json.dumps({**GOOD, "stages": [{"tasks": 1, "resources": {"vcores": 1.2345}, "duration": 1}]}),
+     "stages[0].resources.vcores: must be a non-negative integer or a number with at most 3 decimals"),
     (json.dumps({**GOOD, "stages": [{"tasks": 1, "resources": {"vcores": 1}, "duration": -2}]}),
      "stages[0].duration: must be a number of seconds > 0"),
     (json.dumps({**GOOD, "submit": "soon"}), "submit: must be a number"),
