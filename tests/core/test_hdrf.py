@@ -259,7 +259,8 @@ def test_on_many_small_identical_nodes_two_level_trees_settle_at_the_fluid_fill_
     """Leaves that each ask for one resource (the H-DRF starvation shape: CPU-only next to GPU-only)
     under parents of two children, on 100 nodes of two units of each resource: every whole container
     fits anywhere, so the settled allocation can reach the pooled progressive-filling target
-    (explain.targets) up to one container per leaf."""
+    (targets.targets' pooled figure, not the reachable one: beyond REPLAY_BUDGET containers that is
+    a sampled replay, a few percent off) up to one container per leaf."""
     yaml_text, _, asks = build(top)
     core = core_for(yaml_text, asks, [(2, 2, 2)] * 100)
     goal = targets(core)
@@ -267,7 +268,7 @@ def test_on_many_small_identical_nodes_two_level_trees_settle_at_the_fluid_fill_
     snap = core.snapshot()["queues"]
     for path, leaf_asks in asks.items():
         j = leaf_asks[0][0].index(1)
-        got, want = snap[path]["usage"][TYPES[j]], goal[path].allocation[j]
+        got, want = snap[path]["usage"][TYPES[j]], goal[path].pooled_allocation[j]
         assert abs(got - round(want)) <= 1, (path, got, want)
 
 
