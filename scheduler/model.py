@@ -242,9 +242,12 @@ class Queue:
 
 
 class Container:
-    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed")
+    """A running container; `started` (the core's clock) and `am` order preemption victims."""
 
-    def __init__(self, cid: str, app: App, node: Node, resources: Vector, key, taken, confirmed: bool) -> None:
+    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed", "started", "am")
+
+    def __init__(self, cid: str, app: App, node: Node, resources: Vector, key, taken, confirmed: bool,
+                 started: float = 0.0) -> None:
         self.id = cid
         self.app = app
         self.node = node
@@ -252,6 +255,8 @@ class Container:
         self.key = key
         self.taken = taken
         self.confirmed = confirmed
+        self.started = started
+        self.am = False  # the app's ApplicationMaster (SchedulerCore.mark_am, or YARN's id: *_000001)
 
 
 class Assignment(NamedTuple):

@@ -1,0 +1,405 @@
+"""Preemption toward the DRF targets: which running containers to take back, from whom, for whom.
+
+The core runs it per round (SchedulerCore.preemption_round(now), on the caller's timer: the
+simulator every heartbeat interval, the bridge every second or so), never per heartbeat, so the
+decision path pays nothing for it. A round:
+
+1. forgets marks whose container has ended (its AM gave it back within the grace: nothing to
+   kill) and lets go of nodes it held that were served or whose request went away;
+2. returns for killing the marks whose grace is over and whose node is still held for the
+   request they make room for (else the room is no longer wanted: the mark is cancelled);
+3. measures every leaf with fitting demand against its reachable target (scheduler.targets):
+   starved when below `threshold` x its target for `fair-share-timeout-s`, or below its `min`
+   for `min-share-timeout-s`;
+4. for each starved leaf (below min first, then the furthest below its target), node by node,
+   picks the fewest victims whose release makes room on that node for the leaf's next request,
+   marks them (grace-s from now) and holds the node for that request (a core reservation), so
+   the room goes to the starved leaf and not to whoever heartbeats next.
+
+Victims converge: a container is taken only if its queue, and each of its ancestors below the one
+it shares with the starved leaf, stays at or above its target after losing it and everything
+already marked; the starved leaf and its ancestors (below the same one) stay at or below their
+targets after gaining the request and every held node's; AM containers last, then higher
+priority numbers (YARN: less important) and younger containers first; never more containers for a
+leaf than it asks for; at most `max-per-round` of the cluster (dominant share) per round; never a
+container of a queue with `preemptable: false` on itself or an ancestor.
+
+A mark is told once (PreemptionPlan.mark) and killed once (PreemptionPlan.kill); `planned` lists
+every outstanding mark each round, so repeating them to an AM is idempotent by container id.
+With `observe-only: true` rounds compute and report the plan (`planned`) but mark, hold and kill
+nothing.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from scheduler.resources import Vector, dominant_share, fits, vadd, vsub
+
+if TYPE_CHECKING:
+    from scheduler.core import SchedulerCore
+    from scheduler.model import Container, Node, Queue, Request
+    from scheduler.targets import Target
+
+log = logging.getLogger("yarn_drf.preemption")
+
+_EPS = 1e-9
+FAIR, MIN = "fair-share", "min-share"
+YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
+
+
+@dataclass(frozen=True)
+class Victim:
+    """A container marked for preemption, as the bridge puts it on the wire."""
+
+    container_id: str
+    app_id: str
+    node_id: str
+    queue: str  # the victim's queue
+    for_queue: str  # the starved leaf its room goes to
+    reason: str  # "fair-share" or "min-share": how the leaf starved
+    resources: dict[str, int]
+    am: bool
+    marked_at: float
+    deadline: float  # killed then unless released earlier
+
+
+@dataclass(frozen=True)
+class PreemptionPlan:
+    """One round's result. `mark`: newly marked, tell their AMs now; `kill`: the grace is over,
+    kill now with exit status PREEMPTED (each container appears here once); `planned`: every
+    outstanding mark (observe-only: what would be marked now; mark and kill stay empty)."""
+
+    mark: tuple[Victim, ...] = ()
+    kill: tuple[Victim, ...] = ()
+    planned: tuple[Victim, ...] = ()
+    observe_only: bool = False
+
+
+@dataclass
+class Starvation:
+    """A leaf's preemption state, as status pages show it."""
+
+    share: float
+    target: float
+    below_fair_since: float | None = None
+    below_min_since: float | None = None
+    starved: str | None = None  # FAIR or MIN once its timeout has passed
+
+    @property
+    def since(self) -> float | None:
+        times = [t for t in (self.below_min_since, self.below_fair_since) if t is not None]
+        return min(times) if times else None
+
+
+@dataclass
+class _Mark:
+    victim: Victim
+    request: Request
+    node: Node
+    killed: bool = False
+
+
+@dataclass
+class _Round:
+    """What a plan has taken and given so far: outstanding marks and held nodes, plus this round's."""
+
+    lost: dict[str, Vector] = field(default_factory=dict)  # queue path -> marked resources below it
+    gained: dict[str, Vector] = field(default_factory=dict)  # queue path -> held requests below it
+    taken: Vector = ()  # marked in this round, for max-per-round
+    holds: dict[Request, int] = field(default_factory=dict)  # request -> nodes held for it
+    nodes: set[Node] = field(default_factory=set)  # held this round (observe-only holds nothing)
+
+
+class Preemptor:
+    """The planner and its state; one per core (SchedulerCore.preemption_round)."""
+
+    def __init__(self, core: SchedulerCore) -> None:
+        self.core = core
+        self.marks: dict[str, _Mark] = {}
+        self.holds: dict[Node, Request] = {}  # nodes held for a starved request while victims drain
+        self.queues: dict[str, Starvation] = {}  # leaves with fitting demand, at the last round
+        self.observed: tuple[Victim, ...] = ()  # observe-only: the last round's plan
+        self.counters = dict.fromkeys(("rounds", "marked", "killed", "released", "cancelled"), 0)
+        self.killed_seconds = 0.0  # container-seconds of work the kills ended
+
+    def round(self, now: float) -> PreemptionPlan:
+        spec = self.core.config.preemption
+        if not spec.enabled:
+            self._drop_all()
+            self.queues, self.observed = {}, ()
+            return PreemptionPlan()
+        self.counters["rounds"] += 1
+        self._settle()
+        kill = self._due(now)
+        goals = _reachable_targets(self.core)
+        starved = self._watch(now, goals)
+        if spec.observe_only:
+            self._drop_all()
+            self.observed = self._plan(starved, goals, now, commit=False)
+            return PreemptionPlan(planned=self.observed, observe_only=True)
+        self.observed = ()
+        mark = self._plan(starved, goals, now, commit=True)
+        return PreemptionPlan(mark=mark, kill=kill, planned=tuple(m.victim for m in self.marks.values()))
+
+    def victims_by_queue(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Outstanding (or, observe-only, planned) victims per queue taken from, and per leaf given to."""
+        taken: dict[str, int] = {}
+        given: dict[str, int] = {}
+        for v in self.observed or [m.victim for m in self.marks.values()]:
+            taken[v.queue] = taken.get(v.queue, 0) + 1
+            given[v.for_queue] = given.get(v.for_queue, 0) + 1
+        return taken, given
+
+    # ------------------------------------------------------------------ the marks' lifecycle
+
+    def _settle(self) -> None:
+        """Forgets ended containers and nodes no longer held; cancels marks whose room is not wanted."""
+        containers = self.core.containers
+        for node, req in list(self.holds.items()):
+            if node.reserved is not req or req.count == 0 or node.id not in self.core.nodes:
+                del self.holds[node]
+        for cid, mark in list(self.marks.items()):
+            c = containers.get(cid)
+            if c is None or c.node is not mark.node:
+                del self.marks[cid]
+                if not mark.killed:
+                    self.counters["released"] += 1
+            elif not mark.killed and self.holds.get(mark.node) is not mark.request:
+                del self.marks[cid]  # served (or let go) before the grace ended: no kill needed
+                self.counters["cancelled"] += 1
+
+    def _due(self, now: float) -> tuple[Victim, ...]:
+        due = []
+        for mark in self.marks.values():
+            if not mark.killed and now >= mark.victim.deadline - _EPS:
+                mark.killed = True
+                due.append(mark.victim)
+                self.counters["killed"] += 1
+                c = self.core.containers[mark.victim.container_id]
+                self.killed_seconds += max(0.0, now - c.started)
+        if due:
+            log.info("preemption: killing %d container(s): %s", len(due), ", ".join(v.container_id for v in due))
+        return tuple(due)
+
+    def _drop_all(self) -> None:
+        for node, req in self.holds.items():
+            if node.reserved is req:
+                self.core._unreserve(node)
+        self.holds.clear()
+        self.counters["cancelled"] += sum(not m.killed for m in self.marks.values())
+        self.marks = {cid: m for cid, m in self.marks.items() if m.killed}
+
+    # ------------------------------------------------------------------ who starves
+
+    def _watch(self, now: float, goals: dict[str, Target]) -> list[Queue]:
+        """Updates each leaf's starvation clocks; the starved leaves, most starved first."""
+        spec = self.core.config.preemption
+        cap = self.core.capacity
+        seen: dict[str, Starvation] = {}
+        ranked = []
+        for q in self.core.queues.values():
+            goal = goals.get(q.path)
+            if not q.is_leaf or goal is None or not _fitting_requests(self.core, q):
+                continue
+            share = dominant_share(q.usage, cap)
+            was = self.queues.get(q.path)
+            state = Starvation(share, goal.dominant_share)
+            if share < spec.threshold * goal.dominant_share - _EPS:
+                state.below_fair_since = was.below_fair_since if was and was.below_fair_since is not None else now
+            if q.min_inv is not None and max(u * i for u, i in zip(q.usage, q.min_inv)) < 1.0:
+                state.below_min_since = was.below_min_since if was and was.below_min_since is not None else now
+            if state.below_min_since is not None and now - state.below_min_since >= spec.min_share_timeout_s:
+                state.starved = MIN
+            elif state.below_fair_since is not None and now - state.below_fair_since >= spec.fair_share_timeout_s:
+                state.starved = FAIR
+            seen[q.path] = state
+            if state.starved:
+                ranked.append((state.starved != MIN, share / goal.dominant_share if goal.dominant_share else 0.0,
+                               q.path, q))
+        self.queues = seen
+        return [q for *_, q in sorted(ranked)]
+
+    # ------------------------------------------------------------------ the plan
+
+    def _plan(self, starved: list[Queue], goals: dict[str, Target], now: float, commit: bool) -> tuple[Victim, ...]:
+        core = self.core
+        acc = _Round(taken=core.types.zero)
+        for cid in self.marks:
+            c = core.containers[cid]
+            _add_up(acc.lost, c.app.queue, c.resources)
+        for node, req in self.holds.items():
+            _add_up(acc.gained, req.app.queue, req.capability)
+            acc.holds[req] = acc.holds.get(req, 0) + 1
+        new: list[Victim] = []
+        budget = core.config.preemption.max_per_round
+        for leaf in starved:
+            reason = self.queues[leaf.path].starved
+            for req in _fitting_requests(core, leaf):
+                for node in self._nodes_for(req):
+                    if node in acc.nodes:
+                        continue
+                    if acc.holds.get(req, 0) >= req.count or \
+                            not _may_gain([leaf], req.capability, acc.gained, goals, core.capacity):
+                        break
+                    victims = self._victims(node, req, acc, goals)
+                    if victims is None:
+                        continue
+                    spent = dominant_share(vadd(acc.taken, _total(victims, core.types.zero)), core.capacity)
+                    if spent > budget + _EPS:
+                        continue
+                    new.extend(self._take(node, req, victims, reason, acc, now, commit))
+        if new:
+            log.info("preemption: %s %d container(s): %s", "marked" if commit else "would mark", len(new),
+                     ", ".join(f"{v.container_id} ({v.queue} -> {v.for_queue})" for v in new))
+        return tuple(new)
+
+    def _nodes_for(self, req: Request) -> list[Node]:
+        """Nodes that could hold `req` and are not held for any request, in the core's order."""
+        app = req.app
+        out = []
+        for node in self.core.nodes.values():
+            if node.reserved is not None or node in self.holds:
+                continue
+            if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
+                continue
+            if req.allows(node) and fits(req.capability, node.capacity):
+                out.append(node)
+        return out
+
+    def _victims(self, node: Node, req: Request, acc: _Round, goals: dict[str, Target]) -> list[Container] | None:
+        """The fewest containers on `node` whose release makes room for `req`, by the victim
+        order, each allowed by the targets; None if no such set exists (nothing is taken)."""
+        core = self.core
+        room = vsub(node.capacity, node.allocated)
+        for cid in node.containers:
+            if cid in self.marks:
+                room = vadd(room, core.containers[cid].resources)
+        if fits(req.capability, room):
+            return None  # the room is there: the decision gives it, no kill needed
+        leaf, cap = req.app.queue, core.capacity
+        candidates = sorted((core.containers[cid] for cid in node.containers if cid not in self.marks),
+                            key=_victim_order)
+        lost = dict(acc.lost)
+        taken: list[Container] = []
+        for c in candidates:
+            q = c.app.queue
+            if q is leaf or not _preemptable(q) or not _may_lose(q, leaf, c.resources, lost, goals, cap) \
+                    or not _may_gain(_below_common(leaf, q), req.capability, acc.gained, goals, cap):
+                continue
+            taken.append(c)
+            _add_up(lost, q, c.resources)
+            room = vadd(room, c.resources)
+            if fits(req.capability, room):
+                break
+        else:
+            return None
+        # The first ones in the order may have been too small to matter once later ones came.
+        for c in reversed(taken[:-1]):
+            if fits(req.capability, vsub(room, c.resources)):
+                taken.remove(c)
+                room = vsub(room, c.resources)
+        return taken
+
+    def _take(self, node: Node, req: Request, victims: list[Container], reason: str, acc: _Round, now: float,
+              commit: bool) -> list[Victim]:
+        core = self.core
+        leaf = req.app.queue
+        deadline = now + core.config.preemption.grace_s
+        out = []
+        for c in victims:
+            v = Victim(c.id, c.app.id, node.id, c.app.queue.path, leaf.path, reason, core.types.to_dict(c.resources),
+                       _is_am(c), now, deadline)
+            out.append(v)
+            _add_up(acc.lost, c.app.queue, c.resources)
+            acc.taken = vadd(acc.taken, c.resources)
+            if commit:
+                self.marks[c.id] = _Mark(v, req, node)
+                self.counters["marked"] += 1
+        _add_up(acc.gained, leaf, req.capability)
+        acc.holds[req] = acc.holds.get(req, 0) + 1
+        acc.nodes.add(node)
+        if commit:
+            node.reserved = req  # the core's reservation: nothing else starts here until req fits
+            if req.reserved_node is None:
+                req.reserved_node = node
+            self.holds[node] = req
+            core.counters["preemption_holds"] = core.counters.get("preemption_holds", 0) + 1
+        return out
+
+
+# ---------------------------------------------------------------------------- the rules
+
+
+def _reachable_targets(core: SchedulerCore) -> dict[str, Target]:
+    from scheduler.targets import targets  # (targets replays a scratch core: it imports scheduler.core)
+    return targets(core)
+
+
+def _fitting_requests(core: SchedulerCore, leaf: Queue) -> list[Request]:
+    """The leaf's pending requests that fit some node within its (and its parents') max, in the
+    order the decision serves them (apps by key, requests by key)."""
+    from scheduler.core import _within  # the core's own max rule
+    return [req for app in leaf.heap.ordered() if app.runnable for req in app.pending
+            if core._is_placeable(req.capability) and _within(req.capability, leaf)]
+
+
+def _victim_order(c: Container) -> tuple:
+    """AM containers last; then YARN's less important (higher priority number); younger first."""
+    priority = c.key[0] if c.key else 0
+    return _is_am(c), -priority, -c.started, c.id
+
+
+def _is_am(c: Container) -> bool:
+    return c.am or c.id.endswith(YARN_AM_SUFFIX)
+
+
+def _preemptable(q: Queue) -> bool:
+    return all(a.spec.preemptable for a in q.ancestors_and_self())
+
+
+def _below_common(q: Queue, other: Queue) -> list[Queue]:
+    """q and its ancestors below the lowest queue it shares with `other`."""
+    shared = set(other.ancestors_and_self())
+    return [a for a in q.ancestors_and_self() if a not in shared]
+
+
+def _may_lose(q: Queue, leaf: Queue, amount: Vector, lost: dict[str, Vector], goals: dict[str, Target],
+              cap: Vector) -> bool:
+    """q and its ancestors (below the queue shared with `leaf`) stay at or above their targets
+    after losing `amount` on top of what is marked already."""
+    for a in _below_common(q, leaf):
+        after = vsub(a.usage, amount)
+        if a.path in lost:
+            after = vsub(after, lost[a.path])
+        goal = goals.get(a.path)
+        if goal is None or dominant_share(after, cap) < goal.dominant_share - _EPS:
+            return False
+    return True
+
+
+def _may_gain(queues: list[Queue], amount: Vector, gained: dict[str, Vector], goals: dict[str, Target],
+              cap: Vector) -> bool:
+    """Each of `queues` stays at or below its target after gaining `amount` on top of the held requests."""
+    for a in queues:
+        after = vadd(a.usage, amount)
+        if a.path in gained:
+            after = vadd(after, gained[a.path])
+        goal = goals.get(a.path)
+        if goal is None or dominant_share(after, cap) > goal.dominant_share + _EPS:
+            return False
+    return True
+
+
+def _add_up(totals: dict[str, Vector], q: Queue, amount: Vector) -> None:
+    for a in q.ancestors_and_self():
+        known = totals.get(a.path)
+        totals[a.path] = amount if known is None else vadd(known, amount)
+
+
+def _total(containers: list[Container], zero: Vector) -> Vector:
+    total = zero
+    for c in containers:
+        total = vadd(total, c.resources)
+    return total
