@@ -8,13 +8,24 @@ decision path pays nothing for it. A round:
    kill) and lets go of nodes it held that were served or whose request went away;
 2. returns for killing the marks whose grace is over and whose node is still held for the
    request they make room for (else the room is no longer wanted: the mark is cancelled);
-3. measures every leaf with fitting demand against its reachable target (scheduler.targets):
-   starved when below `threshold` x its target for `fair-share-timeout-s`, or below its `min`
-   for `min-share-timeout-s`;
+3. measures every leaf with fitting demand against its target: starved when below `threshold` x
+   its target for `fair-share-timeout-s`, or below its `min` for `min-share-timeout-s`; once
+   starved, it stays so until it reaches its target (it is restored to the target, not to the
+   threshold);
 4. for each starved leaf (below min first, then the furthest below its target), node by node,
    picks the fewest victims whose release makes room on that node for the leaf's next request,
    marks them (grace-s from now) and holds the node for that request (a core reservation), so
    the room goes to the starved leaf and not to whoever heartbeats next.
+
+The target is the pooled H-DRF target (scheduler.targets, the fluid fill of the demand), as a
+dominant share. It depends on the demand alone (usage plus what runnable apps ask for; a
+preempted task asked for again leaves it unchanged), not on where containers run, so taking a
+container never moves the targets the next round measures by. The reachable target is a replay
+from the live placement: it moves as containers move, and its churn (no reservations) never
+opens room for a request larger than the containers it would replace, so a starved queue asking
+for big containers on nodes full of small ones would never have a target to be restored to.
+Where node boundaries make the pooled target unreachable, the node-by-node rule finds no victims:
+the queue shows as starved and nothing is killed.
 
 Victims converge: a container is taken only if its queue, and each of its ancestors below the one
 it shares with the starved leaf, stays at or above its target after losing it and everything
@@ -40,7 +51,6 @@ from scheduler.resources import Vector, dominant_share, fits, vadd, vsub
 if TYPE_CHECKING:
     from scheduler.core import SchedulerCore
     from scheduler.model import Container, Node, Queue, Request
-    from scheduler.targets import Target
 
 log = logging.getLogger("yarn_drf.preemption")
 
@@ -133,7 +143,7 @@ class Preemptor:
         self.counters["rounds"] += 1
         self._settle()
         kill = self._due(now)
-        goals = _reachable_targets(self.core)
+        goals = _targets(self.core)
         starved = self._watch(now, goals)
         if spec.observe_only:
             self._drop_all()
@@ -193,7 +203,7 @@ class Preemptor:
 
     # ------------------------------------------------------------------ who starves
 
-    def _watch(self, now: float, goals: dict[str, Target]) -> list[Queue]:
+    def _watch(self, now: float, goals: dict[str, float]) -> list[Queue]:
         """Updates each leaf's starvation clocks; the starved leaves, most starved first."""
         spec = self.core.config.preemption
         cap = self.core.capacity
@@ -205,8 +215,8 @@ class Preemptor:
                 continue
             share = dominant_share(q.usage, cap)
             was = self.queues.get(q.path)
-            state = Starvation(share, goal.dominant_share)
-            if share < spec.threshold * goal.dominant_share - _EPS:
+            state = Starvation(share, goal)
+            if share < spec.threshold * goal - _EPS:
                 state.below_fair_since = was.below_fair_since if was and was.below_fair_since is not None else now
             if q.min_inv is not None and max(u * i for u, i in zip(q.usage, q.min_inv)) < 1.0:
                 state.below_min_since = was.below_min_since if was and was.below_min_since is not None else now
@@ -214,16 +224,19 @@ class Preemptor:
                 state.starved = MIN
             elif state.below_fair_since is not None and now - state.below_fair_since >= spec.fair_share_timeout_s:
                 state.starved = FAIR
+            elif was is not None and was.starved and share < goal - _EPS:
+                # restored to its target, not just past the threshold (or its min)
+                state.starved, state.below_fair_since = was.starved, was.since
             seen[q.path] = state
             if state.starved:
-                ranked.append((state.starved != MIN, share / goal.dominant_share if goal.dominant_share else 0.0,
+                ranked.append((state.starved != MIN, share / goal if goal else 0.0,
                                q.path, q))
         self.queues = seen
         return [q for *_, q in sorted(ranked)]
 
     # ------------------------------------------------------------------ the plan
 
-    def _plan(self, starved: list[Queue], goals: dict[str, Target], now: float, commit: bool) -> tuple[Victim, ...]:
+    def _plan(self, starved: list[Queue], goals: dict[str, float], now: float, commit: bool) -> tuple[Victim, ...]:
         core = self.core
         acc = _Round(taken=core.types.zero)
         for cid in self.marks:
@@ -268,7 +281,7 @@ class Preemptor:
                 out.append(node)
         return out
 
-    def _victims(self, node: Node, req: Request, acc: _Round, goals: dict[str, Target]) -> list[Container] | None:
+    def _victims(self, node: Node, req: Request, acc: _Round, goals: dict[str, float]) -> list[Container] | None:
         """The fewest containers on `node` whose release makes room for `req`, by the victim
         order, each allowed by the targets; None if no such set exists (nothing is taken)."""
         core = self.core
@@ -332,9 +345,9 @@ class Preemptor:
 # ---------------------------------------------------------------------------- the rules
 
 
-def _reachable_targets(core: SchedulerCore) -> dict[str, Target]:
-    from scheduler.targets import targets  # (targets replays a scratch core: it imports scheduler.core)
-    return targets(core)
+def _targets(core: SchedulerCore) -> dict[str, float]:
+    from scheduler.targets import pooled_shares  # (scheduler.targets imports scheduler.core)
+    return pooled_shares(core)
 
 
 def _fitting_requests(core: SchedulerCore, leaf: Queue) -> list[Request]:
@@ -365,7 +378,7 @@ def _below_common(q: Queue, other: Queue) -> list[Queue]:
     return [a for a in q.ancestors_and_self() if a not in shared]
 
 
-def _may_lose(q: Queue, leaf: Queue, amount: Vector, lost: dict[str, Vector], goals: dict[str, Target],
+def _may_lose(q: Queue, leaf: Queue, amount: Vector, lost: dict[str, Vector], goals: dict[str, float],
               cap: Vector) -> bool:
     """q and its ancestors (below the queue shared with `leaf`) stay at or above their targets
     after losing `amount` on top of what is marked already."""
@@ -374,12 +387,12 @@ def _may_lose(q: Queue, leaf: Queue, amount: Vector, lost: dict[str, Vector], go
         if a.path in lost:
             after = vsub(after, lost[a.path])
         goal = goals.get(a.path)
-        if goal is None or dominant_share(after, cap) < goal.dominant_share - _EPS:
+        if goal is None or dominant_share(after, cap) < goal - _EPS:
             return False
     return True
 
 
-def _may_gain(queues: list[Queue], amount: Vector, gained: dict[str, Vector], goals: dict[str, Target],
+def _may_gain(queues: list[Queue], amount: Vector, gained: dict[str, Vector], goals: dict[str, float],
               cap: Vector) -> bool:
     """Each of `queues` stays at or below its target after gaining `amount` on top of the held requests."""
     for a in queues:
@@ -387,7 +400,7 @@ def _may_gain(queues: list[Queue], amount: Vector, gained: dict[str, Vector], go
         if a.path in gained:
             after = vadd(after, gained[a.path])
         goal = goals.get(a.path)
-        if goal is None or dominant_share(after, cap) > goal.dominant_share + _EPS:
+        if goal is None or dominant_share(after, cap) > goal + _EPS:
             return False
     return True
 
