@@ -294,15 +294,13 @@ class Preemptor:
         leaf, cap = req.app.queue, core.capacity
         candidates = sorted((core.containers[cid] for cid in node.containers if cid not in self.marks),
                             key=_victim_order)
-        lost = dict(acc.lost)
         taken: list[Container] = []
         for c in candidates:
             q = c.app.queue
-            if q is leaf or not _preemptable(q) or not _may_lose(q, leaf, c.resources, lost, goals, cap) \
+            if q is leaf or not _preemptable(q) or not _may_lose(q, leaf, c.resources, acc.lost, goals, cap) \
                     or not _may_gain(_below_common(leaf, q), req.capability, acc.gained, goals, cap):
                 continue
             taken.append(c)
-            _add_up(lost, q, c.resources)
             room = vadd(room, c.resources)
             if fits(req.capability, room):
                 break
@@ -313,6 +311,11 @@ class Preemptor:
             if fits(req.capability, vsub(room, c.resources)):
                 taken.remove(c)
                 room = vsub(room, c.resources)
+        lost = dict(acc.lost)
+        for c in taken:  # each was allowed alone; together, too?
+            if not _may_lose(c.app.queue, leaf, c.resources, lost, goals, cap):
+                return None
+            _add_up(lost, c.app.queue, c.resources)
         return taken
 
     def _take(self, node: Node, req: Request, victims: list[Container], reason: str, acc: _Round, now: float,

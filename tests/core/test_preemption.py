@@ -233,3 +233,18 @@ def test_turning_preemption_off_cancels_the_marks_and_lets_the_nodes_go():
     sim.run(16, 30)
     assert not sim.killed and not sim.core.preemption.marks
     assert all(n.reserved is None for n in sim.core.nodes.values())
+
+
+def test_only_the_victims_needed_for_the_room_are_taken():
+    """n0 holds a's old 3-vcore task and a younger 1-vcore one; younger goes first, but b's 3-vcore
+    request needs the old one's room, and with it the young one is not needed."""
+    sim = cluster(queues="a: {}\n      b: {weight: 3}", nodes=2)
+    sim.ask("A", "root.a", {"vcores": 3, "memory-mb": 1024}, 1)
+    sim.core.on_heartbeat("n0", now=0)
+    sim.ask("A", "root.a", TASK, 5, now=1, priority=2)
+    sim.run(1, 3)
+    old = next(c for c in sim.core.apps["A"].containers if sim.core.containers[c].resources[sim.core.types.index["vcores"]] == 3)
+    sim.ask("B", "root.b", {"vcores": 3, "memory-mb": 1024}, 1, now=10)
+    sim.run(10, 30)
+    assert [v.container_id for v in sim.killed] == [old]
+    assert usage(sim, "root.b") == 3
