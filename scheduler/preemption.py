@@ -43,6 +43,7 @@ nothing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -112,14 +113,23 @@ class _Mark:
 
 
 @dataclass
+class _Hold:
+    """A node held (reserved) for a starved request while its victims drain: `containers` of it."""
+
+    request: Request
+    containers: int
+
+
+@dataclass
 class _Round:
-    """What a plan has taken and given so far: outstanding marks and held nodes, plus this round's."""
+    """What a plan has taken and given so far: outstanding marks and holds, plus this round's."""
 
     lost: dict[str, Vector] = field(default_factory=dict)  # queue path -> marked resources below it
     gained: dict[str, Vector] = field(default_factory=dict)  # queue path -> held requests below it
     taken: Vector = ()  # marked in this round, for max-per-round
-    holds: dict[Request, int] = field(default_factory=dict)  # request -> nodes held for it
-    nodes: set[Node] = field(default_factory=set)  # held this round (observe-only holds nothing)
+    asked: dict[Request, int] = field(default_factory=dict)  # request -> containers of it held for
+    held: dict[Node, int] = field(default_factory=dict)  # node -> containers held on it
+    marked: set[str] = field(default_factory=set)  # containers marked this round
 
 
 class Preemptor:
@@ -128,7 +138,7 @@ class Preemptor:
     def __init__(self, core: SchedulerCore) -> None:
         self.core = core
         self.marks: dict[str, _Mark] = {}
-        self.holds: dict[Node, Request] = {}  # nodes held for a starved request while victims drain
+        self.holds: dict[Node, _Hold] = {}  # nodes held while their victims drain
         self.queues: dict[str, Starvation] = {}  # leaves with fitting demand, at the last round
         self.observed: tuple[Victim, ...] = ()  # observe-only: the last round's plan
         self.counters = dict.fromkeys(("rounds", "marked", "killed", "released", "cancelled"), 0)
@@ -165,20 +175,40 @@ class Preemptor:
     # ------------------------------------------------------------------ the marks' lifecycle
 
     def _settle(self) -> None:
-        """Forgets ended containers and nodes no longer held; cancels marks whose room is not wanted."""
+        """Forgets ended containers; keeps each node with marks held for their request (again,
+        if its reservation served one container and more are coming) for as many containers as
+        the room will hold once its victims are gone, or cancels its marks when that room is no
+        longer wanted (the request went away, another took the node)."""
         containers = self.core.containers
-        for node, req in list(self.holds.items()):
-            if node.reserved is not req or req.count == 0 or node.id not in self.core.nodes:
-                del self.holds[node]
         for cid, mark in list(self.marks.items()):
             c = containers.get(cid)
             if c is None or c.node is not mark.node:
                 del self.marks[cid]
                 if not mark.killed:
                     self.counters["released"] += 1
-            elif not mark.killed and self.holds.get(mark.node) is not mark.request:
-                del self.marks[cid]  # served (or let go) before the grace ended: no kill needed
+        draining = {m.node for m in self.marks.values()}
+        for node in list(self.holds):
+            hold = self.holds[node]
+            req = hold.request
+            wanted = node in draining and self.core.nodes.get(node.id) is node and _live(self.core, req)
+            if wanted and node.reserved is None:
+                node.reserved = req  # it served one container; the node stays held for the rest
+            hold.containers = _count_fitting(req.capability, self._room(node)) if wanted else 0
+            if not hold.containers or node.reserved is not req:
+                del self.holds[node]
+        for cid, mark in list(self.marks.items()):
+            hold = self.holds.get(mark.node)
+            if not mark.killed and (hold is None or hold.request is not mark.request):
+                del self.marks[cid]
                 self.counters["cancelled"] += 1
+
+    def _room(self, node: Node, marked: set[str] = frozenset()) -> Vector:
+        """The node's free room once its marked containers (and `marked`) are gone."""
+        room = vsub(node.capacity, node.allocated)
+        for cid in node.containers:
+            if cid in self.marks or cid in marked:
+                room = vadd(room, self.core.containers[cid].resources)
+        return room
 
     def _due(self, now: float) -> tuple[Victim, ...]:
         due = []
@@ -194,8 +224,9 @@ class Preemptor:
         return tuple(due)
 
     def _drop_all(self) -> None:
-        for node, req in self.holds.items():
-            if node.reserved is req:
+        """Cancels every mark not yet killed and lets every held node go."""
+        for node, hold in self.holds.items():
+            if node.reserved is hold.request:
                 self.core._unreserve(node)
         self.holds.clear()
         self.counters["cancelled"] += sum(not m.killed for m in self.marks.values())
@@ -238,42 +269,46 @@ class Preemptor:
 
     def _plan(self, starved: list[Queue], goals: dict[str, float], now: float, commit: bool) -> tuple[Victim, ...]:
         core = self.core
-        acc = _Round(taken=core.types.zero)
-        for cid in self.marks:
-            c = core.containers[cid]
-            _add_up(acc.lost, c.app.queue, c.resources)
-        for node, req in self.holds.items():
-            _add_up(acc.gained, req.app.queue, req.capability)
-            acc.holds[req] = acc.holds.get(req, 0) + 1
+        acc = self._in_flight()
         new: list[Victim] = []
-        budget = core.config.preemption.max_per_round
-        for leaf in starved:
-            reason = self.queues[leaf.path].starved
+        for leaf, with_am in [(leaf, False) for leaf in starved] + [(leaf, True) for leaf in starved]:
+            reason = self.queues[leaf.path].starved  # (AMs only once no other container will do)
             for req in _fitting_requests(core, leaf):
                 for node in self._nodes_for(req):
-                    if node in acc.nodes:
-                        continue
-                    if acc.holds.get(req, 0) >= req.count or \
-                            not _may_gain([leaf], req.capability, acc.gained, goals, core.capacity):
-                        break
-                    victims = self._victims(node, req, acc, goals)
-                    if victims is None:
-                        continue
-                    spent = dominant_share(vadd(acc.taken, _total(victims, core.types.zero)), core.capacity)
-                    if spent > budget + _EPS:
-                        continue
-                    new.extend(self._take(node, req, victims, reason, acc, now, commit))
+                    victims = self._fill(node, req, acc, goals, with_am)
+                    if victims:
+                        new.extend(self._take(node, req, victims, reason, acc, now, commit))
         if new:
             log.info("preemption: %s %d container(s): %s", "marked" if commit else "would mark", len(new),
                      ", ".join(f"{v.container_id} ({v.queue} -> {v.for_queue})" for v in new))
         return tuple(new)
 
+    def _in_flight(self) -> _Round:
+        """What is on its way: marked containers (lost to their queues) and held nodes, plus
+        nodes reserved for a request that fits there now (served at their next heartbeat)."""
+        core = self.core
+        acc = _Round(taken=core.types.zero)
+        for cid, mark in self.marks.items():
+            c = core.containers[cid]
+            _add_up(acc.lost, _below_common(c.app.queue, mark.request.app.queue), c.resources)
+        for node, hold in self.holds.items():
+            acc.held[node] = hold.containers
+        for node in core.nodes.values():
+            req = node.reserved
+            if req is not None and node not in self.holds and fits(req.capability, vsub(node.capacity, node.allocated)):
+                acc.held[node] = 1
+        for node, held in acc.held.items():
+            req = node.reserved
+            _add_up(acc.gained, req.app.queue.ancestors_and_self(), tuple(v * held for v in req.capability))
+            acc.asked[req] = acc.asked.get(req, 0) + held
+        return acc
+
     def _nodes_for(self, req: Request) -> list[Node]:
-        """Nodes that could hold `req` and are not held for any request, in the core's order."""
+        """Nodes that could hold `req` and are not held for another request, in the core's order."""
         app = req.app
         out = []
         for node in self.core.nodes.values():
-            if node.reserved is not None or node in self.holds:
+            if node.reserved is not None and node.reserved is not req:
                 continue
             if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
                 continue
@@ -281,18 +316,58 @@ class Preemptor:
                 out.append(node)
         return out
 
-    def _victims(self, node: Node, req: Request, acc: _Round, goals: dict[str, float]) -> list[Container] | None:
-        """The fewest containers on `node` whose release makes room for `req`, by the victim
-        order, each allowed by the targets; None if no such set exists (nothing is taken)."""
+    def _fill(self, node: Node, req: Request, acc: _Round, goals: dict[str, float],
+              with_am: bool) -> list[Container]:
+        """Victims on `node` for as many more containers of `req` as the rules allow, one
+        container at a time (each by _victims); then, of all of them, only those without which
+        fewer containers would fit. Counted in `acc` as they are taken (and uncounted if let off)."""
         core = self.core
-        room = vsub(node.capacity, node.allocated)
-        for cid in node.containers:
-            if cid in self.marks:
-                room = vadd(room, core.containers[cid].resources)
+        leaf, cap, budget = req.app.queue, core.capacity, core.config.preemption.max_per_round
+        picked: list[Container] = []
+        while acc.asked.get(req, 0) < req.count and _may_gain([leaf], req.capability, acc.gained, goals, cap):
+            victims = self._victims(node, req, acc, goals, with_am)
+            if victims is None or dominant_share(vadd(acc.taken, _total(victims, core.types.zero)), cap) > budget + _EPS:
+                break
+            for c in victims:
+                self._count(acc, c, leaf, vadd)
+            picked += victims
+            acc.asked[req] = acc.asked.get(req, 0) + 1
+            acc.held[node] = acc.held.get(node, 0) + 1
+            _add_up(acc.gained, leaf.ancestors_and_self(), req.capability)
+        # One container at a time can leave a remainder that a later victim completes: a victim
+        # whose room the others' remainders make up is let off (the most protected first).
+        room, need = self._room(node, acc.marked), acc.held.get(node, 0)
+        for c in sorted(picked, key=_victim_order, reverse=True):
+            if _count_fitting(req.capability, vsub(room, c.resources)) >= need:
+                picked.remove(c)
+                room = vsub(room, c.resources)
+                self._count(acc, c, leaf, vsub)
+        return picked
+
+    @staticmethod
+    def _count(acc: _Round, c: Container, leaf: Queue, change) -> None:
+        """Counts `c` as taken for `leaf` this round (change: vadd), or no longer (vsub)."""
+        chain = _below_common(c.app.queue, leaf)
+        for a in chain:
+            acc.lost[a.path] = change(acc.lost.get(a.path, tuple(0 for _ in c.resources)), c.resources)
+        acc.taken = change(acc.taken, c.resources)
+        (acc.marked.add if change is vadd else acc.marked.discard)(c.id)
+
+    def _victims(self, node: Node, req: Request, acc: _Round, goals: dict[str, float],
+                 with_am: bool) -> list[Container] | None:
+        """The fewest containers on `node` whose release makes room for one more container of
+        `req` (beyond those it is held for), by the victim order, each allowed by the targets;
+        None if no such set exists (nothing is taken)."""
+        core = self.core
+        room = self._room(node, acc.marked)
+        held = acc.held.get(node, 0)
+        if held:
+            room = vsub(room, tuple(v * held for v in req.capability))
         if fits(req.capability, room):
             return None  # the room is there: the decision gives it, no kill needed
         leaf, cap = req.app.queue, core.capacity
-        candidates = sorted((core.containers[cid] for cid in node.containers if cid not in self.marks),
+        candidates = sorted((c for c in map(core.containers.__getitem__, node.containers)
+                             if c.id not in self.marks and c.id not in acc.marked and (with_am or not _is_am(c))),
                             key=_victim_order)
         taken: list[Container] = []
         for c in candidates:
@@ -315,33 +390,25 @@ class Preemptor:
         for c in taken:  # each was allowed alone; together, too?
             if not _may_lose(c.app.queue, leaf, c.resources, lost, goals, cap):
                 return None
-            _add_up(lost, c.app.queue, c.resources)
+            _add_up(lost, _below_common(c.app.queue, leaf), c.resources)
         return taken
 
     def _take(self, node: Node, req: Request, victims: list[Container], reason: str, acc: _Round, now: float,
               commit: bool) -> list[Victim]:
+        """The victims as plan items; with `commit`, marked, and the node held for `req`."""
         core = self.core
         leaf = req.app.queue
         deadline = now + core.config.preemption.grace_s
-        out = []
-        for c in victims:
-            v = Victim(c.id, c.app.id, node.id, c.app.queue.path, leaf.path, reason, core.types.to_dict(c.resources),
-                       _is_am(c), now, deadline)
-            out.append(v)
-            _add_up(acc.lost, c.app.queue, c.resources)
-            acc.taken = vadd(acc.taken, c.resources)
-            if commit:
-                self.marks[c.id] = _Mark(v, req, node)
-                self.counters["marked"] += 1
-        _add_up(acc.gained, leaf, req.capability)
-        acc.holds[req] = acc.holds.get(req, 0) + 1
-        acc.nodes.add(node)
+        out = [Victim(c.id, c.app.id, node.id, c.app.queue.path, leaf.path, reason, core.types.to_dict(c.resources),
+                      _is_am(c), now, deadline) for c in victims]
         if commit:
+            for c, v in zip(victims, out):
+                self.marks[c.id] = _Mark(v, req, node)
+            self.counters["marked"] += len(out)
             node.reserved = req  # the core's reservation: nothing else starts here until req fits
             if req.reserved_node is None:
                 req.reserved_node = node
-            self.holds[node] = req
-            core.counters["preemption_holds"] = core.counters.get("preemption_holds", 0) + 1
+            self.holds[node] = _Hold(req, acc.held[node])
         return out
 
 
@@ -351,6 +418,12 @@ class Preemptor:
 def _targets(core: SchedulerCore) -> dict[str, float]:
     from scheduler.targets import pooled_shares  # (scheduler.targets imports scheduler.core)
     return pooled_shares(core)
+
+
+def _live(core: SchedulerCore, req: Request) -> bool:
+    """The request still asks for containers of a runnable app the core has."""
+    app = req.app
+    return bool(req.count) and core.apps.get(app.id) is app and app.runnable and app.requests.get(req.key) is req
 
 
 def _fitting_requests(core: SchedulerCore, leaf: Queue) -> list[Request]:
@@ -408,10 +481,17 @@ def _may_gain(queues: list[Queue], amount: Vector, gained: dict[str, Vector], go
     return True
 
 
-def _add_up(totals: dict[str, Vector], q: Queue, amount: Vector) -> None:
-    for a in q.ancestors_and_self():
+def _add_up(totals: dict[str, Vector], queues: Iterable[Queue], amount: Vector) -> None:
+    for a in queues:
         known = totals.get(a.path)
         totals[a.path] = amount if known is None else vadd(known, amount)
+
+
+def _count_fitting(shape: Vector, room: Vector) -> int:
+    """How many containers of `shape` fit in `room`."""
+    if not fits(tuple(0 for _ in room), room):
+        return 0
+    return min((r // s for r, s in zip(room, shape) if s), default=0)
 
 
 def _total(containers: list[Container], zero: Vector) -> Vector:

@@ -2,7 +2,8 @@
 oracle written here from the rules of issue 15, on its own ledger of the containers:
 
 - every victim's release is needed to make room on its node for a pending request of the queue
-  it is taken for (no kill that cannot make room, none that is not needed);
+  it is taken for: without it, fewer containers of that request fit there once the node's victims
+  are gone (no kill that cannot make room, none that is not needed);
 - no victim's queue has `preemptable: false` on itself or an ancestor;
 - a round takes at most max-per-round of the cluster (dominant share);
 - after each round every queue that lost (below the queue it shares with the receiver) is still
@@ -97,6 +98,10 @@ def _not_preemptable(children: dict, path: str = "root", covered: bool = False) 
     return out
 
 
+def _below(queue: str, path: str) -> bool:
+    return queue == path or queue.startswith(path + ".")
+
+
 def _chain(path: str, other: str) -> list[str]:
     """path and its ancestors below the lowest queue it shares with `other`."""
     mine, theirs = path.split("."), other.split(".")
@@ -112,21 +117,18 @@ class Oracle:
     def __init__(self, core: SchedulerCore, forbidden: set[str], budget: float) -> None:
         self.core, self.forbidden, self.budget = core, forbidden, budget
         self.running: dict[str, tuple[str, str, tuple]] = {}
-        self.marked: dict[str, tuple[str, str, tuple]] = {}  # outstanding marks (the plan's), by container
+        # outstanding marks (the plan's), by container: (queue, node, resources, receiving leaf)
+        self.marked: dict[str, tuple[str, str, tuple, str]] = {}
         self.flows: set[tuple[str, str]] = set()  # (victim leaf, receiving leaf)
         self.losers: set[str] = set()
 
     def usage(self, path: str) -> tuple:
-        total = (0, 0)
-        for queue, _, res in self.running.values():
-            if queue == path or queue.startswith(path + "."):
-                total = vadd(total, res)
-        return total
+        return _sum(res for queue, _, res in self.running.values() if _below(queue, path))
 
     def check_round(self, plan, goals: dict[str, float]) -> None:
         core, cap = self.core, self.core.capacity
         fresh = {v.container_id for v in plan.mark}
-        self.marked = {v.container_id: self.running[v.container_id] for v in plan.planned
+        self.marked = {v.container_id: (*self.running[v.container_id], v.for_queue) for v in plan.planned
                        if v.container_id not in fresh}  # outstanding before this round
         new = defaultdict(list)
         taken = (0, 0)
@@ -142,16 +144,18 @@ class Oracle:
         for (node_id, leaf), released in new.items():
             node = core.nodes[node_id]
             room = vsub(node.capacity, self._allocated(node_id))
-            room = vadd(room, _sum(res for cid, (_, n, res) in self.marked.items() if n == node_id))
+            room = vadd(room, _sum(res for _, n, res, _ in self.marked.values() if n == node_id))
+            room = vadd(room, _sum(released))  # once every outstanding victim here is gone
             shapes = {r.capability for app in core.queues[leaf].apps.values() for r in app.pending}
-            full = vadd(room, _sum(released))
-            assert any(fits(s, full) and all(not fits(s, vsub(full, r)) for r in released) for s in shapes), \
+            assert any(_fitting(s, room) >= 1 and all(_fitting(s, vsub(room, r)) < _fitting(s, room) for r in released)
+                       for s in shapes), \
                 f"victims on {node_id} for {leaf}: not each needed to make room for one of its requests"
         for v in plan.mark:
-            self.marked[v.container_id] = self.running[v.container_id]
+            self.marked[v.container_id] = (*self.running[v.container_id], v.for_queue)
         for path in {a for v in plan.mark for a in _chain(v.queue, v.for_queue)}:
-            left = vsub(self.usage(path), _sum(res for q, _, res in self.marked.values()
-                                               if q == path or q.startswith(path + ".")))
+            # what leaves the queue: its containers marked for leaves outside it
+            left = vsub(self.usage(path), _sum(res for q, _, res, receiver in self.marked.values()
+                                               if _below(q, path) and not _below(receiver, path)))
             assert dominant_share(left, cap) >= goals[path] - EPS, f"{path} pushed below its target"
         held = defaultdict(list)
         for node in core.nodes.values():
@@ -165,6 +169,11 @@ class Oracle:
 
     def _allocated(self, node_id: str) -> tuple:
         return _sum(res for _, n, res in self.running.values() if n == node_id)
+
+
+def _fitting(shape: tuple, room: tuple) -> int:
+    """How many containers of `shape` fit in `room`."""
+    return min((r // s for r, s in zip(room, shape) if s), default=0) if all(v >= 0 for v in room) else 0
 
 
 def _sum(vectors) -> tuple:
