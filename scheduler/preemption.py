@@ -57,7 +57,8 @@ log = logging.getLogger("yarn_drf.preemption")
 
 _EPS = 1e-9
 FAIR, MIN = "fair-share", "min-share"
-YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
+YARN_AM_SUFFIX = "_000001"
+REPORTED_VICTIMS = 10  # per queue, in status pages (the counts are always whole)  # YARN gives an attempt's AM the attempt's first container id
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Victim:
     reason: str  # "fair-share" or "min-share": how the leaf starved
     resources: dict[str, int]
     am: bool
+    started: float  # the container's start, on the core's clock (the work a kill loses runs from it)
     marked_at: float
     deadline: float  # killed then unless released earlier
 
@@ -163,14 +165,37 @@ class Preemptor:
         mark = self._plan(starved, goals, now, commit=True)
         return PreemptionPlan(mark=mark, kill=kill, planned=tuple(m.victim for m in self.marks.values()))
 
-    def victims_by_queue(self) -> tuple[dict[str, int], dict[str, int]]:
-        """Outstanding (or, observe-only, planned) victims per queue taken from, and per leaf given to."""
-        taken: dict[str, int] = {}
-        given: dict[str, int] = {}
-        for v in self.observed or [m.victim for m in self.marks.values()]:
-            taken[v.queue] = taken.get(v.queue, 0) + 1
-            given[v.for_queue] = given.get(v.for_queue, 0) + 1
-        return taken, given
+    def report(self, now: float) -> dict:
+        """The state as plain data for status pages: settings, counters, and per queue (those with
+        something to say) whether it starves and since when, its target, and the containers
+        marked (observe-only: planned) from it and for it, at and below it."""
+        spec = self.core.config.preemption
+        victims = self.observed or tuple(m.victim for m in self.marks.values())
+        queues: dict[str, dict] = {}
+
+        def entry(path: str) -> dict:
+            return queues.setdefault(path, {"starved": None, "starved_for_s": None, "below_target_for_s": None,
+                                            "share": None, "target_share": None, "victims": 0, "incoming": 0,
+                                            "planned": []})
+
+        for path, state in self.queues.items():
+            e = entry(path)
+            since = state.since
+            e.update(starved=state.starved, share=round(state.share, 6), target_share=round(state.target, 6),
+                     below_target_for_s=None if since is None else round(now - since, 3))
+            e["starved_for_s"] = e["below_target_for_s"] if state.starved else None
+        for v in victims:
+            for path in _paths_up(v.queue):
+                entry(path)["victims"] += 1
+            for path in _paths_up(v.for_queue):
+                entry(path)["incoming"] += 1
+            planned = entry(v.queue)["planned"]
+            if len(planned) < REPORTED_VICTIMS:
+                planned.append({"container": v.container_id, "app": v.app_id, "node": v.node_id,
+                                "for_queue": v.for_queue, "reason": v.reason, "am": v.am,
+                                "kill_in_s": round(v.deadline - now, 3)})
+        return {"enabled": spec.enabled, "observe_only": spec.observe_only, "counters": dict(self.counters),
+                "work_lost_container_s": round(self.killed_seconds, 3), "queues": queues}
 
     # ------------------------------------------------------------------ the marks' lifecycle
 
@@ -217,8 +242,7 @@ class Preemptor:
                 mark.killed = True
                 due.append(mark.victim)
                 self.counters["killed"] += 1
-                c = self.core.containers[mark.victim.container_id]
-                self.killed_seconds += max(0.0, now - c.started)
+                self.killed_seconds += max(0.0, now - mark.victim.started)
         if due:
             log.info("preemption: killing %d container(s): %s", len(due), ", ".join(v.container_id for v in due))
         return tuple(due)
@@ -400,7 +424,7 @@ class Preemptor:
         leaf = req.app.queue
         deadline = now + core.config.preemption.grace_s
         out = [Victim(c.id, c.app.id, node.id, c.app.queue.path, leaf.path, reason, core.types.to_dict(c.resources),
-                      _is_am(c), now, deadline) for c in victims]
+                      _is_am(c), c.started, now, deadline) for c in victims]
         if commit:
             for c, v in zip(victims, out):
                 self.marks[c.id] = _Mark(v, req, node)
@@ -485,6 +509,12 @@ def _add_up(totals: dict[str, Vector], queues: Iterable[Queue], amount: Vector) 
     for a in queues:
         known = totals.get(a.path)
         totals[a.path] = amount if known is None else vadd(known, amount)
+
+
+def _paths_up(path: str) -> list[str]:
+    """path and its ancestors' paths, up to root."""
+    parts = path.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
 
 def _count_fitting(shape: Vector, room: Vector) -> int:
