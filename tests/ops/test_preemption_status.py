@@ -23,13 +23,7 @@ NODES = {"n1": ({"memory-mb": 8192, "vcores": 4}, "/r1"), "n2": ({"memory-mb": 8
 TASK = {"vcores": 1, "memory-mb": 1024}
 
 
-def starve_b(tmp_path, rounds_after_timeout: int = 0):
-    """a fills both nodes; b asks at t=1000 and is measured every second until the timeout (and
-    `rounds_after_timeout` more rounds): the ops context, still open."""
-    queues_file = tmp_path / "queues.yaml"
-    queues_file.write_text(QUEUES)
-    context = running_ops(queues_file, NODES)
-    ops = context.__enter__()
+def a_fills_then_b_asks(ops) -> None:
     with ops.lock:
         ops.core.submit_app("A", "alice", "root.a")
         ops.core.update_request("A", 1, TASK, 100)
@@ -37,6 +31,16 @@ def starve_b(tmp_path, rounds_after_timeout: int = 0):
     with ops.lock:
         ops.core.submit_app("B", "bob", "root.b")
         ops.core.update_request("B", 1, TASK, 100)
+
+
+def starve_b(tmp_path, rounds_after_timeout: int = 0):
+    """a fills both nodes; b asks at t=1000 and is measured every second until the timeout (and
+    `rounds_after_timeout` more rounds): the ops context, still open."""
+    queues_file = tmp_path / "queues.yaml"
+    queues_file.write_text(QUEUES)
+    context = running_ops(queues_file, NODES)
+    ops = context.__enter__()
+    a_fills_then_b_asks(ops)
     for t in range(11 + rounds_after_timeout):
         ops.clock.now = 1000.0 + t
         with ops.lock:
@@ -81,13 +85,8 @@ def test_why_counts_down_to_starvation_before_the_timeout(tmp_path):
     queues_file = tmp_path / "queues.yaml"
     queues_file.write_text(QUEUES)
     with running_ops(queues_file, NODES) as ops:
+        a_fills_then_b_asks(ops)
         with ops.lock:
-            ops.core.submit_app("A", "alice", "root.a")
-            ops.core.update_request("A", 1, TASK, 100)
-        ops.settle()
-        with ops.lock:
-            ops.core.submit_app("B", "bob", "root.b")
-            ops.core.update_request("B", 1, TASK, 100)
             ops.core.preemption_round()
             ops.clock.now += 4
             ops.core.preemption_round()
