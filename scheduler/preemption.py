@@ -5,9 +5,10 @@ simulator every heartbeat interval, the bridge every second or so), never per he
 decision path pays nothing for it. A round:
 
 1. forgets marks whose container has ended (its AM gave it back within the grace: nothing to
-   kill) and lets go of nodes it held that were served or whose request went away;
-2. returns for killing the marks whose grace is over and whose node is still held for the
-   request they make room for (else the room is no longer wanted: the mark is cancelled);
+   kill); holds each node with marks left for their request (again, if it served one container
+   and more are coming), or cancels its marks when the room is no longer wanted (the request
+   went away, another request took the node);
+2. returns for killing the marks whose grace is over;
 3. measures every leaf with fitting demand against its target: starved when below `threshold` x
    its target for `fair-share-timeout-s`, or below its `min` for `min-share-timeout-s`; once
    starved, it stays so until it reaches its target (it is restored to the target, not to the
@@ -30,8 +31,9 @@ the queue shows as starved and nothing is killed.
 Victims converge: a container is taken only if its queue, and each of its ancestors below the one
 it shares with the starved leaf, stays at or above its target after losing it and everything
 already marked; the starved leaf and its ancestors (below the same one) stay at or below their
-targets after gaining the request and every held node's; AM containers last, then higher
-priority numbers (YARN: less important) and younger containers first; never more containers for a
+targets after gaining the request and every held node's; AM containers only when no other
+container will do; among the others higher priority numbers (YARN: less important) and younger
+containers first; never more containers for a
 leaf than it asks for; at most `max-per-round` of the cluster (dominant share) per round; never a
 container of a queue with `preemptable: false` on itself or an ancestor.
 
@@ -57,8 +59,8 @@ log = logging.getLogger("yarn_drf.preemption")
 
 _EPS = 1e-9
 FAIR, MIN = "fair-share", "min-share"
-YARN_AM_SUFFIX = "_000001"
-REPORTED_VICTIMS = 10  # per queue, in status pages (the counts are always whole)  # YARN gives an attempt's AM the attempt's first container id
+YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
+REPORTED_VICTIMS = 10  # per queue, in status pages (the counts are always whole)
 
 
 @dataclass(frozen=True)
@@ -216,9 +218,9 @@ class Preemptor:
             hold = self.holds[node]
             req = hold.request
             wanted = node in draining and self.core.nodes.get(node.id) is node and _live(self.core, req)
-            if wanted and node.reserved is None:
-                node.reserved = req  # it served one container; the node stays held for the rest
             hold.containers = _count_fitting(req.capability, self._room(node)) if wanted else 0
+            if hold.containers and node.reserved is None:
+                node.reserved = req  # it served one container; the node stays held for the rest
             if not hold.containers or node.reserved is not req:
                 del self.holds[node]
         for cid, mark in list(self.marks.items()):
@@ -295,13 +297,23 @@ class Preemptor:
         core = self.core
         acc = self._in_flight()
         new: list[Victim] = []
+        budget = core.config.preemption.max_per_round
         for leaf, with_am in [(leaf, False) for leaf in starved] + [(leaf, True) for leaf in starved]:
             reason = self.queues[leaf.path].starved  # (AMs only once no other container will do)
             for req in _fitting_requests(core, leaf):
                 for node in self._nodes_for(req):
+                    if dominant_share(acc.taken, core.capacity) >= budget - _EPS:
+                        return self._planned(new, commit)
+                    if acc.asked.get(req, 0) >= req.count or \
+                            not _may_gain([leaf], req.capability, acc.gained, goals, core.capacity):
+                        break
                     victims = self._fill(node, req, acc, goals, with_am)
                     if victims:
                         new.extend(self._take(node, req, victims, reason, acc, now, commit))
+        return self._planned(new, commit)
+
+    @staticmethod
+    def _planned(new: list[Victim], commit: bool) -> tuple[Victim, ...]:
         if new:
             log.info("preemption: %s %d container(s): %s", "marked" if commit else "would mark", len(new),
                      ", ".join(f"{v.container_id} ({v.queue} -> {v.for_queue})" for v in new))
