@@ -5,7 +5,7 @@ import argparse
 import shutil
 import sys
 
-from scheduler.config import ConfigError, QueueSpec, load_config
+from scheduler.config import ConfigError, PreemptionSpec, QueueSpec, load_config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,9 +38,19 @@ def check_config(args: argparse.Namespace) -> int:
     timeout = config.starvation_timeout_s
     print(f"reservations: {'off' if timeout is None else f'after {timeout:g} s of starvation'}")
     width = shutil.get_terminal_size().columns  # COLUMNS, the terminal, or 80 when piped
+    print(_wrapped("preemption: ", _preemption_text(config.preemption), width))
     print(_wrapped("placement: ", _joined([_rule_text(r) for r in config.placement], " ->"), width))
     _print_tree(config.root, "", width)
     return 0
+
+
+def _preemption_text(spec: PreemptionSpec) -> list[str]:
+    if not spec.enabled:
+        return ["off"]
+    mode = "observe-only (plans are reported, nothing is preempted)" if spec.observe_only else "on"
+    return _joined([mode, f"below {spec.threshold:g} x target for {spec.fair_share_timeout_s:g} s",
+                    f"or below min for {spec.min_share_timeout_s:g} s", f"grace {spec.grace_s:g} s",
+                    f"at most {spec.max_per_round:.0%} of the cluster per round"], ";")
 
 
 def _joined(parts: list[str], sep: str) -> list[str]:
@@ -83,6 +93,8 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
         parts.append(f"max-running-apps {spec.max_running_apps}")
     if spec.is_leaf:
         parts.append(f"order {spec.order}")
+    if not spec.preemptable:
+        parts.append("not preemptable" + ("" if spec.is_leaf else " (nor any queue below)"))
     pieces = _joined([p for p in parts if p], ";")
     for label, acl in (("submit-acl", spec.submit_acl), ("admin-acl", spec.admin_acl)):
         if not acl.is_empty():  # the text, then what Hadoop reads it as: a line break may fall between

@@ -27,6 +27,11 @@ from scheduler.resources import DEFAULT_TYPES, NAME_PATTERN
 log = logging.getLogger("yarn_drf.config")
 
 DEFAULT_STARVATION_TIMEOUT_S = 60.0
+# The `preemption:` section's keys and defaults (README, "Preemption"): a public interface.
+PREEMPTION_DEFAULTS: dict[str, Any] = {
+    "enabled": False, "observe-only": False, "fair-share-timeout-s": 30, "min-share-timeout-s": 15,
+    "threshold": 0.8, "grace-s": 15, "max-per-round": "10%",
+}
 ORDERS = ("drf", "fifo")
 RULES = ("specified", "user", "primary-group", "default", "reject")
 QUEUE_NAME = r"^[A-Za-z0-9_-]+\Z"
@@ -77,6 +82,7 @@ SCHEMA: dict[str, Any] = {
                 },
                 "max-running-apps": _INTEGER,
                 "order": {"enum": list(ORDERS)},
+                "preemptable": {"type": "boolean"},
                 "submit-acl": {"type": "string"},
                 "admin-acl": {"type": "string"},
                 "children": {
@@ -109,6 +115,19 @@ SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {"starvation-timeout-s": {"type": ["number", "null"], "exclusiveMinimum": 0,
                                                     "maximum": MAX_AMOUNT}},
+        },
+        "preemption": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "observe-only": {"type": "boolean"},
+                "fair-share-timeout-s": {"type": "number", "minimum": 0, "maximum": MAX_AMOUNT},
+                "min-share-timeout-s": {"type": "number", "minimum": 0, "maximum": MAX_AMOUNT},
+                "threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                "grace-s": {"type": "number", "minimum": 0, "maximum": MAX_AMOUNT},
+                "max-per-round": {"type": "string", "pattern": PERCENT.pattern},
+            },
         },
         "placement": {"type": "array", "items": {"$ref": "#/$defs/rule"}, "maxItems": 100},
         "queues": {
@@ -143,6 +162,20 @@ class PlacementRule:
 
 
 @dataclass(frozen=True)
+class PreemptionSpec:
+    """The `preemption:` section (scheduler.preemption acts on it). `max_per_round` is a fraction
+    of the cluster in (0, 1]."""
+
+    enabled: bool = PREEMPTION_DEFAULTS["enabled"]
+    observe_only: bool = PREEMPTION_DEFAULTS["observe-only"]
+    fair_share_timeout_s: float = PREEMPTION_DEFAULTS["fair-share-timeout-s"]
+    min_share_timeout_s: float = PREEMPTION_DEFAULTS["min-share-timeout-s"]
+    threshold: float = PREEMPTION_DEFAULTS["threshold"]
+    grace_s: float = PREEMPTION_DEFAULTS["grace-s"]
+    max_per_round: float = 0.1
+
+
+@dataclass(frozen=True)
 class QueueSpec:
     """One configured queue. `max` values are ints (absolute) or floats in (0, 1] (cluster fraction)."""
 
@@ -157,6 +190,7 @@ class QueueSpec:
     admin_acl: Acl = field(default_factory=lambda: Acl(""))
     children: tuple[QueueSpec, ...] = ()
     parent: bool = False  # declared with `children:` (possibly empty, for queues placement creates)
+    preemptable: bool = True  # as written; `false` on any ancestor covers the queue too
 
     @property
     def name(self) -> str:
@@ -179,6 +213,7 @@ class QueueConfig:
     starvation_timeout_s: float | None = DEFAULT_STARVATION_TIMEOUT_S
     placement: tuple[PlacementRule, ...] = ()
     source: str = "<config>"
+    preemption: PreemptionSpec = PreemptionSpec()
 
     def queues(self) -> dict[str, QueueSpec]:
         return {q.path: q for q in self.root.walk()}
@@ -336,6 +371,8 @@ def _describe(error: jsonschema.ValidationError, lines: dict) -> str:
     if kind == "required":
         missing = [name for name in value if name not in error.instance]
         return _at(path, lines, f"{', '.join(missing)}: required field is missing")
+    if kind == "pattern" and value == PERCENT.pattern and path == ["preemption", "max-per-round"]:
+        return _at(path, lines, f"must be a percentage of the cluster like '10%', got {got}")
     if kind == "pattern" and value == PERCENT.pattern:
         return _at(path, lines, f"must be an integer amount or a percentage like '50%', got {got}")
     if kind == "pattern" and value == QUEUE_NAME:
@@ -384,7 +421,15 @@ class _Semantics:
             twice = sorted({r for r in self.known if self.known.count(r) > 1})
             self._err(["resources"], f"has duplicates: {brief(', '.join(twice))}")
         self._placement(paths)
+        self._preemption()
         return self.errors
+
+    def _preemption(self) -> None:
+        section = self.doc.get("preemption")
+        share = section.get("max-per-round") if isinstance(section, dict) else None
+        m = PERCENT.match(share) if isinstance(share, str) else None
+        if m and not 0 < float(m.group(1)) <= 100:
+            self._err(["preemption", "max-per-round"], f"percentage must be in (0, 100], got {brief(share)}")
 
     def _err(self, path, message: str) -> None:
         self.errors.append(_at(path, self.lines, message))
@@ -499,6 +544,18 @@ def _build(doc: dict, source: str) -> QueueConfig:
             for r in rules
         ),
         source=source,
+        preemption=_build_preemption(doc.get("preemption") or {}),
+    )
+
+
+def _build_preemption(section: dict) -> PreemptionSpec:
+    values = {**PREEMPTION_DEFAULTS, **section}
+    return PreemptionSpec(
+        enabled=values["enabled"], observe_only=values["observe-only"],
+        fair_share_timeout_s=float(values["fair-share-timeout-s"]),
+        min_share_timeout_s=float(values["min-share-timeout-s"]),
+        threshold=float(values["threshold"]), grace_s=float(values["grace-s"]),
+        max_per_round=float(PERCENT.match(values["max-per-round"]).group(1)) / 100,
     )
 
 
@@ -527,4 +584,5 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         children=tuple(_build_queue(child or {}, f"{path}.{name}")
                        for name, child in (q.get("children") or {}).items()),
         parent=isinstance(q.get("children"), dict),
+        preemptable=q.get("preemptable", True),
     )

@@ -29,6 +29,7 @@ from scheduler.heap import LazyHeap
 from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Queue, Request
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
+from scheduler.preemption import PreemptionPlan, Preemptor
 from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceError, Vector, dominant_resource,
                                  dominant_share, fit_test, fits, fits_any, linear_form, quantised_ratio, vadd,
                                  vmin, vsub)
@@ -85,6 +86,7 @@ class SchedulerCore:
         self.head: Queue | None = None  # the leaf first in fair order (see _reserve_for_head)
         self.head_since = 0.0
         self.config = config
+        self._preemptor: Preemptor | None = None
         self._install(config)
 
     # ------------------------------------------------------------------ configuration
@@ -500,6 +502,7 @@ class SchedulerCore:
         for req in app.requests.values():
             if req.reserved_node is not None:
                 self._unreserve(req.reserved_node)
+            req.count = 0  # a node still held for it (preemption holds several) is let go at its heartbeat
         app.requests.clear()
         for ask_id in app.ask_ids:
             self.asks.pop(ask_id, None)
@@ -1011,7 +1014,7 @@ class SchedulerCore:
         taken = req.take(node)
         req.since = now
         cards = () if node.cards is None else self._take_cards(node.cards, cap)
-        self.containers[aid] = Container(aid, app, node, cap, req.key, taken, False, cards)
+        self.containers[aid] = Container(aid, app, node, cap, req.key, taken, False, cards, now)
         app.containers.add(aid)
         node.containers.add(aid)
         self._charge(app, node, cap, self.types.add)
@@ -1174,11 +1177,19 @@ class SchedulerCore:
             return
         key = (priority, allocation_id) if priority is not None else None
         on = () if node.cards is None else self._restore_cards(node.cards, node.id, cards, vec, container_id)
-        self.containers[container_id] = Container(container_id, app, node, vec, key, None, True, on)
+        self.containers[container_id] = Container(container_id, app, node, vec, key, None, True, on,
+                                                  self.clock())
         self._charge(app, node, vec, self.types.add)
         self._requeue(app)
         app.containers.add(container_id)
         node.containers.add(container_id)
+
+    def mark_am(self, container_id: str) -> None:
+        """Says that the container runs its app's ApplicationMaster (preemption takes AMs last).
+        YARN's AM containers are known without it: theirs is the attempt's first id, *_000001."""
+        c = self.containers.get(container_id)
+        if c is not None:
+            c.am = True
 
     def assignment_refused(self, assignment_id: str, reason: str) -> None:
         c = self.containers.get(assignment_id)
@@ -1244,6 +1255,22 @@ class SchedulerCore:
         while q is not None:  # not ancestors_and_self(): a generator costs more on this path
             q.usage = change(q.usage, vec)
             q = q.parent
+
+    # ------------------------------------------------------------------ preemption
+
+    def preemption_round(self, now: float | None = None) -> PreemptionPlan:
+        """One round of preemption toward the targets (scheduler.preemption): what to tell AMs,
+        what to kill now. The caller runs it on a timer (every second or so), never per heartbeat."""
+        if self._preemptor is None:
+            self._preemptor = Preemptor(self)
+        return self._preemptor.round(self._now(now))
+
+    @property
+    def preemption(self) -> Preemptor:
+        """The planner's state (starved queues, outstanding marks, counters), for status pages."""
+        if self._preemptor is None:
+            self._preemptor = Preemptor(self)
+        return self._preemptor
 
     # ------------------------------------------------------------------ reports
 

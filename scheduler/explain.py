@@ -148,7 +148,34 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
     # Only a request that is large enough for some node but finds no room there can reserve one.
     if core.timeout is not None and req.reserved_node is None and any(r["code"] == "no-node-room" for r in out):
         out.append(_starvation(core, app.queue, now))
+    if core.config.preemption.enabled and any(r["code"] in ("no-node-room", "holds-reservation") for r in out):
+        out.append(_preemption(core, app.queue, now))
     return out
+
+
+def _preemption(core: SchedulerCore, leaf: Queue, now: float) -> dict:
+    """Where the request's queue stands with preemption (scheduler.preemption), as of its last round."""
+    spec = core.config.preemption
+    report = core.preemption.report(now)["queues"].get(leaf.path)
+    if report is None or report["target_share"] is None:
+        return _reason("preemption", f"preemption has not measured queue {leaf.path} yet (it does once a round)")
+    share, target = report["share"], report["target_share"]
+    figures = dict(share=share, target_share=target, incoming=report["incoming"])
+    if report["starved"]:
+        coming = (f"{report['incoming']} container(s) are {'planned (observe-only)' if spec.observe_only else 'marked'}"
+                  f" for it" if report["incoming"] else
+                  "no container can be taken for it now (none whose release makes room on a node, from a "
+                  "preemptable queue that stays at or above its target)")
+        return _reason("preemption", f"its queue {leaf.path} has starved ({report['starved']}) for "
+                                     f"{report['starved_for_s']:.0f} s at share {share:.1%} of its target "
+                                     f"{target:.1%}; {coming}", starved=report["starved"], **figures)
+    if report["below_target_for_s"] is not None:
+        return _reason("preemption", f"its queue {leaf.path} is below {spec.threshold:g} x its target {target:.1%} "
+                                     f"(share {share:.1%}) for {report['below_target_for_s']:.0f} s; it starves after "
+                                     f"{spec.fair_share_timeout_s:g} s (below its min: {spec.min_share_timeout_s:g} s)",
+                       **figures)
+    return _reason("preemption", f"its queue {leaf.path} is at or above {spec.threshold:g} x its target "
+                                 f"{target:.1%} (share {share:.1%}): nothing is preempted for it", **figures)
 
 
 def _starvation(core: SchedulerCore, leaf: Queue, now: float) -> dict:

@@ -261,10 +261,12 @@ def _unweighed(usage: Vector) -> float:
 
 
 class Container:
-    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed", "cards")
+    """A running container; `started` (the core's clock) and `am` order preemption victims."""
+
+    __slots__ = ("id", "app", "node", "resources", "key", "taken", "confirmed", "cards", "started", "am")
 
     def __init__(self, cid: str, app: App, node: Node, resources: Vector, key, taken, confirmed: bool,
-                 cards: tuple[int, ...] = ()) -> None:
+                 cards: tuple[int, ...] = (), started: float = 0.0) -> None:
         self.id = cid
         self.cards = cards  # the indices of the node's GPU cards its gpu-mem is on; () for none
         self.app = app
@@ -273,6 +275,8 @@ class Container:
         self.key = key
         self.taken = taken
         self.confirmed = confirmed
+        self.started = started
+        self.am = False  # the app's ApplicationMaster (SchedulerCore.mark_am, or YARN's id: *_000001)
 
 
 class Assignment(NamedTuple):

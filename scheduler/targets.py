@@ -86,6 +86,15 @@ def targets(core: SchedulerCore) -> dict[str, Target]:
     return TargetInput(core).compute()
 
 
+def pooled_shares(core: SchedulerCore) -> dict[str, float]:
+    """Every queue's pooled target as a dominant share: the fluid fill alone, without the replay
+    (what preemption measures starvation and victims by: it depends on the demand only, not on
+    where the containers happen to run)."""
+    root = _build_fill(core.root, core, tuple(float(c) for c in core.capacity))
+    _fill(root, core.policy.aggregate is sum)
+    return {node.path: dominant_share(node.alloc, core.capacity) for node in _fill_nodes(root)}
+
+
 def share_scale(core: SchedulerCore, q: Queue) -> tuple[float, ...]:
     """The multipliers turning q's usage into its weighted share, at the current cluster capacity.
 

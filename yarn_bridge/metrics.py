@@ -20,6 +20,7 @@ from prometheus_client.registry import Collector
 
 from scheduler import SchedulerCore
 from scheduler.explain import TargetInput, queue_figures
+from scheduler.preemption import PreemptionPlan
 from scheduler.resources import vadd
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -53,6 +54,12 @@ class Metrics:
         self.round_trip = Histogram("yarn_drf_bridge_round_trip_seconds",
                                     "Bridge round trip of a heartbeat call as the Java shim measured it",
                                     buckets=ROUND_TRIP_BUCKETS, registry=r)
+        self.preemptions = Counter("yarn_drf_preemptions", "Containers preemption marked (their AM told) and "
+                                   "killed after the grace", ["action"], registry=r)
+        for action in ("marked", "killed"):
+            self.preemptions.labels(action)
+        self.work_lost = Counter("yarn_drf_preempted_work_seconds", "Container-seconds of work the preemption "
+                                 "kills ended (each killed container's age)", registry=r)
         if get_core is not None:
             r.register(CoreCollector(get_core, lock))
 
@@ -74,6 +81,12 @@ class Metrics:
         n = sum(1 for d in deltas if isinstance(d, Mapping) and d.get("op") == "assignment_refused")
         if n:
             self.refused.inc(n)
+
+    def preemption(self, plan: PreemptionPlan, now: float) -> None:
+        """Counts a preemption round's new marks and kills (observe-only plans count nothing)."""
+        self.preemptions.labels("marked").inc(len(plan.mark))
+        self.preemptions.labels("killed").inc(len(plan.kill))
+        self.work_lost.inc(sum(max(0.0, now - v.started) for v in plan.kill))
 
     def resync(self) -> None:
         self.resyncs.inc()
@@ -115,6 +128,7 @@ class CoreCollector(Collector):
             for node in core.nodes.values():
                 allocated_now = vadd(allocated_now, node.allocated)
             nodes_now, apps_now = len(core.nodes), len(core.apps)
+            preempting = core.preemption.report(core.clock())["queues"]
         goals = fill.compute()  # outside the lock: heartbeats do not wait for it
         usage = GaugeMetricFamily("yarn_drf_queue_usage", "Resources a queue holds", labels=["queue", "resource"])
         pending = GaugeMetricFamily("yarn_drf_queue_pending", "Resources the apps in and below a queue still ask "
@@ -137,6 +151,13 @@ class CoreCollector(Collector):
                                   "drains its apps", labels=["queue"])
         reservations = GaugeMetricFamily("yarn_drf_queue_reservations", "Nodes reserved for requests of apps "
                                          "in and below a queue", labels=["queue"])
+        starved = GaugeMetricFamily("yarn_drf_queue_starved", "1 while preemption counts the queue as starved "
+                                    "(below threshold x its target, or its min, past the timeout)", labels=["queue"])
+        victims = GaugeMetricFamily("yarn_drf_queue_preemption_victims", "Containers in and below a queue marked "
+                                    "for preemption (observe-only: planned)", labels=["queue"])
+        for path, state in preempting.items():
+            starved.add_metric([path], 1 if state["starved"] else 0)
+            victims.add_metric([path], state["victims"])
         for path, f in figures.items():
             for res, u, p in zip(names, f.usage, f.pending):
                 usage.add_metric([path, res], u)
@@ -160,4 +181,4 @@ class CoreCollector(Collector):
         apps = GaugeMetricFamily("yarn_drf_apps", "Apps known to the core")
         apps.add_metric([], apps_now)
         yield from (usage, pending, dominant, weighted, target, pooled, running, waiting, drain, reservations,
-                    capacity, allocated, nodes, apps)
+                    starved, victims, capacity, allocated, nodes, apps)

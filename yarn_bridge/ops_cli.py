@@ -134,6 +134,7 @@ class StatusView:
             notes = ["draining"] if q["draining"] else []
             if q["reservations"]:
                 notes.append(f"{q['reservations']} reserved")
+            notes += _preemption_notes(q.get("preemption"))
             self.rows.append({
                 "queue": "  " * depth[q["name"]] + q["name"].rsplit(".", 1)[-1],
                 "weight": _weight(q["weight"], queues["resource_types"]) if q["parent"] else "",
@@ -231,6 +232,18 @@ class StatusView:
             grid.add_row(name, text)
             out.append(grid)
         return out
+
+
+def _preemption_notes(p: dict | None) -> list[str]:
+    """A queue's preemption state in a few words: starved, containers to take from it / give it."""
+    if p is None:
+        return []
+    notes = [f"starved {p['starved_for_s']:.0f}s"] if p["starved"] else []
+    if p["victims"]:
+        notes.append(f"{p['victims']} to preempt")
+    if p["incoming"]:
+        notes.append(f"{p['incoming']} incoming")
+    return notes
 
 
 def _pooled_differs(q: dict) -> bool:

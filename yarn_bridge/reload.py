@@ -119,7 +119,7 @@ def _digest(path: Path) -> str | None:
 # ---------------------------------------------------------------------------- diff summary
 
 _FIELDS = (("weight", "weight"), ("min", "min"), ("max", "max"), ("max_fraction", "max"),
-           ("max_running_apps", "max-running-apps"), ("order", "order"))
+           ("max_running_apps", "max-running-apps"), ("order", "order"), ("preemptable", "preemptable"))
 
 
 def describe_changes(old: QueueConfig, new: QueueConfig, changes: dict, core: SchedulerCore) -> list[str]:
@@ -140,6 +140,11 @@ def describe_changes(old: QueueConfig, new: QueueConfig, changes: dict, core: Sc
         lines.append("~ placement rules changed")
     if old.starvation_timeout_s != new.starvation_timeout_s:
         lines.append(f"~ reservation.starvation-timeout-s: {old.starvation_timeout_s} -> {new.starvation_timeout_s}")
+    for attr in ("enabled", "observe_only", "fair_share_timeout_s", "min_share_timeout_s", "threshold", "grace_s",
+                 "max_per_round"):
+        x, y = getattr(old.preemption, attr), getattr(new.preemption, attr)
+        if x != y:
+            lines.append(f"~ preemption.{attr.replace('_', '-')}: {_setting(attr, x)} -> {_setting(attr, y)}")
     if old.resources != new.resources:
         lines.append(f"~ resources: {old.resources} -> {new.resources}")
     return lines
@@ -158,9 +163,16 @@ def _spec_changes(a: QueueSpec, b: QueueSpec) -> list[str]:
     return parts
 
 
+def _setting(attr: str, value: Any) -> str:
+    """A preemption setting as the queue file writes it."""
+    return f"{value * 100:g}%" if attr == "max_per_round" else _show(value)
+
+
 def _show(value: Any) -> str:
     if value is None or value == {}:
         return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, dict):

@@ -1,6 +1,7 @@
 """The operator's HTTP endpoint of the scheduler service (127.0.0.1 by default).
 
-GET  /v1/queues       the queue tree: weights, limits, usage, dominant share vs its reachable and pooled targets
+GET  /v1/queues       the queue tree: weights, limits, usage, dominant share vs its reachable and pooled targets,
+                      preemption state (starved since, target, planned victims)
 GET  /v1/apps         every app, one line each
 GET  /v1/apps/{id}    an app's requests and, for each pending one, why it is not running now
 GET  /v1/nodes        per node capacity, allocated, free and reservation
@@ -97,6 +98,7 @@ class StatusServer:
             fill = TargetInput(core)
             tree = [(q.path, q.parent.path if q.parent else None, [c.path for c in q.children.values()],
                      q.spec, q.max, q.is_leaf, q.draining, q.dynamic) for q in _walk(core.root)]
+            preemption = core.preemption.report(core.clock())
         goals = fill.compute()  # outside the lock: heartbeats do not wait for it
         out = []
         for path, parent, children, spec, limit, leaf, draining, dynamic in tree:
@@ -119,8 +121,11 @@ class StatusServer:
                 "pending": types.to_dict(f.pending),
                 "running_apps": f.running_apps, "waiting_apps": f.waiting_apps,
                 "reservations": f.reservations,
+                "preemption": preemption["queues"].get(path),
             })
-        return {"resource_types": list(types.names), "capacity": types.to_dict(cap), "queues": out}
+        del preemption["queues"]
+        return {"resource_types": list(types.names), "capacity": types.to_dict(cap), "queues": out,
+                "preemption": preemption}
 
     def snapshot(self) -> dict:
         """The core's raw snapshot (what `/` served before the /v1 endpoints)."""

@@ -54,6 +54,7 @@ class _App:
     running: int = 0           # task containers of the current stage still running
     left: int = 0              # tasks of the current stage not yet finished
     am_container: str | None = None
+    resume: int = 0            # the stage its AM starts (again, after a preempted AM: the one it was in)
     start: float | None = None
     finish: float | None = None
 
@@ -65,6 +66,7 @@ class _Container:
     vector: tuple[int, ...]
     core_vector: tuple[int, ...]
     is_am: bool
+    start: float
 
 
 @dataclass
@@ -148,6 +150,10 @@ class Simulation:
         # Targets need the queues the core decides by: not for policies that relabel them (fifo, slots).
         self.timeline = Timeline(sample_s, target_s if setup.submit_queue is None else None) if sample_s else None
         self.stalled = False
+        # Preemption rounds (scheduler.preemption) every heartbeat interval, while anything is asked for.
+        self.preempting = setup.config.preemption.enabled
+        self.next_round = 0.0
+        self.preemption = {"rounds": 0, "told": 0, "killed": 0, "work_lost_container_s": 0.0}
         for queue in label_config.queues().values():
             if queue.is_leaf:
                 self._queue(queue.path)
@@ -297,6 +303,11 @@ class Simulation:
                     heapq.heappop(heap)
                 t_beat = heap[0][0] if heap else inf
             t = t_submit if t_submit <= t_beat else t_beat
+            t_round = self._round_time()
+            if t_round <= t and t_round <= until:
+                self._advance(t_round)
+                self._preemption_round()
+                continue
             if t == inf or t > until:
                 break
             if self.progress is not None and t >= next_progress:
@@ -329,6 +340,55 @@ class Simulation:
         end = self.now if self.until is None else self.until
         self._advance(max(end, self.now))
         self.wall_s = time.perf_counter() - started
+
+    def _round_time(self) -> float:
+        """When the next preemption round runs: on the heartbeat grid, while there is demand or a mark."""
+        if not self.preempting or not (self.pending_total > 0 or self.core.preemption.marks):
+            return math.inf
+        if self.next_round < self.now - _EPS:
+            self.next_round = math.ceil(self.now / self.heartbeat - _EPS) * self.heartbeat
+        return self.next_round
+
+    def _preemption_round(self) -> None:
+        """The core's round: its marks are told to their AMs (the simulated AMs keep working until
+        the kill, as one that does not checkpoint), its kills end containers at once."""
+        plan = self.core.preemption_round(self.now)
+        self.next_round = self.now + self.heartbeat
+        self.preemption["rounds"] += 1
+        self.preemption["told"] += len(plan.mark)
+        for victim in plan.kill:
+            self._preempt(victim.container_id)
+
+    def _preempt(self, cid: str) -> None:
+        """A killed task goes back to its app's pending work; a killed AM takes its attempt's tasks
+        with it and the app asks for a new AM, which starts the stage it was in again."""
+        c = self._release(cid, "preempted")
+        if c is None:
+            return
+        self.preemption["killed"] += 1
+        self._lose(c)
+        app = c.app
+        if not c.is_am:
+            self._task_lost(c)
+            self._ask(app, app.priority, app.spec.stages[app.stage].resources, app.pending + 1)
+            return
+        for other, running in list(self.containers.items()):
+            if running.app is app:
+                self._release(other, "killed")
+                self._lose(running)
+                self._task_lost(running)
+        app.am_container, app.resume = None, app.stage
+        self._ask(app, app.priority, app.spec.stages[app.stage].resources, 0)
+        app.stage = -1
+        self._ask(app, AM_PRIORITY, app.spec.am, 1)
+
+    def _lose(self, c: _Container) -> None:
+        self.preemption["work_lost_container_s"] += self.now - c.start
+
+    def _task_lost(self, c: _Container) -> None:
+        self.running_tasks -= 1
+        self.queue_running[c.app.queue] -= 1
+        c.app.running -= 1
 
     def _build_report_heap(self) -> None:
         """Entering idle mode: each node with running tasks beats next when its first one ends."""
@@ -465,7 +525,7 @@ class Simulation:
         self._unshape(app.core_ask, 1)
         vec = app.ask
         is_am = app.stage == -1
-        self.containers[a.assignment_id] = _Container(app, node, vec, app.core_ask, is_am)
+        self.containers[a.assignment_id] = _Container(app, node, vec, app.core_ask, is_am, self.now)
         free = self.node_free[node]
         for j, v in enumerate(app.core_ask):
             free[j] -= v
@@ -474,9 +534,11 @@ class Simulation:
             qa[j] += v
             self.alloc[j] += v
         if is_am:
+            self.core.mark_am(a.assignment_id)
             app.am_container = a.assignment_id
-            app.start = self.now
-            self._start_stage(app, 0)
+            if app.start is None:
+                app.start = self.now
+            self._start_stage(app, app.resume)
             return
         if app.start is None:
             app.start = self.now

@@ -32,6 +32,17 @@ def _round(t: float | None) -> float | None:
     return None if t is None else round(t, 3)
 
 
+def _preemption(sim: Simulation) -> dict[str, Any] | None:
+    """What preemption did (None when the queue file leaves it off)."""
+    if not sim.preempting:
+        return None
+    counters = sim.core.preemption.counters
+    return {"rounds": sim.preemption["rounds"], "told": sim.preemption["told"],
+            "killed": sim.preemption["killed"], "released_in_grace": counters["released"],
+            "cancelled": counters["cancelled"],
+            "work_lost_container_s": round(sim.preemption["work_lost_container_s"], 3)}
+
+
 def build_result(sim: Simulation) -> dict[str, Any]:
     """Everything the run measured, as a JSON-able dict."""
     end = sim.now if sim.until is None else sim.until
@@ -97,6 +108,7 @@ def build_result(sim: Simulation) -> dict[str, Any]:
                             "p99": None if p99 is None else round(p99, 2)},
             "core_counters": dict(sim.core.counters),
         },
+        "preemption": _preemption(sim),
         "sim": {
             # submits + heartbeats + container starts + container ends
             "events": events,

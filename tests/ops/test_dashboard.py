@@ -250,15 +250,30 @@ def test_the_page_follows_usage_changes_without_a_reload(chromium, demo):
 
 
 class FieldsToCome(StatusServer):
-    """The status server with the per-queue fields later versions add (a pooled target beside the
-    reachable one, a preemption state), to show that the page renders them when they appear."""
+    """The status server with a pooled target beside the reachable one and a preemption state in
+    every queue (a live plan needs starved queues), to show that the page renders them."""
 
     def queues(self) -> dict:
         doc = super().queues()
         for i, q in enumerate(doc["queues"]):
             q["pooled_target_share"] = round(q["target_share"] + 0.01 * i, 6)
-            q["preemption"] = {"state": "idle" if i else "preempting", "to_preempt": {"vcores": i}}
+            q["preemption"] = {"starved": "fair-share" if i % 2 else None, "starved_for_s": 40.4 if i % 2 else None,
+                               "below_target_for_s": 40.4 if i % 2 else (3.6 if i == 2 else None),
+                               "share": 0.1, "target_share": 0.5, "victims": i // 2, "incoming": i % 3,
+                               "planned": []}
         return doc
+
+
+def preemption_text(p: dict) -> str:
+    """What the page shows for a queue's preemption state, written out independently of app.js."""
+    parts = []
+    if p["starved"]:
+        parts.append(f"starved ({p['starved']}) {round(p['starved_for_s'])} s")
+    elif p["below_target_for_s"] is not None:
+        parts.append(f"below target {round(p['below_target_for_s'])} s")
+    parts += [f"{p['victims']} to preempt"] if p["victims"] else []
+    parts += [f"{p['incoming']} incoming"] if p["incoming"] else []
+    return "; ".join(parts) or "—"
 
 
 @pytest.mark.browser
@@ -267,11 +282,9 @@ def test_a_pooled_target_and_preemption_state_show_when_the_api_carries_them(chr
     try:
         chromium.get(f"{server.url}/ui/?interval=0.25")
         doc = requests.get(f"{server.url}/v1/queues", timeout=10).json()
-        want = {q["name"]: {"pooled-target": pct(q["pooled_target_share"]),
-                            "preemption": f"state {q['preemption']['state']}; to_preempt "
-                                          + amounts(q["preemption"]["to_preempt"])}
+        want = {q["name"]: {"pooled-target": pct(q["pooled_target_share"]), "preemption": preemption_text(q["preemption"])}
                 for q in doc["queues"]}
-        assert want["root"]["preemption"] == "state preempting; to_preempt —"
+        assert want["root"]["preemption"] == "—" and "starved (fair-share) 40 s" in want[doc["queues"][1]["name"]]["preemption"]
         table_shows(chromium, "the pooled target and preemption columns", "queues", "queue", want)
     finally:
         server.stop()

@@ -31,6 +31,17 @@ def test_valid_reload_changes_weight_and_logs_a_diff(ops, caplog):
     assert ops.get("/v1/health")["config"]["version"] == 2
 
 
+def test_a_reload_that_changes_preemption_says_what_changed(ops):
+    ops.queues_file.write_text(QUEUES.replace("queues:\n", "preemption: {enabled: true, max-per-round: '25%'}\n"
+                                                          "queues:\n").replace("adhoc:\n", "adhoc:\n        preemptable: false\n"))
+    code, doc = post_reload(ops)
+    assert code == 200 and doc["accepted"] is True
+    assert "~ preemption.enabled: false -> true" in doc["diff"]
+    assert "~ preemption.max-per-round: 10% -> 25%" in doc["diff"]
+    assert "~ root.adhoc: preemptable true -> false" in doc["diff"]
+    assert ops.get("/v1/queues")["preemption"]["enabled"] is True
+
+
 def test_weight_change_takes_effect_at_the_next_heartbeat(ops):
     # Two equal queues share one node 1:1; after a reload giving etl weight 3, the next heartbeats
     # fill the freed room 3:1.

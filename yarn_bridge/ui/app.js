@@ -46,10 +46,20 @@ function limits(q) {
   return parts.length ? parts.join(", ") : "—";
 }
 
-/** Preemption fields as the server gives them: numbers and amounts flattened into one line. */
+/** A queue's preemption state (/v1/queues: starved since, containers to take from it and to
+ * give it), or, for fields this page does not know, numbers and amounts flattened into one line. */
 function preemption(p) {
   if (p === null || p === undefined) return "—";
   if (typeof p !== "object") return String(p);
+  if ("victims" in p && "incoming" in p) {
+    const parts = [];
+    if (p.starved) parts.push(`starved (${p.starved}) ${Math.round(p.starved_for_s)} s`);
+    else if (p.below_target_for_s !== null && p.below_target_for_s !== undefined)
+      parts.push(`below target ${Math.round(p.below_target_for_s)} s`);
+    if (p.victims) parts.push(`${p.victims} to preempt`);
+    if (p.incoming) parts.push(`${p.incoming} incoming`);
+    return parts.length ? parts.join("; ") : "—";
+  }
   return Object.entries(p).map(([k, v]) =>
     `${k} ${v !== null && typeof v === "object" ? amounts(v) : v}`).join("; ");
 }

@@ -1,0 +1,543 @@
+"""Preemption toward the DRF targets: which running containers to take back, from whom, for whom.
+
+The core runs it per round (SchedulerCore.preemption_round(now), on the caller's timer: the
+simulator every heartbeat interval, the bridge every second or so), never per heartbeat, so the
+decision path pays nothing for it. A round:
+
+1. forgets marks whose container has ended (its AM gave it back within the grace: nothing to
+   kill); holds each node with marks left for their request (again, if it served one container
+   and more are coming), or cancels its marks when the room is no longer wanted (the request
+   went away, another request took the node);
+2. returns for killing the marks whose grace is over;
+3. measures every leaf with fitting demand against its target: starved when below `threshold` x
+   its target for `fair-share-timeout-s`, or below its `min` for `min-share-timeout-s`; once
+   starved, it stays so until it reaches its target (it is restored to the target, not to the
+   threshold);
+4. for each starved leaf (below min first, then the furthest below its target), node by node,
+   picks the fewest victims whose release makes room on that node for the leaf's next request,
+   marks them (grace-s from now) and holds the node for that request (a core reservation), so
+   the room goes to the starved leaf and not to whoever heartbeats next.
+
+The target is the pooled H-DRF target (scheduler.targets, the fluid fill of the demand), as a
+dominant share. It depends on the demand alone (usage plus what runnable apps ask for; a
+preempted task asked for again leaves it unchanged), not on where containers run, so taking a
+container never moves the targets the next round measures by. The reachable target is a replay
+from the live placement: it moves as containers move, and its churn (no reservations) never
+opens room for a request larger than the containers it would replace, so a starved queue asking
+for big containers on nodes full of small ones would never have a target to be restored to.
+Where node boundaries make the pooled target unreachable, the node-by-node rule finds no victims:
+the queue shows as starved and nothing is killed.
+
+Victims converge: a container is taken only if its queue, and each of its ancestors below the one
+it shares with the starved leaf, stays at or above its target after losing it and everything
+already marked; the starved leaf and its ancestors (below the same one) stay at or below their
+targets after gaining the request and every held node's; AM containers only when no other
+container will do; among the others higher priority numbers (YARN: less important) and younger
+containers first; never more containers for a
+leaf than it asks for; at most `max-per-round` of the cluster (dominant share) per round; never a
+container of a queue with `preemptable: false` on itself or an ancestor.
+
+A mark is told once (PreemptionPlan.mark) and killed once (PreemptionPlan.kill); `planned` lists
+every outstanding mark each round, so repeating them to an AM is idempotent by container id.
+With `observe-only: true` rounds compute and report the plan (`planned`) but mark, hold and kill
+nothing.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from scheduler.resources import Vector, dominant_share, fits, vadd, vsub
+
+if TYPE_CHECKING:
+    from scheduler.core import SchedulerCore
+    from scheduler.model import Container, Node, Queue, Request
+
+log = logging.getLogger("yarn_drf.preemption")
+
+_EPS = 1e-9
+FAIR, MIN = "fair-share", "min-share"
+YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
+REPORTED_VICTIMS = 10  # per queue, in status pages (the counts are always whole)
+
+
+@dataclass(frozen=True)
+class Victim:
+    """A container marked for preemption, as the bridge puts it on the wire."""
+
+    container_id: str
+    app_id: str
+    node_id: str
+    queue: str  # the victim's queue
+    for_queue: str  # the starved leaf its room goes to
+    reason: str  # "fair-share" or "min-share": how the leaf starved
+    resources: dict[str, int]
+    am: bool
+    started: float  # the container's start, on the core's clock (the work a kill loses runs from it)
+    marked_at: float
+    deadline: float  # killed then unless released earlier
+
+
+@dataclass(frozen=True)
+class PreemptionPlan:
+    """One round's result. `mark`: newly marked, tell their AMs now; `kill`: the grace is over,
+    kill now with exit status PREEMPTED (each container appears here once); `planned`: every
+    outstanding mark (observe-only: what would be marked now; mark and kill stay empty)."""
+
+    mark: tuple[Victim, ...] = ()
+    kill: tuple[Victim, ...] = ()
+    planned: tuple[Victim, ...] = ()
+    observe_only: bool = False
+
+
+@dataclass
+class Starvation:
+    """A leaf's preemption state, as status pages show it."""
+
+    share: float
+    target: float
+    below_fair_since: float | None = None
+    below_min_since: float | None = None
+    starved: str | None = None  # FAIR or MIN once its timeout has passed
+
+    @property
+    def since(self) -> float | None:
+        times = [t for t in (self.below_min_since, self.below_fair_since) if t is not None]
+        return min(times) if times else None
+
+
+@dataclass
+class _Mark:
+    victim: Victim
+    request: Request
+    node: Node
+    killed: bool = False
+
+
+@dataclass
+class _Hold:
+    """A node held (reserved) for a starved request while its victims drain: `containers` of it."""
+
+    request: Request
+    containers: int
+
+
+@dataclass
+class _Round:
+    """What a plan has taken and given so far: outstanding marks and holds, plus this round's."""
+
+    lost: dict[str, Vector] = field(default_factory=dict)  # queue path -> marked resources below it
+    gained: dict[str, Vector] = field(default_factory=dict)  # queue path -> held requests below it
+    taken: Vector = ()  # marked in this round, for max-per-round
+    asked: dict[Request, int] = field(default_factory=dict)  # request -> containers of it held for
+    held: dict[Node, int] = field(default_factory=dict)  # node -> containers held on it
+    marked: set[str] = field(default_factory=set)  # containers marked this round
+
+
+class Preemptor:
+    """The planner and its state; one per core (SchedulerCore.preemption_round)."""
+
+    def __init__(self, core: SchedulerCore) -> None:
+        self.core = core
+        self.marks: dict[str, _Mark] = {}
+        self.holds: dict[Node, _Hold] = {}  # nodes held while their victims drain
+        self.queues: dict[str, Starvation] = {}  # leaves with fitting demand, at the last round
+        self.observed: tuple[Victim, ...] = ()  # observe-only: the last round's plan
+        self.counters = dict.fromkeys(("rounds", "marked", "killed", "released", "cancelled"), 0)
+        self.killed_seconds = 0.0  # container-seconds of work the kills ended
+
+    def round(self, now: float) -> PreemptionPlan:
+        spec = self.core.config.preemption
+        if not spec.enabled:
+            self._drop_all()
+            self.queues, self.observed = {}, ()
+            return PreemptionPlan()
+        self.counters["rounds"] += 1
+        self._settle()
+        kill = self._due(now)
+        goals = _targets(self.core)
+        starved = self._watch(now, goals)
+        if spec.observe_only:
+            self._drop_all()
+            self.observed = self._plan(starved, goals, now, commit=False)
+            return PreemptionPlan(planned=self.observed, observe_only=True)
+        self.observed = ()
+        mark = self._plan(starved, goals, now, commit=True)
+        return PreemptionPlan(mark=mark, kill=kill, planned=tuple(m.victim for m in self.marks.values()))
+
+    def report(self, now: float) -> dict:
+        """The state as plain data for status pages: settings, counters, and per queue (those with
+        something to say) whether it starves and since when, its target, and the containers
+        marked (observe-only: planned) from it and for it, at and below it."""
+        spec = self.core.config.preemption
+        victims = self.observed or tuple(m.victim for m in self.marks.values())
+        queues: dict[str, dict] = {}
+
+        def entry(path: str) -> dict:
+            return queues.setdefault(path, {"starved": None, "starved_for_s": None, "below_target_for_s": None,
+                                            "share": None, "target_share": None, "victims": 0, "incoming": 0,
+                                            "planned": []})
+
+        for path, state in self.queues.items():
+            e = entry(path)
+            since = state.since
+            e.update(starved=state.starved, share=round(state.share, 6), target_share=round(state.target, 6),
+                     below_target_for_s=None if since is None else round(now - since, 3))
+            e["starved_for_s"] = e["below_target_for_s"] if state.starved else None
+        for v in victims:
+            for path in _paths_up(v.queue):
+                entry(path)["victims"] += 1
+            for path in _paths_up(v.for_queue):
+                entry(path)["incoming"] += 1
+            planned = entry(v.queue)["planned"]
+            if len(planned) < REPORTED_VICTIMS:
+                planned.append({"container": v.container_id, "app": v.app_id, "node": v.node_id,
+                                "for_queue": v.for_queue, "reason": v.reason, "am": v.am,
+                                "kill_in_s": round(v.deadline - now, 3)})
+        return {"enabled": spec.enabled, "observe_only": spec.observe_only, "counters": dict(self.counters),
+                "work_lost_container_s": round(self.killed_seconds, 3), "queues": queues}
+
+    # ------------------------------------------------------------------ the marks' lifecycle
+
+    def _settle(self) -> None:
+        """Forgets ended containers; keeps each node with marks held for their request (again,
+        if its reservation served one container and more are coming) for as many containers as
+        the room will hold once its victims are gone, or cancels its marks when that room is no
+        longer wanted (the request went away, another took the node)."""
+        containers = self.core.containers
+        for cid, mark in list(self.marks.items()):
+            c = containers.get(cid)
+            if c is None or c.node is not mark.node:
+                del self.marks[cid]
+                if not mark.killed:
+                    self.counters["released"] += 1
+        draining = {m.node for m in self.marks.values()}
+        for node in list(self.holds):
+            hold = self.holds[node]
+            req = hold.request
+            wanted = node in draining and self.core.nodes.get(node.id) is node and _live(self.core, req)
+            hold.containers = _count_fitting(req.capability, self._room(node)) if wanted else 0
+            if hold.containers and node.reserved is None:
+                node.reserved = req  # it served one container; the node stays held for the rest
+            if not hold.containers or node.reserved is not req:
+                del self.holds[node]
+        for cid, mark in list(self.marks.items()):
+            hold = self.holds.get(mark.node)
+            if not mark.killed and (hold is None or hold.request is not mark.request):
+                del self.marks[cid]
+                self.counters["cancelled"] += 1
+
+    def _room(self, node: Node, marked: set[str] = frozenset()) -> Vector:
+        """The node's free room once its marked containers (and `marked`) are gone."""
+        room = vsub(node.capacity, node.allocated)
+        for cid in node.containers:
+            if cid in self.marks or cid in marked:
+                room = vadd(room, self.core.containers[cid].resources)
+        return room
+
+    def _due(self, now: float) -> tuple[Victim, ...]:
+        due = []
+        for mark in self.marks.values():
+            if not mark.killed and now >= mark.victim.deadline - _EPS:
+                mark.killed = True
+                due.append(mark.victim)
+                self.counters["killed"] += 1
+                self.killed_seconds += max(0.0, now - mark.victim.started)
+        if due:
+            log.info("preemption: killing %d container(s): %s", len(due), ", ".join(v.container_id for v in due))
+        return tuple(due)
+
+    def _drop_all(self) -> None:
+        """Cancels every mark not yet killed and lets every held node go."""
+        for node, hold in self.holds.items():
+            if node.reserved is hold.request:
+                self.core._unreserve(node)
+        self.holds.clear()
+        self.counters["cancelled"] += sum(not m.killed for m in self.marks.values())
+        self.marks = {cid: m for cid, m in self.marks.items() if m.killed}
+
+    # ------------------------------------------------------------------ who starves
+
+    def _watch(self, now: float, goals: dict[str, float]) -> list[Queue]:
+        """Updates each leaf's starvation clocks; the starved leaves, most starved first."""
+        spec = self.core.config.preemption
+        cap = self.core.capacity
+        seen: dict[str, Starvation] = {}
+        ranked = []
+        for q in self.core.queues.values():
+            goal = goals.get(q.path)
+            if not q.is_leaf or goal is None or not _fitting_requests(self.core, q):
+                continue
+            share = dominant_share(q.usage, cap)
+            was = self.queues.get(q.path)
+            state = Starvation(share, goal)
+            if share < spec.threshold * goal - _EPS:
+                state.below_fair_since = was.below_fair_since if was and was.below_fair_since is not None else now
+            if q.min_inv is not None and max(u * i for u, i in zip(q.usage, q.min_inv)) < 1.0:
+                state.below_min_since = was.below_min_since if was and was.below_min_since is not None else now
+            if state.below_min_since is not None and now - state.below_min_since >= spec.min_share_timeout_s:
+                state.starved = MIN
+            elif state.below_fair_since is not None and now - state.below_fair_since >= spec.fair_share_timeout_s:
+                state.starved = FAIR
+            elif was is not None and was.starved and share < goal - _EPS:
+                # restored to its target, not just past the threshold (or its min)
+                state.starved, state.below_fair_since = was.starved, was.since
+            seen[q.path] = state
+            if state.starved:
+                ranked.append((state.starved != MIN, share / goal if goal else 0.0,
+                               q.path, q))
+        self.queues = seen
+        return [q for *_, q in sorted(ranked)]
+
+    # ------------------------------------------------------------------ the plan
+
+    def _plan(self, starved: list[Queue], goals: dict[str, float], now: float, commit: bool) -> tuple[Victim, ...]:
+        core = self.core
+        acc = self._in_flight()
+        new: list[Victim] = []
+        budget = core.config.preemption.max_per_round
+        for leaf, with_am in [(leaf, False) for leaf in starved] + [(leaf, True) for leaf in starved]:
+            reason = self.queues[leaf.path].starved  # (AMs only once no other container will do)
+            for req in _fitting_requests(core, leaf):
+                for node in self._nodes_for(req):
+                    if dominant_share(acc.taken, core.capacity) >= budget - _EPS:
+                        return self._planned(new, commit)
+                    if acc.asked.get(req, 0) >= req.count or \
+                            not _may_gain([leaf], req.capability, acc.gained, goals, core.capacity):
+                        break
+                    victims = self._fill(node, req, acc, goals, with_am)
+                    if victims:
+                        new.extend(self._take(node, req, victims, reason, acc, now, commit))
+        return self._planned(new, commit)
+
+    @staticmethod
+    def _planned(new: list[Victim], commit: bool) -> tuple[Victim, ...]:
+        if new:
+            log.info("preemption: %s %d container(s): %s", "marked" if commit else "would mark", len(new),
+                     ", ".join(f"{v.container_id} ({v.queue} -> {v.for_queue})" for v in new))
+        return tuple(new)
+
+    def _in_flight(self) -> _Round:
+        """What is on its way: marked containers (lost to their queues) and held nodes, plus
+        nodes reserved for a request that fits there now (served at their next heartbeat)."""
+        core = self.core
+        acc = _Round(taken=core.types.zero)
+        for cid, mark in self.marks.items():
+            c = core.containers[cid]
+            _add_up(acc.lost, _below_common(c.app.queue, mark.request.app.queue), c.resources)
+        for node, hold in self.holds.items():
+            acc.held[node] = hold.containers
+        for node in core.nodes.values():
+            req = node.reserved
+            if req is not None and node not in self.holds and fits(req.capability, vsub(node.capacity, node.allocated)):
+                acc.held[node] = 1
+        for node, held in acc.held.items():
+            req = node.reserved
+            _add_up(acc.gained, req.app.queue.ancestors_and_self(), tuple(v * held for v in req.capability))
+            acc.asked[req] = acc.asked.get(req, 0) + held
+        return acc
+
+    def _nodes_for(self, req: Request) -> list[Node]:
+        """Nodes that could hold `req` and are not held for another request, in the core's order."""
+        app = req.app
+        out = []
+        for node in self.core.nodes.values():
+            if node.reserved is not None and node.reserved is not req:
+                continue
+            if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
+                continue
+            if req.allows(node) and fits(req.capability, node.capacity):
+                out.append(node)
+        return out
+
+    def _fill(self, node: Node, req: Request, acc: _Round, goals: dict[str, float],
+              with_am: bool) -> list[Container]:
+        """Victims on `node` for as many more containers of `req` as the rules allow, one
+        container at a time (each by _victims); then, of all of them, only those without which
+        fewer containers would fit. Counted in `acc` as they are taken (and uncounted if let off)."""
+        core = self.core
+        leaf, cap, budget = req.app.queue, core.capacity, core.config.preemption.max_per_round
+        picked: list[Container] = []
+        while acc.asked.get(req, 0) < req.count and _may_gain([leaf], req.capability, acc.gained, goals, cap):
+            victims = self._victims(node, req, acc, goals, with_am)
+            if victims is None or dominant_share(vadd(acc.taken, _total(victims, core.types.zero)), cap) > budget + _EPS:
+                break
+            for c in victims:
+                self._count(acc, c, leaf, vadd)
+            picked += victims
+            acc.asked[req] = acc.asked.get(req, 0) + 1
+            acc.held[node] = acc.held.get(node, 0) + 1
+            _add_up(acc.gained, leaf.ancestors_and_self(), req.capability)
+        # One container at a time can leave a remainder that a later victim completes: a victim
+        # whose room the others' remainders make up is let off (the most protected first).
+        room, need = self._room(node, acc.marked), acc.held.get(node, 0)
+        for c in sorted(picked, key=_victim_order, reverse=True):
+            if _count_fitting(req.capability, vsub(room, c.resources)) >= need:
+                picked.remove(c)
+                room = vsub(room, c.resources)
+                self._count(acc, c, leaf, vsub)
+        return picked
+
+    @staticmethod
+    def _count(acc: _Round, c: Container, leaf: Queue, change) -> None:
+        """Counts `c` as taken for `leaf` this round (change: vadd), or no longer (vsub)."""
+        chain = _below_common(c.app.queue, leaf)
+        for a in chain:
+            acc.lost[a.path] = change(acc.lost.get(a.path, tuple(0 for _ in c.resources)), c.resources)
+        acc.taken = change(acc.taken, c.resources)
+        (acc.marked.add if change is vadd else acc.marked.discard)(c.id)
+
+    def _victims(self, node: Node, req: Request, acc: _Round, goals: dict[str, float],
+                 with_am: bool) -> list[Container] | None:
+        """The fewest containers on `node` whose release makes room for one more container of
+        `req` (beyond those it is held for), by the victim order, each allowed by the targets;
+        None if no such set exists (nothing is taken)."""
+        core = self.core
+        room = self._room(node, acc.marked)
+        held = acc.held.get(node, 0)
+        if held:
+            room = vsub(room, tuple(v * held for v in req.capability))
+        if fits(req.capability, room):
+            return None  # the room is there: the decision gives it, no kill needed
+        leaf, cap = req.app.queue, core.capacity
+        candidates = sorted((c for c in map(core.containers.__getitem__, node.containers)
+                             if c.id not in self.marks and c.id not in acc.marked and (with_am or not _is_am(c))),
+                            key=_victim_order)
+        taken: list[Container] = []
+        for c in candidates:
+            q = c.app.queue
+            if q is leaf or not _preemptable(q) or not _may_lose(q, leaf, c.resources, acc.lost, goals, cap) \
+                    or not _may_gain(_below_common(leaf, q), req.capability, acc.gained, goals, cap):
+                continue
+            taken.append(c)
+            room = vadd(room, c.resources)
+            if fits(req.capability, room):
+                break
+        else:
+            return None
+        # The first ones in the order may have been too small to matter once later ones came.
+        for c in reversed(taken[:-1]):
+            if fits(req.capability, vsub(room, c.resources)):
+                taken.remove(c)
+                room = vsub(room, c.resources)
+        lost = dict(acc.lost)
+        for c in taken:  # each was allowed alone; together, too?
+            if not _may_lose(c.app.queue, leaf, c.resources, lost, goals, cap):
+                return None
+            _add_up(lost, _below_common(c.app.queue, leaf), c.resources)
+        return taken
+
+    def _take(self, node: Node, req: Request, victims: list[Container], reason: str, acc: _Round, now: float,
+              commit: bool) -> list[Victim]:
+        """The victims as plan items; with `commit`, marked, and the node held for `req`."""
+        core = self.core
+        leaf = req.app.queue
+        deadline = now + core.config.preemption.grace_s
+        out = [Victim(c.id, c.app.id, node.id, c.app.queue.path, leaf.path, reason, core.types.to_dict(c.resources),
+                      _is_am(c), c.started, now, deadline) for c in victims]
+        if commit:
+            for c, v in zip(victims, out):
+                self.marks[c.id] = _Mark(v, req, node)
+            self.counters["marked"] += len(out)
+            node.reserved = req  # the core's reservation: nothing else starts here until req fits
+            if req.reserved_node is None:
+                req.reserved_node = node
+            self.holds[node] = _Hold(req, acc.held[node])
+        return out
+
+
+# ---------------------------------------------------------------------------- the rules
+
+
+def _targets(core: SchedulerCore) -> dict[str, float]:
+    from scheduler.targets import pooled_shares  # (scheduler.targets imports scheduler.core)
+    return pooled_shares(core)
+
+
+def _live(core: SchedulerCore, req: Request) -> bool:
+    """The request still asks for containers of a runnable app the core has."""
+    app = req.app
+    return bool(req.count) and core.apps.get(app.id) is app and app.runnable and app.requests.get(req.key) is req
+
+
+def _fitting_requests(core: SchedulerCore, leaf: Queue) -> list[Request]:
+    """The leaf's pending requests that fit some node within its (and its parents') max, in the
+    order the decision serves them (apps by key, requests by key)."""
+    from scheduler.core import _within  # the core's own max rule
+    return [req for app in leaf.heap.ordered() if app.runnable for req in app.pending
+            if core._is_placeable(req.capability) and _within(req.capability, leaf)]
+
+
+def _victim_order(c: Container) -> tuple:
+    """AM containers last; then YARN's less important (higher priority number); younger first."""
+    priority = c.key[0] if c.key else 0
+    return _is_am(c), -priority, -c.started, c.id
+
+
+def _is_am(c: Container) -> bool:
+    return c.am or c.id.endswith(YARN_AM_SUFFIX)
+
+
+def _preemptable(q: Queue) -> bool:
+    return all(a.spec.preemptable for a in q.ancestors_and_self())
+
+
+def _below_common(q: Queue, other: Queue) -> list[Queue]:
+    """q and its ancestors below the lowest queue it shares with `other`."""
+    shared = set(other.ancestors_and_self())
+    return [a for a in q.ancestors_and_self() if a not in shared]
+
+
+def _may_lose(q: Queue, leaf: Queue, amount: Vector, lost: dict[str, Vector], goals: dict[str, float],
+              cap: Vector) -> bool:
+    """q and its ancestors (below the queue shared with `leaf`) stay at or above their targets
+    after losing `amount` on top of what is marked already."""
+    for a in _below_common(q, leaf):
+        after = vsub(a.usage, amount)
+        if a.path in lost:
+            after = vsub(after, lost[a.path])
+        goal = goals.get(a.path)
+        if goal is None or dominant_share(after, cap) < goal - _EPS:
+            return False
+    return True
+
+
+def _may_gain(queues: list[Queue], amount: Vector, gained: dict[str, Vector], goals: dict[str, float],
+              cap: Vector) -> bool:
+    """Each of `queues` stays at or below its target after gaining `amount` on top of the held requests."""
+    for a in queues:
+        after = vadd(a.usage, amount)
+        if a.path in gained:
+            after = vadd(after, gained[a.path])
+        goal = goals.get(a.path)
+        if goal is None or dominant_share(after, cap) > goal + _EPS:
+            return False
+    return True
+
+
+def _add_up(totals: dict[str, Vector], queues: Iterable[Queue], amount: Vector) -> None:
+    for a in queues:
+        known = totals.get(a.path)
+        totals[a.path] = amount if known is None else vadd(known, amount)
+
+
+def _paths_up(path: str) -> list[str]:
+    """path and its ancestors' paths, up to root."""
+    parts = path.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def _count_fitting(shape: Vector, room: Vector) -> int:
+    """How many containers of `shape` fit in `room`."""
+    if not fits(tuple(0 for _ in room), room):
+        return 0
+    return min((r // s for r, s in zip(room, shape) if s), default=0)
+
+
+def _total(containers: list[Container], zero: Vector) -> Vector:
+    total = zero
+    for c in containers:
+        total = vadd(total, c.resources)
+    return total

@@ -1,0 +1,250 @@
+"""Preemption toward the DRF targets (issue 15): configuration, starvation clocks, the victim
+rules, the mark -> kill lifecycle and observe-only. Property tests are in test_preemption_properties."""
+from __future__ import annotations
+
+import pytest
+
+from scheduler import ConfigError, parse_config
+from scheduler.config import PreemptionSpec
+from tests.core.helpers import LongTasks, make_core
+
+NODE = {"vcores": 4, "memory-mb": 4096}
+TASK = {"vcores": 1, "memory-mb": 1024}
+
+
+SETTINGS = {"enabled": "true", "fair-share-timeout-s": "5", "min-share-timeout-s": "2", "grace-s": "3",
+            "max-per-round": "'50%'"}
+
+
+def cluster(preemption: str = "", queues: str = "a: {}\n      b: {}", nodes: int = 2, node=NODE) -> LongTasks:
+    """Preemption on with short clocks; `preemption`: 'key: value, ...' overriding them."""
+    settings = dict(SETTINGS, **dict(kv.split(": ") for kv in preemption.split(", ") if kv))
+    yaml = ("preemption: {" + ", ".join(f"{k}: {v}" for k, v in settings.items()) + "}\n"
+            "reservation: {starvation-timeout-s: null}\n"
+            f"queues:\n  root:\n    children:\n      {queues}\n")
+    return LongTasks(make_core(yaml, {f"n{i}": dict(node) for i in range(nodes)}, clock=lambda: 0.0))
+
+
+def a_fills_then_b_arrives(sim: LongTasks, b_at: float = 10.0) -> None:
+    sim.ask("A", "root.a", TASK, 100)
+    sim.run(0, 3)
+    sim.ask("B", "root.b", TASK, 100, now=b_at)
+
+
+def usage(sim: LongTasks, path: str) -> int:
+    core = sim.core
+    return core.queues[path].usage[core.types.index["vcores"]]
+
+
+# ---------------------------------------------------------------- configuration
+
+def test_the_preemption_section_has_the_issues_keys_and_defaults():
+    config = parse_config("queues: {root: {children: {a: {}}}}")
+    assert config.preemption == PreemptionSpec(enabled=False, observe_only=False, fair_share_timeout_s=30,
+                                               min_share_timeout_s=15, threshold=0.8, grace_s=15, max_per_round=0.1)
+    config = parse_config("preemption: {enabled: true, observe-only: true, fair-share-timeout-s: 30, "
+                          "min-share-timeout-s: 15, threshold: 0.5, grace-s: 0, max-per-round: '2.5%'}\n"
+                          "queues: {root: {children: {a: {preemptable: false}}}}")
+    assert config.preemption == PreemptionSpec(True, True, 30, 15, 0.5, 0, 0.025)
+    assert config.queues()["root.a"].preemptable is False
+
+
+@pytest.mark.parametrize("section, error", [
+    ("{enabled: yes please}", "preemption.enabled: must be true or false, got 'yes please' (line 1)"),
+    ("{threshold: 0}", "preemption.threshold: must be > 0, got 0 (line 1)"),
+    ("{threshold: 1.5}", "preemption.threshold: must be at most 1, got 1.5 (line 1)"),
+    ("{grace-s: -1}", "preemption.grace-s: must be >= 0, got -1 (line 1)"),
+    ("{max-per-round: 10}", "preemption.max-per-round: must be a string, got 10 (line 1)"),
+    ("{max-per-round: ten}", "preemption.max-per-round: must be a percentage of the cluster like '10%', got 'ten'"),
+    ("{max-per-round: '0%'}", "preemption.max-per-round: percentage must be in (0, 100], got '0%' (line 1)"),
+    ("{fair-share-timeout: 3}", "preemption.fair-share-timeout: unknown field (did you mean 'fair-share-timeout-s'?)"),
+    ("{min-share-timeout-s: .inf}", "preemption.min-share-timeout-s: must be a finite number"),
+])
+def test_a_wrong_preemption_setting_is_refused_with_its_field_path(section, error):
+    with pytest.raises(ConfigError) as err:
+        parse_config(f"preemption: {section}\nqueues: {{root: {{children: {{a: {{}}}}}}}}")
+    assert any(e.startswith(error) for e in err.value.errors), err.value.errors
+
+
+def test_preemptable_must_be_a_boolean():
+    with pytest.raises(ConfigError) as err:
+        parse_config("queues:\n  root:\n    children:\n      a: {preemptable: 0}\n")
+    assert err.value.errors == ["queues.root.children.a.preemptable: must be true or false, got 0 (line 4)"]
+
+
+# ---------------------------------------------------------------- starvation and the lifecycle
+
+def test_a_late_queue_gets_its_fair_share_back_from_a_queue_holding_the_cluster():
+    sim = cluster()
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 40)
+    assert usage(sim, "root.a") == usage(sim, "root.b") == 4  # the target: half each
+    assert len(sim.killed) == 4 and {v.queue for v in sim.killed} == {"root.a"}
+    assert {v.for_queue for v in sim.killed} == {"root.b"} and {v.reason for v in sim.killed} == {"fair-share"}
+    sim.run(40, 80)
+    assert len(sim.killed) == 4 and not sim.marked(since=40), "preemption went on once the shares were fair"
+
+
+def test_nothing_is_marked_before_the_fair_share_timeout_and_nothing_killed_before_the_grace():
+    sim = cluster()
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 30)
+    first_mark = min(t for t, plan in sim.plans if plan.mark)
+    first_kill = min(t for t, plan in sim.plans if plan.kill)
+    assert first_mark == 15  # b below 0.8 x its target since 10, timeout 5 s
+    assert first_kill == 18  # grace 3 s
+    assert all(v.deadline == v.marked_at + 3 for v in sim.killed)
+
+
+def test_a_queue_below_its_min_starves_after_the_min_share_timeout():
+    sim = cluster(queues="a: {}\n      b: {min: {vcores: 2}}", preemption="fair-share-timeout-s: 1000")
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 30)
+    assert min(t for t, plan in sim.plans if plan.mark) == 12
+    assert {v.reason for v in sim.killed} == {"min-share"}
+    assert usage(sim, "root.b") == 4  # restored to its target, not just to its min
+
+
+def test_a_container_released_within_the_grace_is_not_killed():
+    sim = cluster()
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 16)
+    marked = sim.marked()
+    assert len(marked) == 4  # half the cluster: b's target, within max-per-round
+    sim.core.container_finished(marked[0].container_id, "released")  # its AM gave it back
+    sim.run(16, 19)
+    assert [v.container_id for v in sim.killed] == [v.container_id for v in marked[1:]]
+    assert sim.core.preemption.counters["released"] == 1
+
+
+def test_recomputing_the_plan_keeps_each_mark_once_with_its_first_deadline():
+    sim = cluster()
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 18)
+    planned = [plan.planned for t, plan in sim.plans if 15 <= t < 18]
+    assert planned[0] == planned[1] == planned[2] and len(planned[0]) == 4
+    assert [v.container_id for v in sim.marked()] == [v.container_id for v in planned[0]]  # told once
+    assert {v.deadline for v in planned[0]} == {18}
+
+
+def test_observe_only_reports_the_plan_and_preempts_nothing():
+    sim = cluster(preemption="observe-only: true")
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 40)
+    plan = sim.plans[-1][1]
+    assert plan.observe_only and not plan.mark and not plan.kill
+    assert len(plan.planned) == 4 and {v.for_queue for v in plan.planned} == {"root.b"}
+    assert not sim.killed and usage(sim, "root.b") == 0
+    assert all(n.reserved is None for n in sim.core.nodes.values())
+
+
+def test_a_preempted_node_is_held_for_the_starved_queue_while_its_victims_drain():
+    sim = cluster()
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 16)
+    held = {n.id: n.reserved.app.id for n in sim.core.nodes.values() if n.reserved is not None}
+    assert held == {v.node_id: "B" for v in sim.marked()}
+    sim.core.update_request("A", 1, TASK, 100, now=16)  # a asks on; its share is above b's anyway
+    got = sim.step(18)  # the kills, then the heartbeats
+    assert sorted(a.app_id for a in got) == ["B"] * 4
+
+
+def test_a_queue_not_preemptable_is_never_a_victim_nor_is_any_queue_below_it():
+    sim = cluster(queues="p: {preemptable: false, children: {a: {preemptable: true}}}\n      b: {}")
+    sim.ask("A", "root.p.a", TASK, 100)
+    sim.run(0, 3)
+    sim.ask("B", "root.b", TASK, 100, now=10)
+    sim.run(10, 40)
+    assert not sim.marked() and usage(sim, "root.p.a") == 8
+    assert sim.core.preemption.queues["root.b"].starved == "fair-share"  # it starves, nobody can help
+
+
+def test_a_queue_not_preemptable_may_still_receive_preempted_room():
+    sim = cluster(queues="a: {}\n      b: {preemptable: false}")
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 40)
+    assert usage(sim, "root.b") == 4 and len(sim.killed) == 4
+
+
+def test_am_containers_go_last_and_younger_containers_first():
+    sim = cluster(nodes=1, preemption="max-per-round: '25%'")
+    sim.ask("A", "root.a", TASK, 1)
+    sim.run(0, 1)
+    am = next(iter(sim.core.apps["A"].containers))
+    sim.core.mark_am(am)
+    for t in range(1, 4):  # one container a second: each younger than the one before
+        sim.ask("A", "root.a", TASK, 1, now=t, priority=2)
+        sim.run(t, t + 1)
+    ages = sorted(sim.core.apps["A"].containers - {am}, key=lambda c: sim.core.containers[c].started)
+    sim.ask("B", "root.b", TASK, 100, now=10)
+    sim.run(10, 30)
+    assert [v.container_id for v in sim.killed] == [ages[-1], ages[-2]]
+    assert am in sim.core.containers
+
+
+def test_less_important_containers_go_first():
+    sim = cluster(nodes=1, preemption="max-per-round: '25%'")
+    sim.ask("A", "root.a", TASK, 2, priority=5)
+    sim.run(0, 1)
+    sim.ask("A", "root.a", TASK, 2, priority=20, now=1)  # YARN: a higher number is less important
+    sim.run(1, 2)
+    sim.ask("B", "root.b", TASK, 100, now=10)
+    sim.run(10, 30)
+    assert [sim.core.apps["A"].requests[(20, 0)].count, sim.core.apps["A"].requests[(5, 0)].count] == [2, 0]
+
+
+def test_no_container_is_taken_where_its_release_cannot_make_room():
+    """n0 holds one of a's tasks beside c's 3 vcores, which cannot be preempted: freeing a's there
+    leaves 1 vcore, too little for b's 2-vcore task, so only a container on n1 is taken."""
+    sim = cluster(queues="a: {max: {vcores: 4}}\n      b: {}\n      c: {preemptable: false}")
+    sim.ask("C", "root.c", {"vcores": 3, "memory-mb": 1024}, 1)
+    sim.core.on_heartbeat("n0", now=0)
+    sim.ask("A", "root.a", TASK, 100)
+    sim.run(0, 3)
+    sim.ask("B", "root.b", {"vcores": 2, "memory-mb": 1024}, 1, now=10)
+    sim.run(10, 30)
+    assert [v.node_id for v in sim.killed] == ["n1"]
+    assert usage(sim, "root.b") == 2 and usage(sim, "root.a") == 3
+
+
+def test_a_round_takes_at_most_max_per_round_of_the_cluster():
+    sim = cluster(nodes=8, preemption="max-per-round: '10%'")  # 3.2 of 32 vcores: 3 one-vcore tasks
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 60)
+    per_round = [len(plan.mark) for _, plan in sim.plans if plan.mark]
+    assert max(per_round) == 3 and usage(sim, "root.b") == 16
+
+
+def test_the_victim_queue_keeps_its_target_and_the_starved_queue_does_not_pass_its_own():
+    """Weights 3:1: b's target is a quarter; a keeps three quarters."""
+    sim = cluster(queues="a: {weight: 3}\n      b: {}")
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 60)
+    assert (usage(sim, "root.a"), usage(sim, "root.b")) == (6, 2)
+    assert len(sim.killed) == 2
+
+
+def test_turning_preemption_off_cancels_the_marks_and_lets_the_nodes_go():
+    sim = cluster()
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 16)
+    assert sim.core.preemption.marks
+    sim.core.reload(parse_config("queues: {root: {children: {a: {}, b: {}}}}"))
+    sim.run(16, 30)
+    assert not sim.killed and not sim.core.preemption.marks
+    assert all(n.reserved is None for n in sim.core.nodes.values())
+
+
+def test_only_the_victims_needed_for_the_room_are_taken():
+    """n0 holds a's old 3-vcore task and a younger 1-vcore one; younger goes first, but b's 3-vcore
+    request needs the old one's room, and with it the young one is not needed."""
+    sim = cluster(queues="a: {}\n      b: {weight: 3}", nodes=2)
+    sim.ask("A", "root.a", {"vcores": 3, "memory-mb": 1024}, 1)
+    sim.core.on_heartbeat("n0", now=0)
+    sim.ask("A", "root.a", TASK, 5, now=1, priority=2)
+    sim.run(1, 3)
+    old = next(c for c in sim.core.apps["A"].containers if sim.core.containers[c].resources[sim.core.types.index["vcores"]] == 3)
+    sim.ask("B", "root.b", {"vcores": 3, "memory-mb": 1024}, 1, now=10)
+    sim.run(10, 30)
+    assert [v.container_id for v in sim.killed] == [old]
+    assert usage(sim, "root.b") == 3
