@@ -17,7 +17,7 @@ picked. Nodes without cards keep the node total and never reach this module.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from scheduler.resources import AMOUNT_LIMIT, Vector
 
@@ -87,6 +87,23 @@ class Cards:
             part = left if n == len(cards) - 1 else min(self.sizes[i], left)
             self.free[i] -= sign * part
             left -= part
+
+    def count_fitting(self, amount: int, released: Iterable[tuple[tuple[int, ...], int]] = ()) -> int:
+        """How many containers of `amount` MiB these cards would take one after another, once the
+        (cards, MiB) of `released` running containers are given back (preemption's room)."""
+        if amount <= 0:
+            return AMOUNT_LIMIT
+        saved, self.free = self.free, list(self.free)
+        try:
+            for cards, mib in released:
+                self.charge(cards, mib, -1)
+            n = 0
+            while (chosen := self.choose(amount)) is not None:
+                self.charge(chosen, amount, 1)
+                n += 1
+            return n
+        finally:
+            self.free = saved
 
     def fallback(self) -> tuple[int, ...]:
         """Where a container that runs already goes when no cards can hold it: the freest card

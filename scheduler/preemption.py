@@ -218,7 +218,7 @@ class Preemptor:
             hold = self.holds[node]
             req = hold.request
             wanted = node in draining and self.core.nodes.get(node.id) is node and _live(self.core, req)
-            hold.containers = _count_fitting(req.capability, self._room(node)) if wanted else 0
+            hold.containers = self._fitting(node, req, frozenset()) if wanted else 0
             if hold.containers and node.reserved is None:
                 node.reserved = req  # it served one container; the node stays held for the rest
             if not hold.containers or node.reserved is not req:
@@ -229,13 +229,23 @@ class Preemptor:
                 del self.marks[cid]
                 self.counters["cancelled"] += 1
 
-    def _room(self, node: Node, marked: set[str] = frozenset()) -> Vector:
-        """The node's free room once its marked containers (and `marked`) are gone."""
+    def _fitting(self, node: Node, req: Request, marked: Iterable[str], gone: Iterable[Container] = ()) -> int:
+        """How many containers of `req` fit on `node` once its marked containers (and `marked`,
+        and `gone`) are released; on a node with GPU cards by the card rule, so a victim whose
+        memory is on another card than the request could use makes no room (scheduler.cards)."""
+        marked = set(marked)
+        released = [c for c in map(self.core.containers.__getitem__, node.containers)
+                    if c.id in self.marks or c.id in marked]
+        released += [c for c in gone if c.id not in self.marks and c.id not in marked]
         room = vsub(node.capacity, node.allocated)
-        for cid in node.containers:
-            if cid in self.marks or cid in marked:
-                room = vadd(room, self.core.containers[cid].resources)
-        return room
+        for c in released:
+            room = vadd(room, c.resources)
+        n = _count_fitting(req.capability, room)
+        cards = node.cards
+        if cards is None or not n:
+            return n
+        i = cards.index
+        return min(n, cards.count_fitting(req.capability[i], [(c.cards, c.resources[i]) for c in released]))
 
     def _due(self, now: float) -> tuple[Victim, ...]:
         due = []
@@ -331,7 +341,7 @@ class Preemptor:
             acc.held[node] = hold.containers
         for node in core.nodes.values():
             req = node.reserved
-            if req is not None and node not in self.holds and fits(req.capability, vsub(node.capacity, node.allocated)):
+            if req is not None and node not in self.holds and fits(req.capability, _free_now(node)):
                 acc.held[node] = 1
         for node, held in acc.held.items():
             req = node.reserved
@@ -348,7 +358,7 @@ class Preemptor:
                 continue
             if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
                 continue
-            if req.allows(node) and fits(req.capability, node.capacity):
+            if req.allows(node) and node.holds(req.capability):
                 out.append(node)
         return out
 
@@ -372,11 +382,10 @@ class Preemptor:
             _add_up(acc.gained, leaf.ancestors_and_self(), req.capability)
         # One container at a time can leave a remainder that a later victim completes: a victim
         # whose room the others' remainders make up is let off (the most protected first).
-        room, need = self._room(node, acc.marked), acc.held.get(node, 0)
+        need = acc.held.get(node, 0)
         for c in sorted(picked, key=_victim_order, reverse=True):
-            if _count_fitting(req.capability, vsub(room, c.resources)) >= need:
+            if self._fitting(node, req, acc.marked - {c.id}) >= need:
                 picked.remove(c)
-                room = vsub(room, c.resources)
                 self._count(acc, c, leaf, vsub)
         return picked
 
@@ -395,11 +404,8 @@ class Preemptor:
         `req` (beyond those it is held for), by the victim order, each allowed by the targets;
         None if no such set exists (nothing is taken)."""
         core = self.core
-        room = self._room(node, acc.marked)
         held = acc.held.get(node, 0)
-        if held:
-            room = vsub(room, tuple(v * held for v in req.capability))
-        if fits(req.capability, room):
+        if self._fitting(node, req, acc.marked) > held:
             return None  # the room is there: the decision gives it, no kill needed
         leaf, cap = req.app.queue, core.capacity
         candidates = sorted((c for c in map(core.containers.__getitem__, node.containers)
@@ -412,16 +418,14 @@ class Preemptor:
                     or not _may_gain(_below_common(leaf, q), req.capability, acc.gained, goals, cap):
                 continue
             taken.append(c)
-            room = vadd(room, c.resources)
-            if fits(req.capability, room):
+            if self._fitting(node, req, acc.marked, taken) > held:
                 break
         else:
             return None
         # The first ones in the order may have been too small to matter once later ones came.
         for c in reversed(taken[:-1]):
-            if fits(req.capability, vsub(room, c.resources)):
+            if self._fitting(node, req, acc.marked, [t for t in taken if t is not c]) > held:
                 taken.remove(c)
-                room = vsub(room, c.resources)
         lost = dict(acc.lost)
         for c in taken:  # each was allowed alone; together, too?
             if not _may_lose(c.app.queue, leaf, c.resources, lost, goals, cap):
@@ -527,6 +531,12 @@ def _paths_up(path: str) -> list[str]:
     """path and its ancestors' paths, up to root."""
     parts = path.split(".")
     return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def _free_now(node: Node) -> Vector:
+    """The node's free room as the core's fit tests see it (with cards: what one container can get)."""
+    free = vsub(node.capacity, node.allocated)
+    return free if node.cards is None else node.cards.room(free)
 
 
 def _count_fitting(shape: Vector, room: Vector) -> int:

@@ -248,3 +248,28 @@ def test_only_the_victims_needed_for_the_room_are_taken():
     sim.run(10, 30)
     assert [v.container_id for v in sim.killed] == [old]
     assert usage(sim, "root.b") == 3
+
+
+def test_on_a_node_with_gpu_cards_the_victim_frees_a_card_that_then_holds_the_request():
+    """Four 8 GiB cards hold a's 6 GiB tasks on cards 0-2 and a 4 GiB one on card 3: 10 GiB free
+    in all, but no card has the 6 GiB b asks for. The node total says the room is there and no
+    kill is needed, so b would wait for ever; by the cards, the 4 GiB task must go (its card then
+    holds b's task), and one victim is all the targets allow."""
+    yaml = ("resources: [vcores, memory-mb, gpu-mem]\n"
+            "preemption: {" + ", ".join(f"{k}: {v}" for k, v in SETTINGS.items()) + "}\n"
+            "reservation: {starvation-timeout-s: null}\n"
+            "queues:\n  root:\n    children:\n      a: {}\n      b: {}\n")
+    core = make_core(yaml, {}, clock=lambda: 0.0)
+    core.add_node("g0", {"vcores": 16, "memory-mb": 16384, "gpu-mem": 4 * 8192}, cards=[8192] * 4)
+    sim = LongTasks(core)
+    sim.ask("A", "root.a", {"vcores": 1, "memory-mb": 1024, "gpu-mem": 6144}, 3)
+    sim.run(0, 2)
+    sim.ask("A", "root.a", {"vcores": 1, "memory-mb": 1024, "gpu-mem": 4096}, 1, priority=2)
+    sim.run(2, 4)
+    gpu = core.types.index["gpu-mem"]
+    small = [c for c in core.containers.values() if c.resources[gpu] == 4096]
+    assert len(small) == 1 and small[0].cards == (3,) and core.nodes["g0"].cards.free == [2048, 2048, 2048, 4096]
+    sim.ask("B", "root.b", {"vcores": 1, "memory-mb": 1024, "gpu-mem": 6144}, 100, now=10)
+    sim.run(10, 40)
+    assert [v.container_id for v in sim.killed] == [small[0].id]
+    assert core.queues["root.b"].usage[gpu] == 6144 and core.queues["root.a"].usage[gpu] == 3 * 6144
