@@ -13,7 +13,7 @@ import difflib
 import logging
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +199,31 @@ class QueueConfig:
                                           f"(the cluster has: {', '.join(names)})")
         if errors:
             raise ConfigError(errors, self.source)
+
+    def for_cluster(self, names: tuple[str, ...]) -> tuple[QueueConfig, list[str]]:
+        """This configuration without what it says of resource types outside `names`, and one line
+        per setting left out. A reload naming a type the cluster lacks is refused (check_resources);
+        a core rebuilt from YARN's state must run whatever the file says, so it runs without them."""
+        ignored: list[str] = []
+
+        def keep(q: QueueSpec) -> QueueSpec:
+            prefix = "queues." + ".children.".join(q.path.split("."))
+            kept = {}
+            for key, values in (("weight", q.weight), ("min", q.min), ("max", q.max)):
+                if isinstance(values, dict):
+                    ignored.extend(f"{prefix}.{key}.{res}: ignored, the cluster has no resource type {res}"
+                                   for res in values if res not in names)
+                    kept[key] = {res: v for res, v in values.items() if res in names}
+            return replace(q, **kept, children=tuple(keep(c) for c in q.children))
+
+        resources = self.resources
+        if resources is not None:
+            ignored.extend(f"resources: {res}: ignored, the cluster has no resource type {res}"
+                           for res in resources if res not in names)
+            resources = tuple(res for res in resources if res in names) or None
+        if not ignored:
+            return self, []
+        return replace(self, root=keep(self.root), resources=resources), ignored
 
 
 def load_config(path: str | Path) -> QueueConfig:

@@ -1,15 +1,19 @@
-"""SchedulerCore: cluster state, events, and the weighted-DRF decision at each node heartbeat.
+"""SchedulerCore: cluster state, events, and the hierarchical-DRF decision at each node heartbeat.
 
 Fairness state is computed when a node offers room, never by a periodic thread: every queue's
-key (its weighted dominant share, or how far it is below its `min`) is refreshed the moment its
-usage changes, in its parent's lazy heap. A heartbeat walks down the tree taking, at each level,
-the lowest-keyed child that has something fitting this node and its limits; children that cannot
-fit are set aside for the rest of the heartbeat, so a queue whose requests do not fit never
-blocks the others (DRFH). Cost per assigned container: one pop and one push per tree level.
+key (its H-DRF share, or how far it is below its `min`) is refreshed the moment something below
+it changes, in its parent's lazy heap. A leaf's share is its weighted dominant share; a parent's
+is that of its children's usage rescaled to its lowest child with demand (H-DRF, Bhattacharya et
+al.: see "keys and heaps"). A heartbeat walks down the tree taking, at each level, the
+lowest-keyed child that has something fitting this node and its limits; a child that cannot fit
+is set aside for the rest of the heartbeat, which re-keys its parents (it no longer holds their
+level down), so a queue whose requests do not fit never blocks the others (DRFH). Cost per
+assigned container: one push per tree level and O(resources) arithmetic per level.
 """
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import replace
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -26,7 +30,8 @@ from scheduler.multinode import get_node_choice
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceError, Vector, dominant_resource,
-                                 dominant_share, fits, fits_any, vadd, vmin, vsub)
+                                 dominant_share, fit_test, fits, fits_any, linear_form, quantised_ratio, vadd,
+                                 vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
 
@@ -34,6 +39,13 @@ UNLIMITED = 1 << 62
 DEFAULT_RACK = "/default-rack"
 FINISH_STATES = frozenset({"completed", "released", "preempted", "expired", "killed", "lost"})
 _RESERVED = object()  # a heartbeat stopped because it reserved its node
+_RETRY = object()  # a walk set a queue aside, which re-keyed the queues above: walk again from the root
+# Directions a parent sums are quantised to 2**-48 of a share: integer sums are exact in any
+# order, so keys depend on the state alone (batch() must decide as eager re-keying).
+_QUANTUM = float(1 << 48)
+_NONE, _ACTIVE, _ASIDE, _IDLE = range(4)  # how a queue's direction counts in its parent's sums
+_KEY_SCALE = 1e12
+UNBLOCK_BUDGET = 64  # queues (and apps) a heartbeat sets aside before its walk (see _unblock)
 
 
 class SchedulerCore:
@@ -44,6 +56,8 @@ class SchedulerCore:
                  node_choice: str = "best-fit") -> None:
         self.types = ResourceTypes(resource_types or config.resource_types())
         self.policy = get_policy(policy)
+        self._aggregate, self._vadd, self._vsub = self.policy.aggregate, self.types.add, self.types.sub
+        self._zero = self.types.zero
         self.node_choice = get_node_choice(node_choice)
         self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
         self.clock = clock
@@ -65,6 +79,13 @@ class SchedulerCore:
         self._rekey: dict[App, None] | None = None
         self._view: QueueView | None = None  # what placement sees of the tree; None: to rebuild
         self._stale = False  # cluster capacity changed: shares and limits to recompute
+        self._placeable: dict[Vector, bool] = {}  # shape -> fits some node's capacity
+        self._placeable_bits: tuple[int, int] | None = None  # (shapes known, mask of the placeable)
+        self._bits: dict[Vector, int] = {}  # request shape -> its bit in queue masks
+        self._fit_tests: dict[Vector, tuple[int, Callable[[Vector], bool]]] = {}  # shape -> (bit, fits room?)
+        self._heads: dict[int, set[Queue]] = {}  # head_mask -> parents heading with that mask
+        self.head: Queue | None = None  # the leaf first in fair order (see _reserve_for_head)
+        self.head_since = 0.0
         self.config = config
         self._install(config)
 
@@ -89,9 +110,9 @@ class SchedulerCore:
         self._view = None
         if parent is not None:
             parent.children[spec.name] = q
+        self._limits(q)  # before the children's: theirs depend on their parent's scale
         for child in spec.children:
             self._build(child, q)
-        self._limits(q)
         return q
 
     def _limits(self, q: Queue) -> None:
@@ -101,6 +122,14 @@ class SchedulerCore:
         q.app_scale = self.policy.scale(names, self.divided, cap, 1.0)
         inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
         q.min_inv = inv if any(inv) else None
+        q.weigh = linear_form(q.scale, self.policy.aggregate)
+        if q.parent is not None and q.parent.parent is not None:  # (the root keeps no sums)
+            # a leaf measures in resource units, a parent in its own share units
+            up = q.parent.scale if spec.is_leaf else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)]
+            q.up = quantised_ratio(tuple(x * _QUANTUM for x in up))
+            q.up_raw = quantised_ratio(tuple(x * _QUANTUM for x in q.parent.scale))
+        else:
+            q.up = q.up_raw = None
         if not spec.max and spec.max_fraction is None:
             q.max = None
             return
@@ -169,8 +198,8 @@ class SchedulerCore:
         for q in self.queues.values():
             q.usage, q.running_apps = zero, 0
             q.shapes.clear()
-            q.heap = LazyHeap()
             q.waiting.clear()
+        self._reset_keys()  # (masks too: _add_shape sets them again)
         for app in sorted(self.apps.values(), key=lambda a: a.seq):
             for q in app.queue.ancestors_and_self():
                 q.usage = vadd(q.usage, app.usage)
@@ -225,16 +254,30 @@ class SchedulerCore:
 
     def _set_capacity(self, capacity: Vector) -> None:
         self.capacity = capacity
+        self._placeable.clear()
+        self._placeable_bits = None
         self._stale = True  # shares are recomputed once, at the next decision, not per node added
 
     def _refresh(self) -> None:
         for q in self.queues.values():
             self._limits(q)
-        for q in self.queues.values():
-            q.heap = LazyHeap()
+        self._reset_keys()
         for app in self.apps.values():
             self._requeue(app)
         self._stale = False
+
+    def _reset_keys(self) -> None:
+        """Empties every heap and H-DRF sum; re-queueing every app rebuilds them."""
+        zero = self.types.zero
+        self._heads.clear()
+        for q in self.queues.values():
+            q.heap = LazyHeap()
+            q.act = q.dirq = q.up_dirq = zero
+            q.idle, q.asides = {}, []
+            q.state, q.aside, q.share, q.head, q.head_mask = _NONE, False, 0.0, None, 0
+            q.mask = 0
+            for shape in q.shapes:
+                q.mask |= self._bit(shape)
 
     # ------------------------------------------------------------------ apps
 
@@ -540,8 +583,10 @@ class SchedulerCore:
             self._requeue(app)
 
     def _add_shape(self, app: App, shape: Vector) -> None:
+        bit = self._bit(shape)
         for q in app.queue.ancestors_and_self():
             q.shapes[shape] += 1
+            q.mask |= bit
 
     def _drop_shape(self, app: App, shape: Vector) -> None:
         for q in app.queue.ancestors_and_self():
@@ -550,16 +595,50 @@ class SchedulerCore:
                 q.shapes[shape] = left
             else:
                 del q.shapes[shape]
+                q.mask &= ~self._bits[shape]
+        if not self.root.shapes:
+            self.head = None  # no demand anywhere: whoever asks next starts a fresh starvation clock
 
     # ------------------------------------------------------------------ keys and heaps
 
+    # Hierarchical DRF (Bhattacharya, Culler, Friedman, Ghodsi, Shenker, Stoica, SoCC 2013). A
+    # leaf's share is its weighted dominant share, as in flat DRF. A parent's vector sums its
+    # children's, each cut back to M, the lowest share among its children that can use the node
+    # being decided ("rescaling to minimum nodes"): a child that raced ahead on a resource its
+    # siblings do not use, or that holds more than its part from before they asked, does not make
+    # its parent look large while a sibling is still low. A child that cannot use the node, or has
+    # no demand, does not set M ("ignoring blocked nodes") and is cut back to M too. The parent's
+    # share is the weighted dominant share of that vector with its own weights. With one level of
+    # queues no parent's share is ever compared: flat trees are ordered exactly as flat DRF.
+    #
+    # Incrementally: each parent keeps `act`, the sum of its heap children's directions
+    # (vector / share, quantised: integer sums are exact in any order, so keys depend on the state
+    # alone and batch() decides as eager re-keying), so its vector is M * act plus its idle and
+    # set-aside children: a re-key costs O(resources + idle children) per level, not O(children).
+    # Which children can use the node is settled by the heartbeat (_unblock, _pick): a child that
+    # cannot is set aside, which re-keys its parents.
+
     def _queue_key(self, q: Queue) -> tuple[int, float]:
-        usage = q.usage
         if q.min_inv is not None:
-            below = max(map(mul, usage, q.min_inv))
+            below = max(map(mul, q.usage, q.min_inv))
             if below < 1.0:
                 return 0, below  # under its min: served before every queue at or over its min
-        return 1, self.policy.aggregate(map(mul, usage, q.scale))
+        # Quantised: shares that are equal but for float rounding tie, and ties go by heap order.
+        return 1, int(q.share * _KEY_SCALE)
+
+    def _units(self, level: float, act: tuple[int, ...], blocked: list[Queue], idle) -> list[float]:
+        """A parent's vector in its own share units: M * its heap children's directions, plus each
+        set-aside or idle child's vector, cut back to M (fsum: exact in any order)."""
+        base = [level * a / _QUANTUM for a in act] if level < math.inf else [0.0] * len(act)
+        rest = [c for c in (*blocked, *idle) if c.share]
+        if not rest:
+            return base
+        cols = [[b] for b in base]
+        for c in rest:
+            part = min(c.share, level) / _QUANTUM
+            for col, d in zip(cols, c.dirq):
+                col.append(part * d)
+        return [math.fsum(col) for col in cols]
 
     def _app_key(self, app: App) -> tuple[int, float]:
         if app.queue.spec.order == "fifo":
@@ -614,16 +693,134 @@ class SchedulerCore:
         else:
             app.queue.heap.remove(app)
 
-    def _requeue_queues(self, q: Queue) -> None:
+    def _requeue_queues(self, q: Queue, keep: bool = False) -> None:
         while q.parent is not None:
-            self._push_queue(q)
+            self._push_queue(q, keep)
             q = q.parent
 
-    def _push_queue(self, q: Queue) -> None:
-        if q.shapes:
-            q.parent.heap.push(q, *self._queue_key(q))
+    def _push_queue(self, q: Queue, keep: bool = False, order: int | None = None) -> None:
+        """Re-measures q, re-keys it in its parent's heap (or takes it out) and moves its part of
+        the parent's sums. This runs per tree level for every container: it is written for speed.
+
+        q's share and direction come from its usage (a leaf, or a parent set aside: nothing below
+        it can use the node, so all counts in full) or from its children's sums. Equal keys go in
+        the order their queues were last re-keyed by a change of usage or demand; a heartbeat
+        setting a queue aside and back re-keys with `keep` (or the saved `order`), so a queue does
+        not lose its place among equals for a node it could not use."""
+        if not q.children or q.aside:
+            units = q.usage
+            share = q.share = q.weigh(units)
+            up = q.up if not q.children else q.up_raw
         else:
-            q.parent.heap.remove(q)
+            top = q.heap.peek_entry()  # (tier, the child with the lowest key)
+            if top is not None and top[0] == 1 and not (q.idle or q.asides):
+                units = q.act  # every child counts M * its direction: the sums say it all
+                share = self._aggregate(units)
+                q.share = top[1].share * share / _QUANTUM
+            else:
+                units = self._units(_level(q, top), q.act, q.asides, q.idle)
+                share = q.share = self._aggregate(units)
+            up = q.up
+        parent = q.parent
+        heap = parent.heap
+        if keep:
+            order = heap.order_of(q)
+        if q.shapes:
+            state = _ASIDE if q.aside else _ACTIVE
+        else:
+            state = _IDLE if q.share else _NONE
+        if up is not None:  # the root's own share is never compared: it keeps no sums
+            dirq = q.dirq = up(units, share) if q.share else self._zero
+            if state == q.state == _ACTIVE:
+                old = q.up_dirq
+                if dirq != old:
+                    parent.act = self._vadd(self._vsub(parent.act, old), dirq)
+            else:
+                self._move_sums(q, parent, q.state, state)
+            q.state, q.up_dirq = state, dirq
+        if state != _ACTIVE:
+            heap.remove(q)
+            on_top = False
+        elif q.min_inv is None:
+            on_top = heap.push(q, 1, int(q.share * _KEY_SCALE), order)
+        else:
+            on_top = heap.push(q, *self._queue_key(q), order)
+        if up is not None and (on_top or q is parent.head):  # else the head is the same child
+            self._track_head(parent)
+
+    def _move_sums(self, q: Queue, parent: Queue, old: int, new: int) -> None:
+        if old == _ACTIVE:
+            parent.act = self._vsub(parent.act, q.up_dirq)
+        elif old == _IDLE:
+            del parent.idle[q]
+        if new == _ACTIVE:
+            parent.act = self._vadd(parent.act, q.dirq)
+        elif new == _IDLE:
+            parent.idle[q] = None
+
+    # Which parents head their heap with a child that cannot use the node: every queue's mask
+    # marks the request shapes pending below it (kept with `shapes`), each parent's head_mask its
+    # head child's mask,
+    # and `heads` groups parents by head_mask. A node's room fits some set of shapes; a parent
+    # whose head_mask misses that set heads with a child that cannot use the node, so its key is
+    # not yet its key for the node: the heartbeat sets such heads aside first (_unblock).
+
+    def _bit(self, shape: Vector) -> int:
+        bit = self._bits.get(shape)
+        if bit is None:
+            bit = self._bits[shape] = 1 << len(self._bits)
+            self._fit_tests[shape] = (bit, fit_test(shape))
+        return bit
+
+    def _track_head(self, q: Queue) -> None:
+        if q.parent is None or not q.children:  # the root's head is never blocked for its key
+            return
+        head = q.head = q.heap.peek()
+        mask = 0 if head is None or q.aside else head.mask
+        if mask != q.head_mask:
+            heads = self._heads
+            if q.head_mask:
+                group = heads[q.head_mask]
+                group.discard(q)
+                if not group:
+                    del heads[q.head_mask]
+            if mask:
+                heads.setdefault(mask, set()).add(q)
+            q.head_mask = mask
+
+    def _unblock(self, free: Vector, aside: list) -> None:
+        """Sets aside, deepest first, every head child that cannot use the node (and a parent
+        whose heap that empties), until every parent heads with a child that fits `free`, or
+        UNBLOCK_BUDGET queues are set aside in this heartbeat: past that, the walk sets aside
+        what it meets (_pick), and a queue it does not look into keeps the key it has with its
+        blocked head, which is lower than its key for this node but for rare mixes of resources
+        (see "Hierarchical DRF" in the README)."""
+        heads = self._heads
+        if not heads:
+            return  # no parent below the root (a flat tree), or none with demand
+        fit = 0
+        tests = self._fit_tests
+        for shape in self.root.shapes:
+            bit, test = tests[shape]
+            if test(free):
+                fit |= bit
+        if fit == self.root.mask:
+            return  # every shape pending anywhere fits
+        while True:
+            blocked = [q for mask in heads if not mask & fit for q in heads[mask]]
+            if not blocked:
+                return
+            for q in sorted(blocked, key=_deepest_first):
+                while not q.aside:
+                    if len(aside) >= UNBLOCK_BUDGET:
+                        return
+                    head = q.heap.peek()
+                    if head is None:
+                        self._set_aside(q, aside)
+                    elif head.mask & fit:
+                        break
+                    else:
+                        self._set_aside(head, aside)
 
     # ------------------------------------------------------------------ the decision
 
@@ -655,74 +852,91 @@ class SchedulerCore:
         free = self.types.sub(node.capacity, node.allocated)
         out: list[Assignment] = []
         if node.reserved is not None:
-            granted = self._serve_reservation(node, free, now)
-            if granted is None:
+            got = self._serve_reservation(node, free, now)
+            if got is _RESERVED:
                 return out
-            out.append(granted)
-            if len(out) == limit:
-                return out
-            free = vsub(free, granted.vector)
-        skipped: list = []
+            if got is not None:
+                out.append(got)
+                if len(out) == limit:
+                    return out
+                free = vsub(free, got.vector)
+        if self.timeout and self._reserve_for_head(node, free, now):
+            return out
+        aside: list = []
         root = self.root
         try:
             while fits_any(root.shapes, free):
-                got = self._pick(root, free, None, node, now, skipped)
-                if got is None or got is _RESERVED:
+                self._unblock(free, aside)
+                got = self._pick(root, free, None, node, now, aside)
+                if got is None:
                     break
-                out.append(got)
-                if len(out) == limit:
-                    break
-                free = vsub(free, got.vector)
+                if got is not _RETRY:
+                    out.append(got)
+                    if len(out) == limit:
+                        break
+                    free = vsub(free, got.vector)
         finally:
-            for heap, item, key in skipped:
-                heap.push(item, *key)
+            self._restore(aside)
         return out
 
-    def _pick(self, q: Queue, free: Vector, headroom: Vector | None, node: Node, now: float, skipped: list):
-        """The next assignment from below `q`, or None when nothing below fits this node."""
-        heap = q.heap
-        first = True
-        while heap:
-            child = heap.pop()
-            if child.max is None:
-                room = headroom
-            else:
-                own = vsub(child.max, child.usage)
-                room = own if headroom is None else vmin(headroom, own)
-            budget = free if room is None else vmin(free, room)
-            if fits_any(child.shapes, budget):
-                if child.children:
-                    got = self._pick(child, free, room, node, now, skipped)
-                else:
-                    got = self._pick_app(child, budget, node, now, skipped)
-            else:
-                got = self._reserve_for(child, room, node, now) if first and self.timeout else None
-            first = False
-            if got is None or got is _RESERVED:
-                skipped.append((heap, child, self._queue_key(child)))
-                if got is _RESERVED:
-                    return got
-                continue
-            if child.shapes:
-                heap.push(child, *self._queue_key(child))
-            return got
-        return None
+    def _pick(self, q: Queue, free: Vector, headroom: Vector | None, node: Node, now: float, aside: list):
+        """The next assignment from below `q`: None when nothing below fits this node, _RETRY when
+        children were set aside (the keys above changed: the walk starts again from the root).
 
-    def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, skipped: list):
+        The shapes were checked by _unblock; what remains to find out here is a queue's max and an
+        app's locality and blacklist."""
+        heap = q.heap
+        while True:
+            child = heap.peek()
+            if child is None:
+                return None
+            room = headroom if child.max is None else _room(child, headroom)
+            budget = free if room is None else vmin(free, room)
+            # below the root, _unblock has checked the shapes of every head against `free`
+            if (room is None and q.parent is not None) or fits_any(child.shapes, budget):
+                if child.children:
+                    got = self._pick(child, free, room, node, now, aside)
+                else:
+                    got = self._pick_app(child, budget, node, now, aside)
+                if got is not None:
+                    return got
+            self._set_aside(child, aside)
+            if q.parent is not None:
+                return _RETRY
+
+    def _set_aside(self, child: Queue, aside: list) -> None:
+        """Takes `child` out of its parent's heap for the rest of the heartbeat and re-keys above it."""
+        parent = child.parent
+        aside.append((child, parent.heap.order_of(child)))
+        child.aside = True
+        parent.asides.append(child)
+        self._track_head(child)
+        self._requeue_queues(child, keep=True)
+
+    def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, aside: list):
         heap = leaf.heap
         while heap:
-            app = heap.pop()
-            if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
-                skipped.append((heap, app, self._app_key(app)))
-                continue
-            for req in app.pending:
-                if fits(req.capability, budget) and req.allows(node):
-                    got = self._assign(app, req, node, now)
-                    if app.pending:
-                        heap.push(app, *self._app_key(app))
-                    return got
-            skipped.append((heap, app, self._app_key(app)))
+            app, order = heap.pop_with_order()
+            if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
+                for req in app.pending:
+                    if fits(req.capability, budget) and req.allows(node):
+                        got = self._assign(app, req, node, now)
+                        self._requeue(app)
+                        return got
+            aside.append((app, order))
         return None
+
+    def _restore(self, aside: list) -> None:
+        """Puts what a heartbeat set aside back in its heaps, in the order it was set aside."""
+        for item, order in aside:
+            if isinstance(item, Queue):
+                item.aside = False
+                item.parent.asides.remove(item)
+                self._push_queue(item, order=order)
+                self._track_head(item)
+                self._requeue_queues(item.parent, keep=True)
+            else:
+                item.queue.heap.push(item, *self._app_key(item), order)
 
     def _assign(self, app: App, req: Request, node: Node, now: float) -> Assignment:
         cap = req.capability
@@ -734,50 +948,113 @@ class SchedulerCore:
         node.containers.add(aid)
         self._charge(app, node, cap, self.types.add)
         if req.count == 0:
-            app.pending.remove(req)
-            self._drop_shape(app, cap)
-        if req.reserved_node is not None and req.reserved_node is not node:
-            self._unreserve(req.reserved_node)  # served elsewhere: the reservation is no longer needed
+            self._set_pending(app, req, False)
+            if req.reserved_node is not None:
+                self._unreserve(req.reserved_node)  # nothing left to hold a node for
         self.counters["assignments"] += 1
         return Assignment(aid, app.id, node.id, app.queue.path, req.key[0], req.key[1], cap, self.types)
 
     # ------------------------------------------------------------------ reservations
+    #
+    # HDRF's starvation timeout, measured per queue: the leaf first in fair order (the lowest key
+    # at every level among queues with a request that fits some node within their max) is below
+    # its fair part by the decision's own measure. When the same leaf has been first for longer
+    # than reservation.starvation-timeout-s, it has starved: a node that could hold its next
+    # request, but has no room for it now, is reserved for that request, and nothing else starts
+    # there until the request fits. Only that leaf reserves, so a reservation never lets a queue
+    # jump ahead of one with a lower share. A reservation lasts while its request still asks for
+    # containers (also when some of them started elsewhere).
 
-    def _reserve_for(self, q: Queue, room: Vector | None, node: Node, now: float):
-        """Reserves `node` for the request fairness would serve next below `q` if it has starved.
+    def _reserve_for_head(self, node: Node, free: Vector, now: float) -> bool:
+        """Tracks the first leaf in fair order; reserves `node` for it when it has starved."""
+        head = self._fair_head()
+        if head is not self.head:
+            self.head, self.head_since = head, now
+        if head is None or node.reserved is not None or now - self.head_since < self.timeout:
+            return False
+        req = self._reservable(head, node, free)
+        if req is None:
+            return False
+        node.reserved, req.reserved_node = req, node
+        self.counters["reservations_made"] += 1
+        log.info("reserved node %s for app %s request %s %s (queue %s first in fair order for %.0f s)",
+                 node.id, req.app.id, req.key, self.types.format(req.capability), head.path,
+                 now - self.head_since)
+        return True
 
-        Only the lowest-keyed queue at a level gets here, so a reservation never lets a queue
-        jump ahead of one with a lower share.
-        """
-        if node.reserved is not None:
-            return None
+    def _fair_head(self) -> Queue | None:
+        """The leaf first in fair order among queues with a request that fits some node within their max."""
+        placeable = self._placeable_mask()
+        q, room = self.root, None
         while q.children:
-            q = q.heap.peek()
-            if q is None:
+            child = q.heap.peek()  # nearly always the head itself
+            if child is None:
                 return None
-        app = q.heap.peek()
-        if app is None:
+            limit = room if child.max is None else _room(child, room)
+            if not self._eligible(child, limit, placeable):
+                for child in q.heap.ordered():
+                    limit = room if child.max is None else _room(child, room)
+                    if self._eligible(child, limit, placeable):
+                        break
+                else:
+                    return None
+            q, room = child, limit
+        return q
+
+    def _eligible(self, q: Queue, limit: Vector | None, placeable: int) -> bool:
+        """q has a request that fits some node's capacity within `limit`."""
+        if limit is None:
+            return bool(q.mask & placeable)
+        return any(self._is_placeable(s) and fits(s, limit) for s in q.shapes)
+
+    def _placeable_mask(self) -> int:
+        """The shapes some node's capacity holds, as a mask (cached until the nodes or shapes change)."""
+        known = self._placeable_bits
+        if known is None or known[0] != len(self._bits):
+            mask = 0
+            for shape, bit in self._bits.items():
+                if self._is_placeable(shape):
+                    mask |= bit
+            known = self._placeable_bits = (len(self._bits), mask)
+        return known[1]
+
+    def _reservable(self, leaf: Queue, node: Node, free: Vector) -> Request | None:
+        """The request of the leaf's first app in fair order to reserve `node` for, if any."""
+        for app in leaf.heap.ordered():
+            asks = [r for r in app.pending if self._is_placeable(r.capability) and _within(r.capability, leaf)]
+            if not asks:
+                continue
+            if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
+                return None
+            for req in asks:
+                if not req.allows(node):
+                    continue
+                if fits(req.capability, free):
+                    return None  # it starts here now
+                if req.reserved_node is None and fits(req.capability, node.capacity):
+                    return req
             return None
-        for req in app.pending:
-            if (now - req.since >= self.timeout and req.reserved_node is None
-                    and fits(req.capability, node.capacity) and req.allows(node)
-                    and _within(req.capability, app.queue, room)):
-                node.reserved, req.reserved_node = req, node
-                self.counters["reservations_made"] += 1
-                log.info("reserved node %s for app %s request %s %s (waited %.0f s)", node.id, app.id,
-                         req.key, self.types.format(req.capability), now - req.since)
-                return _RESERVED
         return None
 
-    def _serve_reservation(self, node: Node, free: Vector, now: float) -> Assignment | None:
+    def _is_placeable(self, shape: Vector) -> bool:
+        """Some node's capacity holds `shape` (cached until the nodes change)."""
+        known = self._placeable.get(shape)
+        if known is None:
+            known = self._placeable[shape] = any(fits(shape, n.capacity) for n in self.nodes.values())
+        return known
+
+    def _serve_reservation(self, node: Node, free: Vector, now: float):
+        """The reserved request's container if it fits now; _RESERVED if the node stays held;
+        None if the reservation was invalid and dropped (the node is offered to others)."""
         req = node.reserved
         app = req.app
-        if req.count == 0 or app.id not in self.apps or not app.runnable or not _within(req.capability, app.queue):
+        if req.count == 0 or self.apps.get(app.id) is not app or not app.runnable \
+                or not _within(req.capability, app.queue):
             self._unreserve(node)
             return None
         if not fits(req.capability, free):
-            return None
-        self._unreserve(node)
+            return _RESERVED
+        node.reserved, req.reserved_node = None, None
         self.counters["reservations_satisfied"] += 1
         got = self._assign(app, req, node, now)
         self._requeue(app)
@@ -936,6 +1213,25 @@ class SchedulerCore:
 def _own(spec: QueueSpec) -> QueueSpec:
     """A queue's own settings, without its children, to tell what a reload changed."""
     return replace(spec, children=())
+
+
+def _level(q: Queue, top: tuple[float, Queue] | None) -> float:
+    """M: the lowest share among q's heap children (inf when none)."""
+    if top is None:
+        return math.inf
+    if top[0] == 1:
+        return top[1].share
+    return min(c.share for c in q.heap.items())  # a child below its min heads by how far below
+
+
+def _deepest_first(q: Queue) -> tuple[int, str]:
+    return -q.path.count("."), q.path
+
+
+def _room(q: Queue, headroom: Vector | None) -> Vector:
+    """What q's max leaves (within `headroom`, the room its ancestors' max leave)."""
+    own = vsub(q.max, q.usage)
+    return own if headroom is None else vmin(headroom, own)
 
 
 def _within(cap: Vector, leaf: Queue, room: Vector | None = None) -> bool:

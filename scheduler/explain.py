@@ -1,293 +1,29 @@
-"""Read-only analysis of a live SchedulerCore for operators: fair targets and why requests wait.
+"""Read-only analysis of a live SchedulerCore for operators: queue figures and why requests wait.
 
-`targets(core)` computes each queue's weighted-DRF target: the allocation it would hold if every
-queue with demand got its fair part. It is progressive filling (the DRF paper's water-filling)
-over the whole tree at once: each leaf's allocation grows along its demand vector (usage plus
-what its runnable apps ask), the children of every queue rising together at equal weighted
-dominant share; a leaf stops when it has all its demand or when a resource it uses runs out in
-the cluster or in the `max` of a queue above it, and queues below their `min` go first, the way
-the core serves them. The fill is exact (event by event), not sampled.
+`queue_figures(core)` gives what operators look at per queue; the targets are in
+scheduler.targets (imported here for the callers that read both).
 
 `why_pending(core, app_id)` names, for each pending request of an app, every reason it is not
 running now, in the terms the core decides by (max-running-apps, queue max, reservations, node
-room per resource, locality).
+room per resource, locality, starvation of its queue).
 
 Nothing here changes the core; callers hold the service lock while calling.
 """
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import mul
 
 from scheduler.core import SchedulerCore
 from scheduler.model import App, Node, Queue, Request
 from scheduler.resources import dominant_resource, dominant_share, fits, vadd, vsub
+from scheduler.targets import Target, TargetInput, share_scale, targets
 
-UNLIMITED = 1 << 62  # the core's "no max on this resource"
-
-
-@dataclass(frozen=True)
-class Target:
-    """A queue's fair target: the allocation vector and its (weighted) dominant share."""
-
-    allocation: tuple[float, ...]
-    dominant_share: float
-    weighted_share: float
-    demand: tuple[int, ...]  # usage + pending of runnable apps, before max caps
-
-
-# ---------------------------------------------------------------------------- targets
-
-_EPS = 1e-9
-_TINY = 1e-12  # the key slope of demand that does not move a queue's key (the core serves it first)
-_MAX_SEGMENTS = 100_000
-
-
-class _Fill:
-    """One queue in the fluid fill: leaves hold t * demand; parents sum their children.
-
-    It copies what the fill needs from the live queue, so the fill runs without the service lock.
-    """
-
-    __slots__ = ("path", "is_root", "children", "raw", "demand", "t", "frozen", "scale", "min_inv", "limit",
-                 "alloc", "growable", "growing", "krate", "slope", "v", "rate")
-
-    def __init__(self, q: Queue, raw: tuple[int, ...], limit: tuple[float, ...] | None,
-                 scale: tuple[float, ...]) -> None:
-        self.path = q.path
-        self.is_root = q.parent is None
-        self.children: list[_Fill] = []
-        self.raw = raw  # usage + pending of the queue's own apps (then of its subtree, once built)
-        self.demand = tuple(float(v) for v in raw)
-        self.t = 0.0
-        self.frozen = not any(raw)
-        self.scale = scale
-        self.min_inv = q.min_inv
-        self.limit = limit
-        self.alloc = self.demand
-        self.growable = False
-        self.growing: list[_Fill] = []
-        self.krate = 0.0  # how fast this queue's key rises per unit of fill time
-        self.slope = 1.0  # how fast its key rises per unit its children's common key rises (leaf: per t)
-        self.v: tuple[float, ...] = ()
-        self.rate = 0.0  # leaves: dt per unit of fill time
-
-
-class TargetInput:
-    """What the target fill needs, copied from the core: take it under the lock, compute after."""
-
-    def __init__(self, core: SchedulerCore) -> None:
-        self.capacity = core.capacity
-        self.aggregate = core.policy.aggregate
-        self.root = _build_fill(core.root, core, tuple(float(c) for c in core.capacity))
-
-    def compute(self) -> dict[str, Target]:
-        """Every queue's weighted-DRF target (see `targets`). Runs once per input."""
-        _fill(self.root, self.aggregate is sum)
-        cap = self.capacity
-        return {node.path: Target(
-            allocation=node.alloc,
-            dominant_share=dominant_share(node.alloc, cap),
-            weighted_share=self.aggregate(map(mul, node.alloc, node.scale)) if node.scale else 0.0,
-            demand=node.raw,
-        ) for node in _fill_nodes(self.root)}
-
-
-def targets(core: SchedulerCore) -> dict[str, Target]:
-    """Every queue's weighted-DRF target allocation (see the module doc).
-
-    The fill is the fluid limit of the core's own decision, computed event by event: between
-    events every growing leaf grows linearly, at rates that keep the keys of the growing children
-    of each queue equal (queues below their min by how far below, the others by weighted dominant
-    share, the lowest key first). Events: a leaf has all its demand; a queue's max or the cluster
-    runs out of a resource (the leaves using it stop: DRF progressive filling); a queue reaches its
-    min; a parent's dominant resource changes; a waiting child's key is reached.
-    """
-    return TargetInput(core).compute()
-
-
-def _build_fill(q: Queue, core: SchedulerCore, limit: tuple[float, ...] | None = None) -> _Fill:
-    raw = core.types.zero
-    for app in q.apps.values():
-        raw = vadd(raw, app.usage)
-        if app.runnable:
-            for req in app.pending:
-                raw = vadd(raw, tuple(v * req.count for v in req.capability))
-    if limit is None and q.max is not None:
-        limit = tuple(math.inf if m >= UNLIMITED else float(m) for m in q.max)
-    node = _Fill(q, raw, limit, share_scale(core, q))
-    for child in q.children.values():
-        node.children.append(_build_fill(child, core))
-        raw = vadd(raw, node.children[-1].raw)
-    node.raw = raw
-    if node.children:
-        node.frozen = True  # parents grow through their leaves only
-    return node
-
-
-def _fill_nodes(node: _Fill):
-    yield node
-    for child in node.children:
-        yield from _fill_nodes(child)
-
-
-def _fill(root: _Fill, additive: bool) -> None:
-    nodes = list(_fill_nodes(root))
-    leaves = [n for n in nodes if not n.children]
-    for _ in range(_MAX_SEGMENTS):
-        for n in reversed(nodes):  # children before parents
-            _sum_up(n)
-        for n in nodes:
-            if n.limit is not None:
-                _freeze_tight(n)
-        for n in leaves:
-            if n.t >= 1.0 - _EPS:
-                n.frozen = True
-        for n in reversed(nodes):
-            n.growable = (not n.frozen) if not n.children else any(c.growable for c in n.children)
-        if not root.growable:
-            return
-        for n in reversed(nodes):
-            _slopes(n, additive)
-        _rates(root, 1.0)
-        step = _next_event(nodes, leaves, additive)
-        if not math.isfinite(step):
-            return
-        for n in leaves:
-            if n.rate:
-                n.t = min(1.0, n.t + step * n.rate)
-    for n in reversed(nodes):
-        _sum_up(n)
-
-
-def _sum_up(n: _Fill) -> None:
-    if n.children:
-        width = len(n.demand)
-        n.alloc = tuple(sum(c.alloc[j] for c in n.children) for j in range(width))
-    else:
-        n.alloc = tuple(n.t * d for d in n.demand)
-
-
-def _freeze_tight(n: _Fill) -> None:
-    """A queue (or the cluster) out of a resource: every leaf below it that uses it stops."""
-    tight = [j for j, (a, m) in enumerate(zip(n.alloc, n.limit)) if a >= m - _EPS * max(m, 1.0)]
-    if tight:
-        for leaf in _fill_nodes(n):
-            if not leaf.children and any(leaf.demand[j] > 0 for j in tight):
-                leaf.frozen = True
-
-
-def _key(n: _Fill, additive: bool) -> tuple[int, float]:
-    """The core's key of a queue at its current fill: (0, how far below min) or (1, weighted share)."""
-    if n.min_inv is not None:
-        below = max(map(mul, n.alloc, n.min_inv))
-        if below < 1.0 - _EPS:
-            return 0, below
-    parts = list(map(mul, n.alloc, n.scale))
-    return 1, (sum(parts) if additive else max(parts))
-
-
-def _key_rate(n: _Fill, phase: int, growth: Sequence[float], additive: bool) -> float:
-    """How fast the key of `n` rises when its allocation grows by `growth` per unit."""
-    factors = n.min_inv if phase == 0 else n.scale
-    if additive and phase == 1:
-        return sum(map(mul, growth, factors))
-    parts = list(map(mul, n.alloc, factors))
-    top = max(parts)
-    # Under max, the key follows the fastest of the components tied at the top.
-    return max((g * f for p, g, f in zip(parts, growth, factors) if p >= top - _EPS * max(top, 1.0)),
-               default=0.0)
-
-
-def _slopes(n: _Fill, additive: bool) -> None:
-    """Bottom-up: the growing children of `n` and how its key rises with theirs."""
-    if not n.growable:
-        n.growing, n.v = [], ()
-        return
-    phase = _key(n, additive)[0]
-    if not n.children:
-        n.slope = max(_key_rate(n, phase, n.demand, additive), _TINY)
-        n.v = tuple(d / n.slope for d in n.demand)
-        return
-    candidates = [(c, _key(c, additive)) for c in n.children if c.growable]
-    lowest = min(k for _, k in candidates)
-    n.growing = [c for c, k in candidates if k[0] == lowest[0] and k[1] <= lowest[1] + _EPS * max(lowest[1], 1.0)]
-    growth = [0.0] * len(n.demand)
-    for c in n.growing:
-        for j, x in enumerate(c.v):
-            growth[j] += x
-    n.slope = max(_key_rate(n, phase, growth, additive), _TINY)
-    n.v = tuple(g / n.slope for g in growth)
-
-
-def _rates(n: _Fill, krate: float) -> None:
-    """Top-down: the key of `n` rises at `krate`; its growing children's common key at krate / slope."""
-    n.krate = krate
-    if not n.children:
-        n.rate = krate / n.slope if n.growable else 0.0
-        return
-    inner = krate if n.is_root else krate / n.slope  # root: its children set the pace
-    growing = set(map(id, n.growing))
-    for c in n.children:
-        _rates(c, inner if id(c) in growing else 0.0)
-
-
-def _next_event(nodes: list[_Fill], leaves: list[_Fill], additive: bool) -> float:
-    step = math.inf
-    growth: dict[int, list[float]] = {}
-    for n in leaves:
-        if n.rate > 0:
-            step = min(step, (1.0 - n.t) / n.rate)  # all its demand
-    for n in reversed(nodes):
-        if n.children:
-            g = [0.0] * len(n.demand)
-            for c in n.children:
-                for j, x in enumerate(growth[id(c)]):
-                    g[j] += x
-        else:
-            g = [n.rate * d for d in n.demand]
-        growth[id(n)] = g
-        if n.limit is not None:  # a max, or the cluster, runs out of a resource
-            for a, m, r in zip(n.alloc, n.limit, g):
-                if r > 0 and math.isfinite(m):
-                    step = min(step, max(0.0, (m - a) / r))
-        if n.is_root or not any(g):
-            continue
-        phase = _key(n, additive)[0]
-        factors = n.min_inv if phase == 0 else n.scale
-        parts = [a * f for a, f in zip(n.alloc, factors)]
-        rates = [x * f for x, f in zip(g, factors)]
-        if phase == 0:  # reaches its min when its first min'd resource does
-            step = min([step] + [(1.0 - p) / r for p, r in zip(parts, rates) if r > 0])
-        if n.children and (phase == 0 or not additive):  # another resource overtakes the leading one
-            top = max(parts)
-            lead = max((r for p, r in zip(parts, rates) if p >= top - _EPS * max(top, 1.0)), default=0.0)
-            step = min([step] + [(top - p) / (r - lead) for p, r in zip(parts, rates) if r > lead])
-    for n in nodes:  # the growing children's key reaches a waiting child's
-        if not n.growing:
-            continue
-        phase, level = _key(n.growing[0], additive)
-        pace = n.growing[0].krate
-        for c in n.children:
-            if c.growable and c not in n.growing:
-                k = _key(c, additive)
-                if k[0] == phase and pace > 0:
-                    step = min(step, max(0.0, (k[1] - level) / pace))
-    return step
+__all__ = ["QueueFigures", "Target", "TargetInput", "queue_figures", "reservations_by_queue", "targets",
+           "why_pending"]
 
 
 # ---------------------------------------------------------------------------- live figures
-
-def share_scale(core: SchedulerCore, q: Queue) -> tuple[float, ...]:
-    """The multipliers turning q's usage into its weighted share, at the current cluster capacity.
-
-    The core refreshes its own copy lazily, at its next decision after nodes change; a status read
-    must not wait for that (nor refresh the core itself, which is the core's business).
-    """
-    return core.policy.scale(core.types.names, core.divided, core.capacity, q.spec.weight)
-
 
 @dataclass(frozen=True)
 class QueueFigures:
@@ -410,15 +146,25 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
     out += [r for r in _node_reasons(core, app, req, shape) if not (at_max and r["code"] == "ready")]
     # Only a request that is large enough for some node but finds no room there can reserve one.
     if core.timeout is not None and req.reserved_node is None and any(r["code"] == "no-node-room" for r in out):
-        waited = now - req.since
-        left = core.timeout - waited
-        out.append(_reason("starvation", f"waiting {waited:.0f} s; "
-                           + (f"may reserve a node after {left:.0f} s more (starvation timeout "
-                              f"{core.timeout:g} s)" if left > 0 else
-                              f"past the starvation timeout ({core.timeout:g} s): the next node that is "
-                              f"large enough reserves for it when its queue is next in fair order"),
-                           waited_s=round(waited, 3), timeout_s=core.timeout))
+        out.append(_starvation(core, app.queue, now))
     return out
+
+
+def _starvation(core: SchedulerCore, leaf: Queue, now: float) -> dict:
+    """Where the request's queue stands on the starvation clock (see SchedulerCore._reserve_for_head)."""
+    timeout = core.timeout
+    if core.head is not leaf:
+        first = core.head.path if core.head is not None else "none yet"
+        return _reason("starvation", f"its queue {leaf.path} is not first in fair order (first: {first}); a node "
+                                     f"is reserved only for the queue first in fair order for {timeout:g} s "
+                                     "(the starvation timeout)", first=first, timeout_s=timeout)
+    waited = now - core.head_since
+    left = timeout - waited
+    return _reason("starvation", f"its queue {leaf.path} has been first in fair order for {waited:.0f} s; "
+                   + (f"it may reserve a node after {left:.0f} s more (starvation timeout {timeout:g} s)"
+                      if left > 0 else f"past the starvation timeout ({timeout:g} s): the next node large enough "
+                                       "for this request is reserved for it at its heartbeat"),
+                   first=leaf.path, waited_s=round(waited, 3), timeout_s=timeout)
 
 
 def _app_limit(leaf: Queue) -> Queue:

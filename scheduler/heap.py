@@ -2,6 +2,8 @@
 
 Updating a key pushes a fresh entry and tombstones the old one, so every operation is
 O(log n) and nothing is ever re-sorted; tombstones are swept when they outnumber live entries.
+Equal keys come out in the order of their `order` numbers: a fresh one on every push, unless the
+caller hands back an item's earlier number (`order_of`) to keep its place among equals.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from itertools import count
 from typing import Any
 
 _SWEEP_MIN = 64
+_ITEM = 4  # entry: [tier, value, order, unique number, item or None when dead]
 
 
 class LazyHeap:
@@ -30,48 +33,91 @@ class LazyHeap:
     def __contains__(self, item: Any) -> bool:
         return item in self._entries
 
-    def push(self, item: Any, tier: float, value: float) -> None:
-        """Adds `item` or moves it to key (tier, value); equal keys come out in push order."""
+    def push(self, item: Any, tier: float, value: float, order: int | None = None) -> bool:
+        """Adds `item` or moves it to key (tier, value); equal keys come out in push order, or
+        by `order` when given (an order_of number: the item keeps its place among equals).
+        Returns whether `item` now has the smallest key."""
         old = self._entries.get(item)
         if old is not None:
-            old[3] = None
+            old[_ITEM] = None
             self._dead += 1
-        entry = [tier, value, next(self._order), item]
+        unique = next(self._order)
+        entry = [tier, value, unique if order is None else order, unique, item]
         self._entries[item] = entry
-        heappush(self._heap, entry)
+        heap = self._heap
+        heappush(heap, entry)
         if self._dead > _SWEEP_MIN and self._dead > len(self._entries):
             self._sweep()
+        return heap[0] is entry
+
+    def order_of(self, item: Any) -> int | None:
+        entry = self._entries.get(item)
+        return None if entry is None else entry[2]
 
     def remove(self, item: Any) -> None:
         entry = self._entries.pop(item, None)
         if entry is not None:
-            entry[3] = None
+            entry[_ITEM] = None
             self._dead += 1
 
     def pop(self) -> Any:
         """Removes and returns the item with the smallest key, or None when empty."""
+        entry = self._pop_entry()
+        return None if entry is None else entry[_ITEM]
+
+    def pop_with_order(self) -> tuple[Any, int]:
+        """pop(), with the item's order number (to put it back in its place: push(..., order))."""
+        entry = self._pop_entry()
+        if entry is None:
+            raise IndexError("pop from an empty heap")
+        return entry[_ITEM], entry[2]
+
+    def _pop_entry(self) -> list | None:
         heap = self._heap
         while heap:
             entry = heappop(heap)
-            item = entry[3]
+            item = entry[_ITEM]
             if item is not None:
                 del self._entries[item]
-                return item
+                return entry
             self._dead -= 1
         return None
 
     def peek(self) -> Any:
         """The item with the smallest key, left in place, or None when empty."""
         heap = self._heap
-        while heap and heap[0][3] is None:
+        while heap and heap[0][_ITEM] is None:
             heappop(heap)
             self._dead -= 1
-        return heap[0][3] if heap else None
+        return heap[0][_ITEM] if heap else None
+
+    def peek_entry(self) -> tuple[float, Any] | None:
+        """(tier, item) of the smallest key, or None when empty."""
+        heap = self._heap
+        while heap and heap[0][_ITEM] is None:
+            heappop(heap)
+            self._dead -= 1
+        return (heap[0][0], heap[0][_ITEM]) if heap else None
+
+    def ordered(self):
+        """The items in key order, lazily, without changing the heap: O(k log k) for the first k."""
+        heap = self._heap
+        if not heap:
+            return
+        frontier = [(heap[0], 0)]
+        size = len(heap)
+        while frontier:
+            entry, i = heappop(frontier)
+            if entry[_ITEM] is not None:
+                yield entry[_ITEM]
+            for j in (2 * i + 1, 2 * i + 2):
+                if j < size:
+                    heappush(frontier, (heap[j], j))
 
     def items(self) -> list:
         return list(self._entries)
 
     def _sweep(self) -> None:
-        self._heap = [e for e in self._heap if e[3] is not None]
+        self._heap = [e for e in self._heap if e[_ITEM] is not None]
         heapify(self._heap)
         self._dead = 0

@@ -183,11 +183,21 @@ class Queue:
 
     `shapes` counts, per request capability, the pending requests of runnable apps below this
     queue: it tells in O(distinct shapes) whether anything below could fit a node at all.
+
+    Hierarchical DRF (SchedulerCore, "keys and heaps"): `share` is the queue's H-DRF share for the
+    node being decided (its key) and `dirq` its direction (vector / share) in its parent's units,
+    quantised; `up_dirq` is the direction its parent's sums hold and `state` how they hold it. A
+    parent keeps `act`, the sum of its heap children's directions, `idle` its children with usage
+    and no demand, `asides` those the heartbeat set aside; `mask` marks the shapes pending below a
+    queue, `head` is the child heading its heap and `head_mask` that child's mask. `up` and `up_raw` turn the queue's own
+    units (share units for a parent, resources for a leaf or a set-aside parent) into a direction
+    in its parent's units.
     """
 
     __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
                  "max_apps", "running_apps", "heap", "shapes", "draining", "dynamic",
-                 "apps", "waiting", "app_scale")
+                 "apps", "waiting", "app_scale", "share", "dirq", "up_dirq", "state", "weigh", "up", "up_raw",
+                 "act", "idle", "asides", "aside", "mask", "head", "head_mask")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
         self.spec = spec
@@ -209,6 +219,20 @@ class Queue:
         # its apps held back by max-running-apps, oldest first: they all have the same limits,
         # so only the first can be the next to run
         self.waiting: dict[App, None] = {}
+        self.share = 0.0
+        self.dirq: tuple[int, ...] = zero
+        self.up_dirq: tuple[int, ...] = zero
+        self.state = 0
+        self.weigh = None  # usage -> weighted share, and the two below: compiled per queue (SchedulerCore._limits)
+        self.up = None  # (own units, share) -> dirq
+        self.up_raw = None
+        self.act: tuple[int, ...] = zero
+        self.idle: dict[Queue, None] = {}
+        self.asides: list[Queue] = []
+        self.aside = False
+        self.mask = 0
+        self.head: Queue | App | None = None  # the child heading its heap when it was last looked at
+        self.head_mask = 0
 
     @property
     def is_leaf(self) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from operator import add, le, sub
 
 from scheduler.echo import brief
@@ -140,3 +141,28 @@ def dominant_resource(usage: Vector, capacity: Vector, names: tuple[str, ...]) -
         if c and u / c > best_share:
             best, best_share = name, u / c
     return best
+
+
+@lru_cache(maxsize=4096)
+def linear_form(factors: tuple[float, ...], combine: Callable) -> Callable[[Vector], float]:
+    """`combine` (max or sum) of v_j * factors_j over the nonzero factors, as straight-line code
+    (a share is computed per queue and level for every container)."""
+    terms = [f"v[{j}] * {f!r}" for j, f in enumerate(factors) if f]
+    if not terms:
+        return lambda v: 0.0
+    body = terms[0] if len(terms) == 1 else (
+        f"max({', '.join(terms)})" if combine is max else " + ".join(terms))
+    return eval(f"lambda v: {body}")  # noqa: S307
+
+
+@lru_cache(maxsize=4096)
+def quantised_ratio(factors: tuple[float, ...]) -> Callable[[Vector, float], tuple[int, ...]]:
+    """(int(v_j * factors_j / s), ...), 0 where the factor is 0, as straight-line code."""
+    parts = [f"int(v[{j}] * {f!r} / s)" if f else "0" for j, f in enumerate(factors)]
+    return eval(f"lambda v, s: ({', '.join(parts)},)")  # noqa: S307
+
+
+def fit_test(shape: Vector) -> Callable[[Vector], bool]:
+    """fits(shape, room) for one shape, as straight-line code."""
+    checks = [f"room[{j}] >= {v}" for j, v in enumerate(shape) if v]
+    return eval(f"lambda room: {' and '.join(checks) or 'True'}")  # noqa: S307

@@ -130,10 +130,14 @@ class CoreCollector(Collector):
                                     "for", labels=["queue", "resource"])
         dominant = GaugeMetricFamily("yarn_drf_queue_dominant_share", "A queue's dominant share of the cluster",
                                      labels=["queue"])
-        weighted = GaugeMetricFamily("yarn_drf_queue_weighted_share", "A queue's weighted dominant share "
-                                     "(the key the core orders siblings by)", labels=["queue"])
-        target = GaugeMetricFamily("yarn_drf_queue_target_share", "A queue's weighted-DRF target dominant share "
-                                   "(its fair part given every queue's demand)", labels=["queue"])
+        weighted = GaugeMetricFamily("yarn_drf_queue_weighted_share", "A queue's weighted dominant share of its "
+                                     "usage (a leaf's key among its siblings; a parent's key is its "
+                                     "hierarchical share)", labels=["queue"])
+        target = GaugeMetricFamily("yarn_drf_queue_target_share", "The dominant share a queue's demand settles "
+                                   "at under the core's decisions, in whole containers on the real nodes",
+                                   labels=["queue"])
+        pooled = GaugeMetricFamily("yarn_drf_queue_pooled_target_share", "A queue's weighted-DRF fair share with "
+                                   "the cluster taken as one pool (node boundaries ignored)", labels=["queue"])
         running = GaugeMetricFamily("yarn_drf_queue_running_apps", "Runnable apps in and below a queue",
                                     labels=["queue"])
         waiting = GaugeMetricFamily("yarn_drf_queue_waiting_apps", "Apps held back by max-running-apps",
@@ -149,6 +153,7 @@ class CoreCollector(Collector):
             dominant.add_metric([path], f.dominant_share)
             weighted.add_metric([path], f.weighted_share)
             target.add_metric([path], goals[path].dominant_share)
+            pooled.add_metric([path], goals[path].pooled_dominant_share)
             running.add_metric([path], f.running_apps)
             waiting.add_metric([path], f.waiting_apps)
             drain.add_metric([path], 1 if draining[path] else 0)
@@ -163,5 +168,5 @@ class CoreCollector(Collector):
         nodes.add_metric([], nodes_now)
         apps = GaugeMetricFamily("yarn_drf_apps", "Apps known to the core")
         apps.add_metric([], apps_now)
-        yield from (usage, pending, dominant, weighted, target, running, waiting, drain, reservations,
+        yield from (usage, pending, dominant, weighted, target, pooled, running, waiting, drain, reservations,
                     capacity, allocated, nodes, apps)

@@ -150,6 +150,8 @@ class StatusView:
         yield self._table(columns, queue_width, bar)
         if any(isinstance(r["q"]["weight"], dict) for r in self.rows if r["weight"]):
             yield Text("weight: per-resource weights show the types that do not weigh 1", style="dim")
+        yield Text("target: the share its demand settles at on these nodes in whole containers; pooled "
+                   "target (below): its fair share if the cluster were one pool", style="dim")
         yield from self._details(options.max_width, state_shown="state" in columns)
 
     def _summary(self) -> list[Text]:
@@ -179,7 +181,7 @@ class StatusView:
         return widths, max(len("queue"), room(widths) - bar), bar
 
     def _table(self, columns: dict[str, int], queue_width: int, bar: int) -> Table:
-        table = Table(title="queues: dominant share vs weighted-DRF target (bar: share, '|' target)",
+        table = Table(title="queues: dominant share vs target (bar: share, '|' target)",
                       title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                       collapse_padding=True)
         table.add_column("queue", no_wrap=True, overflow="ellipsis", max_width=queue_width)
@@ -208,6 +210,8 @@ class StatusView:
         for r in self.rows:
             q = r["q"]
             lines = [] if state_shown or not r["state"] else [r["state"]]
+            if _pooled_differs(q):
+                lines.append(f"pooled target {q['pooled_target_share']:.1%}")
             if pending := _amounts(q["pending"]):
                 lines.append(f"pending {pending}")
             lines += _limits(q)
@@ -227,6 +231,17 @@ class StatusView:
             grid.add_row(name, text)
             out.append(grid)
         return out
+
+
+def _pooled_differs(q: dict) -> bool:
+    """Whether whole containers on these nodes cannot reach the queue's pooled fair share."""
+    return round(q["target_share"], 3) != round(q["pooled_target_share"], 3)
+
+
+def _target(q: dict) -> str:
+    """The reachable target, with the pooled one beside it where they differ."""
+    target = f"{q['target_share']:.1%}"
+    return f"{target} (pooled {q['pooled_target_share']:.1%})" if _pooled_differs(q) else target
 
 
 def _bar(share: float, target: float, width: int) -> Text:
@@ -287,17 +302,22 @@ def run_why(args: argparse.Namespace, console: Console | None = None) -> int:
     if code != 200:
         console.print(f"[red]error:[/red] HTTP {code}: {doc.get('error', doc)}")
         return 2
-    console.print(render_why(doc))
+    code, queues = _call("GET", url, "/v1/queues")
+    queue = next((q for q in queues.get("queues", ()) if q["name"] == doc["queue"]), None) if code == 200 else None
+    console.print(render_why(doc, queue))
     return 0
 
 
-def render_why(doc: dict) -> Group:
+def render_why(doc: dict, queue: dict | None = None) -> Group:
     """The app, then each pending request with its reasons; long lines wrap under their own text."""
     parts: list[Any] = [
         Text.from_markup(f"app [bold]{doc['app']}[/bold] of {doc['user']} in queue {doc['queue']}"
                          f"{' [red](draining: no new apps, running ones finish)[/red]' if doc['queue_draining'] else ''}"),
         Padding(Text(f"{'running' if doc['runnable'] else 'waiting to run'}, {doc['containers']} container(s), "
                      f"using {_amounts(doc['usage']) or 'nothing'}"), (0, 0, 0, 2))]
+    if queue is not None:
+        parts.append(Padding(Text(f"queue {queue['name']}: dominant share {queue['dominant_share']:.1%}, target "
+                                  f"{_target(queue)}"), (0, 0, 0, 2)))
     pending = [r for r in doc["requests"] if r["pending"] > 0]
     if not pending:
         parts.append(Text("no pending requests: nothing is waiting"))

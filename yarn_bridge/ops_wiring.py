@@ -37,7 +37,8 @@ def attach_ops(service: CoreService, port: int = DEFAULT_STATUS_PORT, host: str 
         raise ValueError("attach_ops needs a CoreService built with metrics")
 
     def health() -> dict:
-        out = {"service_counters": dict(service.counters), "epoch": service.epoch}
+        out = {"service_counters": dict(service.counters), "epoch": service.epoch,
+               "config_warnings": list(service.config_warnings)}
         if connected is not None:
             out["bridge_connected"] = connected()
         return out

@@ -55,6 +55,8 @@ class CoreService:
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
         self.epoch: int | None = None  # of the snapshot the core was rebuilt from; None: none yet
+        # settings of the queue file the last snapshot's cluster could not honour (for /v1/health)
+        self.config_warnings: list[str] = []
         # The newest snapshot epoch seen, announced before the lock is taken: an older snapshot
         # still being built (its caller timed out) gives up, and none older is ever applied.
         self._newest = -1
@@ -113,7 +115,11 @@ class CoreService:
     def _snapshot(self, msg: dict) -> str:
         epoch = msg["epoch"]
         try:
-            core = SchedulerCore(self.config, resource_types=msg["resources"] or None, policy=self.policy,
+            config, self.config_warnings = self.config.for_cluster(tuple(msg["resources"] or ()) or
+                                                                   self.config.resource_types())
+            for warning in self.config_warnings:
+                log.warning("queue configuration %s: %s", self.config.source, warning)
+            core = SchedulerCore(config, resource_types=msg["resources"] or None, policy=self.policy,
                                  node_choice=self.node_choice)
         except (ConfigError, ValueError) as exc:
             self.counters["bad_requests"] += 1

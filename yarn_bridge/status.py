@@ -1,6 +1,6 @@
 """The operator's HTTP endpoint of the scheduler service (127.0.0.1 by default).
 
-GET  /v1/queues       the queue tree: weights, limits, usage, dominant share vs weighted-DRF target
+GET  /v1/queues       the queue tree: weights, limits, usage, dominant share vs its reachable and pooled targets
 GET  /v1/apps         every app, one line each
 GET  /v1/apps/{id}    an app's requests and, for each pending one, why it is not running now
 GET  /v1/nodes        per node capacity, allocated, free and reservation
@@ -115,6 +115,8 @@ class StatusServer:
                 "target_share": round(goal.dominant_share, 6),
                 "target_weighted_share": round(goal.weighted_share, 6),
                 "target": {n: round(v, 3) for n, v in zip(types.names, goal.allocation)},
+                "pooled_target_share": round(goal.pooled_dominant_share, 6),
+                "pooled_target": {n: round(v, 3) for n, v in zip(types.names, goal.pooled_allocation)},
                 "demand": types.to_dict(goal.demand),
                 "pending": types.to_dict(f.pending),
                 "running_apps": f.running_apps, "waiting_apps": f.waiting_apps,

@@ -103,11 +103,12 @@ def run_simulate(args: argparse.Namespace) -> int:
 def summary_table(result: dict[str, Any]) -> str:
     lines = [f"policy {result['policy']}, end {result['end_time']:.1f} s"
              + (" (STALLED: asks that can never be served)" if result["stalled"] else "")]
-    lines.append(f"{'queue':<24}{'running':>8}{'dom.share':>10}{'w.share':>9}{'tasks done':>11}"
-                 f"{'apps done':>10}{'mean s':>9}{'p95 s':>9}")
+    lines.append(f"{'queue':<24}{'running':>8}{'dom.share':>10}{'target':>8}{'pooled':>8}{'w.share':>9}"
+                 f"{'tasks done':>11}{'apps done':>10}{'mean s':>9}{'p95 s':>9}")
     for q, s in result["queues"].items():
         c = s["app_completion_s"] or {}
-        lines.append(f"{q:<24}{s['running']:>8}{s['dominant_share']:>10.3f}{s['weighted_share']:>9.3f}"
+        goal = "".join(f"{'-':>8}" if s[k] is None else f"{s[k]:>8.3f}" for k in ("target_share", "pooled_target_share"))
+        lines.append(f"{q:<24}{s['running']:>8}{s['dominant_share']:>10.3f}{goal}{s['weighted_share']:>9.3f}"
                      f"{s['completed_tasks']:>11}{s['completed_apps']:>10}"
                      f"{c.get('mean', float('nan')):>9.1f}{c.get('p95', float('nan')):>9.1f}")
     util = ", ".join(f"{k} {v:.1%}" for k, v in result["utilization"].items())

@@ -9,10 +9,11 @@ its end, as a NodeManager reports it.
 Heartbeats: node i beats at offset_i + k * H (offsets drawn from the seed, so nodes are
 staggered). While no app has an outstanding ask, a heartbeat cannot produce an assignment, so
 the engine then only runs the heartbeats of nodes that have finished containers to report
-(`skip_idle`); as soon as anything is outstanding every node beats again. Likewise a node
-whose free room fits none of the outstanding ask shapes, and that the core holds no reservation
-on, would get nothing from the core: its heartbeat only reports finished containers and the
-core is not called. A test checks that these shortcuts change no result.
+(`skip_idle`); as soon as anything is outstanding every node beats again. Likewise, with
+reservations off, a node whose free room fits none of the outstanding ask shapes, and that the
+core holds no reservation on, would get nothing from the core: its heartbeat only reports
+finished containers and the core is not called. A test checks that these shortcuts change no
+result.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from scheduler.config import QueueConfig
 from scheduler.sim.formats import AppSpec, ClusterSpec, SimInputError
 from scheduler.sim.policies import PolicySetup
 from scheduler.sim.stats import LatencyHistogram
+from scheduler.targets import TargetInput
 
 _EPS = 1e-9
 AM_PRIORITY = 0
@@ -64,12 +66,17 @@ class _Container:
 
 @dataclass
 class Timeline:
-    """State sampled every `interval` seconds of simulated time, for plots."""
+    """State sampled every `interval` seconds of simulated time, for plots; each queue's targets
+    (scheduler.targets: a replay, so costlier) every `target_interval` seconds."""
 
     interval: float
+    target_interval: float | None = None
     times: list[float] = field(default_factory=list)
     shares: dict[str, list[float]] = field(default_factory=dict)
     utilization: dict[str, list[float]] = field(default_factory=dict)
+    target_times: list[float] = field(default_factory=list)
+    targets: dict[str, list[float]] = field(default_factory=dict)  # reachable dominant-share target
+    pooled: dict[str, list[float]] = field(default_factory=dict)  # pooled dominant-share target
 
 
 class Simulation:
@@ -78,7 +85,7 @@ class Simulation:
     def __init__(self, setup: PolicySetup, label_config: QueueConfig, cluster: ClusterSpec,
                  apps: Sequence[AppSpec], *, heartbeat_s: float = 1.0, until: float | None = None,
                  seed: int = 0, skip_idle: bool = True, sample_s: float | None = None,
-                 progress: Callable[[float], None] | None = None) -> None:
+                 target_s: float | None = None, progress: Callable[[float], None] | None = None) -> None:
         if heartbeat_s <= 0:
             raise SimInputError([f"heartbeat interval must be > 0 s, got {heartbeat_s}"])
         self.setup = setup
@@ -135,7 +142,8 @@ class Simulation:
                          "decisions": 0,
                          "assignments": 0, "containers_finished": 0, "excess_assignments": 0,
                          "submits": 0}
-        self.timeline = Timeline(sample_s) if sample_s else None
+        # Targets need the queues the core decides by: not for policies that relabel them (fifo, slots).
+        self.timeline = Timeline(sample_s, target_s if setup.submit_queue is None else None) if sample_s else None
         self.stalled = False
         for queue in label_config.queues().values():
             if queue.is_leaf:
@@ -192,6 +200,8 @@ class Simulation:
 
     def _sample(self, t: float) -> None:
         tl = self.timeline
+        if tl.target_interval and (not tl.target_times or t >= tl.target_times[-1] + tl.target_interval):
+            self._sample_targets(t)
         tl.times.append(t)
         for q, alloc in self.queue_alloc.items():
             tl.shares.setdefault(q, [0.0] * (len(tl.times) - 1)).append(self._share(alloc))
@@ -201,6 +211,15 @@ class Simulation:
         for j, name in enumerate(self.real_types):
             cap = self.capacity[j]
             tl.utilization.setdefault(name, []).append(self.alloc[j] / cap if cap else 0.0)
+
+    def _sample_targets(self, t: float) -> None:
+        tl = self.timeline
+        tl.target_times.append(t)
+        goals = TargetInput(self.core).compute()
+        for q in self.queue_alloc:
+            goal = goals.get(q)
+            tl.targets.setdefault(q, []).append(goal.dominant_share if goal else 0.0)
+            tl.pooled.setdefault(q, []).append(goal.pooled_dominant_share if goal else 0.0)
 
     def _share(self, alloc: Sequence[int]) -> float:
         return max((a / c for a, c in zip(alloc, self.capacity) if c), default=0.0)
@@ -409,6 +428,8 @@ class Simulation:
 
     def _may_assign(self, node: int) -> bool:
         """False only when the core certainly returns nothing for this node now."""
+        if self.core.timeout:
+            return True  # the core watches the queue first in fair order at every heartbeat
         free = self.node_free[node]
         for shape in self.pending_shapes:
             if all(map(le, shape, free)):

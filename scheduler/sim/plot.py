@@ -1,4 +1,4 @@
-"""`--plot`: dominant share per queue and utilization per resource over simulated time."""
+"""`--plot`: dominant share (and target) per queue and utilization per resource over simulated time."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,8 +18,11 @@ def plot_timeline(sim: Simulation, out: str | Path) -> None:
         raise ValueError("the simulation was run without a timeline")
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(10, 6.5))
     for queue, series in sorted(tl.shares.items()):
-        top.step(tl.times, series, where="post", label=queue, linewidth=1.2)
-    top.set_ylabel("dominant share")
+        line, = top.step(tl.times, series, where="post", label=queue, linewidth=1.2)
+        if tl.targets.get(queue):
+            top.step(tl.target_times, tl.targets[queue], where="post", color=line.get_color(), linestyle="--",
+                     linewidth=0.9)
+    top.set_ylabel("dominant share (dashed: target)")
     top.set_ylim(0, 1.02)
     top.set_title(f"policy {sim.setup.name}: {len(sim.node_names)} nodes, {len(sim.states)} apps")
     if tl.shares:

@@ -5,6 +5,7 @@ from typing import Any
 
 from scheduler.sim.engine import Simulation
 from scheduler.sim.stats import summary
+from scheduler.targets import TargetInput
 
 FORMAT_VERSION = 1
 
@@ -30,6 +31,9 @@ def build_result(sim: Simulation) -> dict[str, Any]:
     capacity = sim.capacity
     types = sim.real_types
     core_queues = sim.core.snapshot().get("queues", {})
+    # The targets of the demand at the end (running containers and what runnable apps still ask),
+    # for policies that decide by the configured queues.
+    goals = TargetInput(sim.core).compute() if sim.setup.submit_queue is None else {}
     label_queues = sim.label_config.queues()
     completion: dict[str, list[float]] = {q: [] for q in sim.queue_alloc}
     apps = []
@@ -51,6 +55,8 @@ def build_result(sim: Simulation) -> dict[str, Any]:
             "allocated": dict(zip(types, alloc)),
             "dominant_share": round(share, 6),
             "weighted_share": round(weighted, 6),
+            "target_share": round(goals[q].dominant_share, 6) if q in goals else None,
+            "pooled_target_share": round(goals[q].pooled_dominant_share, 6) if q in goals else None,
             "completed_tasks": sim.queue_tasks_done[q],
             "completed_apps": len(completion[q]),
             "app_completion_s": summary(completion[q]),

@@ -60,16 +60,20 @@ class SimulationRequest:
         return cls(config, cluster, apps, types, **options)
 
 
+TARGET_SAMPLES = 100  # targets sampled per run for the timeline (each is a replay of the demand)
+
+
 def simulate(request: SimulationRequest, *, progress: bool = False, timeline: bool = False,
              skip_idle: bool = True) -> tuple[dict[str, Any], Simulation]:
     """Runs the request; returns (result JSON dict, the finished Simulation)."""
     setup = prepare(request.policy, request.config, request.resource_types, request.slots_per_node)
     horizon = request.until if request.until is not None else max(a.submit for a in request.apps)
     sample_s = max(request.heartbeat_s, horizon / 2000.0) if timeline else None
+    target_s = max(request.heartbeat_s, horizon / TARGET_SAMPLES) if timeline else None
     bar = _progress_bar(horizon) if progress else None
     sim = Simulation(setup, request.config, request.cluster, request.apps,
                      heartbeat_s=request.heartbeat_s, until=request.until, seed=request.seed,
-                     skip_idle=skip_idle, sample_s=sample_s, progress=bar)
+                     skip_idle=skip_idle, sample_s=sample_s, target_s=target_s, progress=bar)
     try:
         sim.run()
     finally:

@@ -110,3 +110,37 @@ def _sum(rows) -> tuple:
         for i, x in enumerate(r[6:]):
             total[i] += x
     return tuple(total)
+
+
+def test_a_file_naming_a_resource_type_the_cluster_lacks_still_schedules_after_a_snapshot(tmp_path):
+    """check-config cannot know the cluster's types: a file weighting gpu-mem, started on a cluster
+    without it, once made every snapshot fail and the shim resync for ever. The settings the cluster
+    cannot honour are left out, said in the log and in /v1/health, and the rest schedules."""
+    path = tmp_path / "queues.yaml"
+    path.write_text("""
+resources: [memory-mb, vcores, gpu-mem]
+queues:
+  root:
+    children:
+      a: {weight: {gpu-mem: 3, vcores: 2}, min: {gpu-mem: 1024}, max: {gpu-mem: 2048, vcores: 8}}
+      b: {}
+""")
+    svc = CoreService(path)
+    call(svc, type="snapshot", epoch=1, resources=["memory-mb", "vcores"], apps=[], containers=[], asks=[],
+         nodes=[{"node": "n1:1", "capacity": {"memory-mb": 8192, "vcores": 16}, "rack": "/r"}])
+    assert sorted(svc.config_warnings) == [
+        "queues.root.children.a.max.gpu-mem: ignored, the cluster has no resource type gpu-mem",
+        "queues.root.children.a.min.gpu-mem: ignored, the cluster has no resource type gpu-mem",
+        "queues.root.children.a.weight.gpu-mem: ignored, the cluster has no resource type gpu-mem",
+        "resources: gpu-mem: ignored, the cluster has no resource type gpu-mem"]
+    a = svc.core.queues["root.a"].spec
+    assert a.weight == {"vcores": 2.0} and a.min == {} and a.max == {"vcores": 8}
+    call(svc, type="submit", epoch=1, app="app_a", user="u", queue="a", groups=[])
+    got = call(svc, type="heartbeat", epoch=1, seq=1, node="n1:1",
+               asks=[[1, 20, "app_a", 1, 0, "*", True, 512, 1]])["assignments"]
+    got += call(svc, type="heartbeat", epoch=1, seq=2, node="n1:1")["assignments"]
+    assert sum(x["resources"]["vcores"] for x in got) == 8, "a's vcores max still holds"
+    check_accounting(svc.core)
+    # a reload is checked against the cluster it would run on: the same file is refused there
+    reply = call(svc, type="reload", epoch=1)
+    assert reply["accepted"] is False and any("gpu-mem: unknown resource type" in e for e in reply["errors"])

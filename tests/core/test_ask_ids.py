@@ -125,6 +125,7 @@ def test_withdrawing_by_id_drops_the_reservation():
     core.update_request("x", 1, {"vcores": 1, "memory-mb": 1024}, 100, now=0)
     running = [a.assignment_id for a in core.on_heartbeat("n1", now=0)]
     core.update_request("y", 1, {"vcores": 4, "memory-mb": 4096}, 1, now=0, ask_id=3)
+    assert core.on_heartbeat("n1", now=0) == []  # b is first in fair order from now on
     core.container_finished(running.pop())
     assert core.on_heartbeat("n1", now=10) == []
     assert core.snapshot()["nodes"]["n1"]["reserved_for"].startswith("y")

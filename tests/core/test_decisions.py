@@ -128,6 +128,7 @@ def test_reservation_is_dropped_when_the_request_is_withdrawn():
     submit(core, "small", "a", {"vcores": 1, "memory-mb": 1024}, 100)
     running = [a.assignment_id for a in core.on_heartbeat("n1", now=0)]
     submit(core, "big", "b", {"vcores": 4, "memory-mb": 4096}, 1, now=0)
+    assert core.on_heartbeat("n1", now=0) == []  # b is first in fair order from now on
     core.container_finished(running.pop())
     assert core.on_heartbeat("n1", now=10) == []  # reserved now: the small app may not refill
     assert core.snapshot()["nodes"]["n1"]["reserved_for"].startswith("big")

@@ -66,6 +66,22 @@ def test_status_table(ops):
     assert row(text, "  prod").split()[1] == "2"  # weight column
 
 
+def test_status_shows_the_pooled_target_beside_the_reachable_one_where_they_differ(ops):
+    # ml's tasks need 4 vcores and 3000 gpu-mem, which only n2 has: in whole containers ml settles
+    # at 2 tasks (gpu-mem 6000 of 8000, 75%), all of n2's vcores, where the pool would give it 60%
+    with ops.lock:
+        ops.core.submit_app("g", "alice", "root.prod.ml")
+        ops.core.update_request("g", 1, {"vcores": 4, "memory-mb": 1024, "gpu-mem": 3000}, 10)
+        ops.core.submit_app("c", "alice", "root.prod.etl")
+        ops.core.update_request("c", 1, {"vcores": 1, "memory-mb": 1024}, 40)
+    code, text = run(["status", "--url", ops.url])
+    queues = {q["name"]: q for q in ops.get("/v1/queues")["queues"]}
+    ml = queues["root.prod.ml"]
+    assert ml["target_share"] != ml["pooled_target_share"]
+    assert f"  {ml['target_share']:.1%}  " in row(text, "ml")
+    assert f"pooled target {ml['pooled_target_share']:.1%}" in details(text, "root.prod.ml")
+
+
 def test_status_shows_draining_queue(ops):
     load(ops)
     ops.queues_file.write_text(QUEUES.replace("      batch:\n        max: {vcores: 4}\n", ""))
@@ -80,6 +96,7 @@ def test_why(ops):
     code, text = run(["why", "a-batch", "--url", ops.url])
     assert code == 0
     assert "app a-batch of alice in queue root.batch\n  running, 4 container(s)" in text
+    assert "  queue root.batch: dominant share 25.0%, target 25.0%" in text
     assert "priority 1: 16 x <memory-mb 2048, vcores 1>, waiting 0 s" in text
     assert "[queue-at-max] queue root.batch is at its max: vcores 4 used of max 4, needs 1 more" in text
 
@@ -209,7 +226,7 @@ def table_rows(text: str, width: int, headers: list[str] = HEADERS) -> dict[str,
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= width
     head = next(i for i, line in enumerate(lines) if line.startswith("queue "))
-    assert lines[head - 1].startswith("queues: dominant share vs weighted-DRF target")
+    assert lines[head - 1].startswith("queues: dominant share vs target")
     assert lines[head].split() == headers
     assert set(lines[head + 1].strip()) == {"─"}
     rows = {}

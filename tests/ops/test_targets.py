@@ -1,4 +1,5 @@
-"""Weighted-DRF targets against hand-computed water-filling (see each test's working)."""
+"""Targets: the pooled fill against hand-computed water-filling (see each test's working), and the
+reachable target against what the core's decisions actually settle to on the real nodes."""
 from __future__ import annotations
 
 import pytest
@@ -6,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler import SchedulerCore, parse_config
-from scheduler.explain import targets
+from scheduler import targets as targets_module
+from scheduler.targets import ReplayInput, targets
 
 
 def core_with(yaml_text: str, capacity: dict[str, int], demands: dict[str, tuple[dict[str, int], int]],
@@ -34,10 +36,10 @@ def test_drf_paper_example_both_get_two_thirds():
     core = core_with(TWO, {"vcores": 9, "memory-mb": 18},
                      {"root.a": ({"vcores": 1, "memory-mb": 4}, 10), "root.b": ({"vcores": 3, "memory-mb": 1}, 10)})
     t = targets(core)
-    assert t["root.a"].dominant_share == pytest.approx(2 / 3)
-    assert t["root.b"].dominant_share == pytest.approx(2 / 3)
-    assert t["root.a"].allocation == pytest.approx((3, 12))
-    assert t["root.b"].allocation == pytest.approx((6, 2))
+    assert t["root.a"].pooled_dominant_share == pytest.approx(2 / 3)
+    assert t["root.b"].pooled_dominant_share == pytest.approx(2 / 3)
+    assert t["root.a"].pooled_allocation == pytest.approx((3, 12))
+    assert t["root.b"].pooled_allocation == pytest.approx((6, 2))
     assert t["root.a"].demand == (10, 40)
 
 
@@ -49,7 +51,83 @@ def test_the_core_converges_to_the_drf_paper_target():
         pass
     snap = core.snapshot()["queues"]
     for q in ("root.a", "root.b"):
+        assert snap[q]["dominant_share"] == pytest.approx(t[q].pooled_dominant_share)
         assert snap[q]["dominant_share"] == pytest.approx(t[q].dominant_share)
+
+
+GPU_AND_CPU = """
+resources: [vcores, memory-mb, gpu-mem]
+queues:
+  root:
+    children:
+      gpu: {}
+      team:
+        children: {cpu: {}, etl: {weight: 2}}
+"""
+
+
+def gpu_and_cpu_core(pairs: int = 2, asked: int = 100) -> SchedulerCore:
+    """GPU nodes and as many CPU nodes; GPU tasks need 2 vcores with their GPU, on a GPU node."""
+    core = SchedulerCore(parse_config(GPU_AND_CPU))
+    for i in range(pairs):
+        core.add_node(f"gpu{i:02}", {"vcores": 4, "memory-mb": 8192, "gpu-mem": 2})
+        core.add_node(f"cpu{i:02}", {"vcores": 4, "memory-mb": 8192, "gpu-mem": 0})
+    for app, queue, shape in (("g", "gpu", {"vcores": 2, "memory-mb": 2048, "gpu-mem": 1}),
+                              ("c", "cpu", {"vcores": 1, "memory-mb": 1024}),
+                              ("e", "etl", {"vcores": 1, "memory-mb": 2048})):
+        core.submit_app(app, "u", queue)
+        core.update_request(app, 1, shape, asked)
+    return core
+
+
+def settle(core: SchedulerCore) -> None:
+    while any([a for node in list(core.nodes) for a in core.on_heartbeat(node, now=0)]):
+        pass
+
+
+def test_the_reachable_target_is_what_the_decisions_settle_to_and_the_pooled_one_may_not_be():
+    # Pooled, gpu would hold 2.67 GPUs (share 0.667); on the nodes the CPU queues take vcores of
+    # the GPU nodes in turn and gpu gets 2 tasks (0.5): the reachable target says so.
+    core = gpu_and_cpu_core()
+    t = targets(core)
+    settle(core)
+    snap = core.snapshot()["queues"]
+    for path in ("root.gpu", "root.team", "root.team.cpu", "root.team.etl"):
+        assert tuple(snap[path]["usage"].values()) == pytest.approx(t[path].allocation), path
+        assert snap[path]["dominant_share"] == pytest.approx(t[path].dominant_share)
+    assert t["root.gpu"].dominant_share == pytest.approx(0.5)
+    assert t["root.gpu"].pooled_dominant_share > 0.6
+
+
+def test_the_reachable_target_counts_running_containers_with_their_shapes():
+    # Half the cluster runs: the target replays those containers and what is still asked for.
+    core = gpu_and_cpu_core()
+    settle(core)
+    settled = {p: v["usage"] for p, v in core.snapshot()["queues"].items()}
+    for cid in sorted(core.containers)[::2]:
+        core.container_finished(cid)
+    t = targets(core)
+    for path, usage in settled.items():
+        assert tuple(usage.values()) == pytest.approx(t[path].allocation), path
+
+
+def test_a_demand_too_large_to_replay_whole_is_replayed_on_a_sample_of_the_nodes(monkeypatch):
+    core = gpu_and_cpu_core(pairs=40, asked=1000)
+    exact = targets(core)
+    monkeypatch.setattr(targets_module, "REPLAY_BUDGET", 300)
+    monkeypatch.setattr(targets_module, "_last", None)
+    sampled = targets(core)
+    for path in ("root.gpu", "root.team.cpu", "root.team.etl"):
+        # 3000 containers asked: 10% of the nodes, every tenth
+        assert sampled[path].dominant_share == pytest.approx(exact[path].dominant_share, abs=0.05), path
+
+
+def test_the_replay_is_reused_while_demand_and_nodes_stay_the_same():
+    core = gpu_and_cpu_core()
+    first = ReplayInput(core).compute()
+    assert ReplayInput(core).compute() is first
+    core.update_request("g", 1, {"vcores": 2, "memory-mb": 2048, "gpu-mem": 1}, 1)
+    assert ReplayInput(core).compute() is not first
 
 
 def test_weights_scale_the_level():
@@ -58,9 +136,9 @@ def test_weights_scale_the_level():
     core = core_with(yaml_text, {"vcores": 9, "memory-mb": 18},
                      {"root.a": ({"vcores": 1, "memory-mb": 4}, 10), "root.b": ({"vcores": 3, "memory-mb": 1}, 10)})
     t = targets(core)
-    assert t["root.a"].dominant_share == pytest.approx(0.4)
-    assert t["root.b"].dominant_share == pytest.approx(0.8)
-    assert t["root.b"].weighted_share == pytest.approx(0.4)
+    assert t["root.a"].pooled_dominant_share == pytest.approx(0.4)
+    assert t["root.b"].pooled_dominant_share == pytest.approx(0.8)
+    assert t["root.b"].pooled_weighted_share == pytest.approx(0.4)
 
 
 def test_progressive_filling_continues_for_queues_not_using_the_saturated_resource():
@@ -76,10 +154,10 @@ queues:
                      {"root.c": ({"vcores": 1}, 100), "root.b": ({"vcores": 2, "memory-mb": 1}, 100),
                       "root.m": ({"memory-mb": 1}, 100)})
     t = targets(core)
-    assert t["root.c"].dominant_share == pytest.approx(0.5)
-    assert t["root.b"].dominant_share == pytest.approx(0.5)
-    assert t["root.m"].dominant_share == pytest.approx(0.75)
-    assert t["root"].allocation == pytest.approx((10, 10))
+    assert t["root.c"].pooled_dominant_share == pytest.approx(0.5)
+    assert t["root.b"].pooled_dominant_share == pytest.approx(0.5)
+    assert t["root.m"].pooled_dominant_share == pytest.approx(0.75)
+    assert t["root"].pooled_allocation == pytest.approx((10, 10))
 
 
 HIER = """
@@ -98,7 +176,7 @@ def test_hierarchy_divides_the_parents_part():
     core = core_with(HIER, {"vcores": 12}, {"root.p.x": ({"vcores": 1}, 50), "root.p.y": ({"vcores": 1}, 50),
                                             "root.q": ({"vcores": 1}, 50)})
     t = targets(core)
-    assert [t[p].dominant_share for p in ("root.p", "root.q", "root.p.x", "root.p.y")] == pytest.approx(
+    assert [t[p].pooled_dominant_share for p in ("root.p", "root.q", "root.p.x", "root.p.y")] == pytest.approx(
         [1 / 3, 2 / 3, 1 / 6, 1 / 6])
 
 
@@ -107,28 +185,28 @@ def test_demand_caps_a_queue_and_the_rest_goes_to_others():
     core = core_with(HIER, {"vcores": 12}, {"root.p.x": ({"vcores": 1}, 1), "root.p.y": ({"vcores": 1}, 50),
                                             "root.q": ({"vcores": 1}, 50)})
     t = targets(core)
-    assert t["root.p.x"].allocation == pytest.approx((1,))
-    assert t["root.p.y"].allocation == pytest.approx((3,))
+    assert t["root.p.x"].pooled_allocation == pytest.approx((1,))
+    assert t["root.p.y"].pooled_allocation == pytest.approx((3,))
     core = core_with(HIER, {"vcores": 12}, {"root.p.x": ({"vcores": 1}, 1), "root.p.y": ({"vcores": 1}, 1),
                                             "root.q": ({"vcores": 1}, 50)})
     t = targets(core)
-    assert t["root.p"].allocation == pytest.approx((2,))
-    assert t["root.q"].allocation == pytest.approx((10,))
+    assert t["root.p"].pooled_allocation == pytest.approx((2,))
+    assert t["root.q"].pooled_allocation == pytest.approx((10,))
 
 
 def test_queue_without_demand_has_target_zero():
     core = core_with(HIER, {"vcores": 12}, {"root.q": ({"vcores": 1}, 50)})
     t = targets(core)
-    assert t["root.p"].dominant_share == 0
-    assert t["root.q"].dominant_share == pytest.approx(1.0)
+    assert t["root.p"].pooled_dominant_share == 0
+    assert t["root.q"].pooled_dominant_share == pytest.approx(1.0)
 
 
 def test_max_caps_the_target():
     core = core_with(HIER.replace("q: {weight: 2}", "q: {weight: 2, max: {vcores: 6}}"), {"vcores": 12},
                      {"root.p.x": ({"vcores": 1}, 50), "root.q": ({"vcores": 1}, 50)})
     t = targets(core)
-    assert t["root.q"].allocation == pytest.approx((6,))
-    assert t["root.p"].allocation == pytest.approx((6,))
+    assert t["root.q"].pooled_allocation == pytest.approx((6,))
+    assert t["root.p"].pooled_allocation == pytest.approx((6,))
 
 
 def test_min_is_filled_first():
@@ -137,8 +215,8 @@ def test_min_is_filled_first():
     core = core_with(HIER.replace("      p:\n", "      p:\n        min: {vcores: 6}\n"), {"vcores": 12},
                      {"root.p.x": ({"vcores": 1}, 50), "root.q": ({"vcores": 1}, 50)})
     t = targets(core)
-    assert t["root.p"].allocation == pytest.approx((6,))
-    assert t["root.q"].allocation == pytest.approx((6,))
+    assert t["root.p"].pooled_allocation == pytest.approx((6,))
+    assert t["root.q"].pooled_allocation == pytest.approx((6,))
 
 
 def test_mins_that_do_not_fit_are_shared_by_how_far_below_min():
@@ -153,8 +231,8 @@ queues:
 """
     core = core_with(text, {"vcores": 12}, {"root.a": ({"vcores": 1}, 50), "root.b": ({"vcores": 1}, 50)})
     t = targets(core)
-    assert t["root.a"].allocation == pytest.approx((6,))
-    assert t["root.b"].allocation == pytest.approx((6,))
+    assert t["root.a"].pooled_allocation == pytest.approx((6,))
+    assert t["root.b"].pooled_allocation == pytest.approx((6,))
 
 
 def test_demand_the_policy_does_not_count_is_served_first():
@@ -168,8 +246,8 @@ queues:
     core = core_with(text, {"vcores": 10, "gpu-mem": 100},
                      {"root.cpu": ({"vcores": 1}, 50), "root.gpu": ({"gpu-mem": 10}, 5)}, policy="drf-no-gpu")
     t = targets(core)
-    assert t["root.gpu"].allocation == pytest.approx((0, 50))
-    assert t["root.cpu"].allocation == pytest.approx((10, 0))
+    assert t["root.gpu"].pooled_allocation == pytest.approx((0, 50))
+    assert t["root.cpu"].pooled_allocation == pytest.approx((10, 0))
 
 
 def test_siblings_with_different_dominant_resources_inside_a_weighted_parent():
@@ -193,10 +271,10 @@ queues:
                       "root.prod.ml": ({"vcores": 1, "memory-mb": 1024, "gpu-mem": 3000}, 3),
                       "root.batch": ({"vcores": 1, "memory-mb": 2048}, 20)})
     t = targets(core)
-    assert t["root.batch"].dominant_share == pytest.approx(0.25)
-    assert t["root.prod.etl"].dominant_share == pytest.approx(9 / 14)
-    assert t["root.prod.ml"].dominant_share == pytest.approx(9 / 14)
-    assert t["root.prod"].allocation[0] == pytest.approx(12)
+    assert t["root.batch"].pooled_dominant_share == pytest.approx(0.25)
+    assert t["root.prod.etl"].pooled_dominant_share == pytest.approx(9 / 14)
+    assert t["root.prod.ml"].pooled_dominant_share == pytest.approx(9 / 14)
+    assert t["root.prod"].pooled_allocation[0] == pytest.approx(12)
 
 
 shapes = st.tuples(st.integers(0, 4), st.integers(0, 4096), st.integers(0, 2000))
@@ -234,15 +312,15 @@ queues:
         core.update_request(f"app{i}", 1, dict(zip(("vcores", "memory-mb", "gpu-mem"), shape)), count)
     t = targets(core)
     cap = core.capacity
-    assert all(a <= c * (1 + 1e-9) + 1e-6 for a, c in zip(t["root"].allocation, cap))
+    assert all(a <= c * (1 + 1e-9) + 1e-6 for a, c in zip(t["root"].pooled_allocation, cap))
     for path, q in core.queues.items():
         if q.max is not None:
-            assert all(a <= m * (1 + 1e-9) + 1e-6 for a, m in zip(t[path].allocation, q.max))
-        kids = [t[c.path].allocation for c in q.children.values()]
+            assert all(a <= m * (1 + 1e-9) + 1e-6 for a, m in zip(t[path].pooled_allocation, q.max))
+        kids = [t[c.path].pooled_allocation for c in q.children.values()]
         if kids:
-            assert t[path].allocation == pytest.approx(tuple(map(sum, zip(*kids))), rel=1e-9, abs=1e-6)
+            assert t[path].pooled_allocation == pytest.approx(tuple(map(sum, zip(*kids))), rel=1e-9, abs=1e-6)
     for leaf in leaves:
-        alloc, want = t[leaf].allocation, t[leaf].demand
+        alloc, want = t[leaf].pooled_allocation, t[leaf].demand
         assert all(a <= d * (1 + 1e-9) + 1e-6 for a, d in zip(alloc, want))
         if any(d and a < d * (1 - 1e-6) for a, d in zip(alloc, want)):
             # blocked: some resource it uses is full in the cluster or at a max of it or an ancestor
@@ -250,6 +328,6 @@ queues:
             for q in core.queues[leaf].ancestors_and_self():
                 limit = cap if q.parent is None else q.max
                 if limit is not None:
-                    full |= {j for j, (a, m) in enumerate(zip(t[q.path].allocation, limit))
+                    full |= {j for j, (a, m) in enumerate(zip(t[q.path].pooled_allocation, limit))
                              if a >= m * (1 - 1e-6) - 1e-6}
             assert any(want[j] > 0 for j in full), (leaf, alloc, want)

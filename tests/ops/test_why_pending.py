@@ -72,16 +72,19 @@ def test_room_split_over_nodes_names_the_nearest_node(ops):
 
 
 def test_waiting_behind_a_reservation_and_holding_it(ops):
-    # g1 (batch) holds gpu 6000 of n2; "big" (prod.ml) needs gpu 8000, so it never fits now. After
-    # the starvation timeout, n2's heartbeat serves prod first (lowest share), which cannot fit:
-    # n2 is reserved for "big". "small" (batch) fits n2's free room, but n2 is reserved.
+    # g1 (batch) holds gpu 6000 of n2; "big" (prod.ml) needs gpu 8000, so it never fits now. Its
+    # queue is first in fair order (lowest share) from n2's next heartbeat on; after the starvation
+    # timeout, n2's heartbeat reserves n2 for "big". "small" (batch) fits n2's free room, but n2 is
+    # reserved.
     submit(ops, "g1", "root.batch", {"vcores": 1, "memory-mb": 1024, "gpu-mem": 6000}, 1)
     assert len(ops.settle()) == 1
     submit(ops, "big", "root.prod.ml", {"vcores": 1, "memory-mb": 1024, "gpu-mem": 8000}, 1)
-    submit(ops, "small", "root.batch", {"vcores": 1, "memory-mb": 512, "gpu-mem": 1000}, 1)
-    assert "starvation" in reasons(ops, "big")
+    assert "not first in fair order (first: none yet)" in reasons(ops, "big")["starvation"]["message"]
+    assert ops.heartbeat("n2") == []
+    assert "has been first in fair order for 0 s" in reasons(ops, "big")["starvation"]["message"]
     ops.clock.now += 31
     assert ops.heartbeat("n2") == []
+    submit(ops, "small", "root.batch", {"vcores": 1, "memory-mb": 512, "gpu-mem": 1000}, 1)
     assert ops.get("/v1/nodes")["nodes"][1]["reservation"]["app"] == "big"
     why_big = reasons(ops, "big")
     assert why_big["holds-reservation"]["node"] == "n2"
