@@ -135,10 +135,9 @@ queues:
         "resources: gpu-mem: ignored, the cluster has no resource type gpu-mem"]
     a = svc.core.queues["root.a"].spec
     assert a.weight == {"vcores": 2.0} and a.min == {} and a.max == {"vcores": 8}
-    call(svc, type="submit", epoch=1, app="app_a", user="u", queue="a", groups=[])
-    got = call(svc, type="heartbeat", epoch=1, seq=1, node="n1:1",
-               asks=[[1, 20, "app_a", 1, 0, "*", True, 512, 1]])["assignments"]
-    got += call(svc, type="heartbeat", epoch=1, seq=2, node="n1:1")["assignments"]
+    assert submit(svc, "app_a", "u", "a", epoch=1)["accepted"]
+    got = schedule(svc, epoch=1, seq=1, asks=[[1, 20, "app_a", 1, 0, "*", True, 512, 1]])["assignments"]
+    got += schedule(svc, epoch=1, seq=2)["assignments"]
     assert sum(x["resources"]["vcores"] for x in got) == 8, "a's vcores max still holds"
     check_accounting(svc.core)
     # a reload is checked against the cluster it would run on: the same file is refused there
