@@ -52,7 +52,10 @@ public final class Messages {
     }
   }
 
-  /** An app as a snapshot lists it and app_added carries it: one YARN runs, in its queue. */
+  /**
+   * An app as a snapshot lists it and app_added carries it (one YARN runs, in its queue), or as a
+   * schedule's submissions carry it (submitted to `queue` as the user named it, not yet placed).
+   */
   public static final class AppInfo {
     public final String app;
     public final String user;
@@ -170,21 +173,6 @@ public final class Messages {
     }
   }
 
-  /** An app to place: submitted to `queue` (as the user named it), not yet accepted. */
-  public static final class Submission {
-    public final String app;
-    public final String user;
-    public final String queue;
-    public final List<String> groups;
-
-    public Submission(String app, String user, String queue, List<String> groups) {
-      this.app = app;
-      this.user = user;
-      this.queue = queue;
-      this.groups = groups;
-    }
-  }
-
   /** What every request has: its type and the epoch of the snapshot it follows. */
   public abstract static class Request {
     public final String type;
@@ -230,7 +218,7 @@ public final class Messages {
     public final List<AskRow> asks = new ArrayList<>();
     /** Flat id, count pairs. */
     public final List<Long> counts = new ArrayList<>();
-    public final List<Submission> submissions = new ArrayList<>();
+    public final List<AppInfo> submissions = new ArrayList<>();
     public final List<NodeRow> nodes = new ArrayList<>();
     /** NodeManager heartbeats since the last call (for the service's metrics). */
     public long heartbeats;
@@ -396,16 +384,7 @@ public final class Messages {
     }
     g.writeEndArray();
     writeAsks(g, s.asks, s.counts);
-    g.writeArrayFieldStart("submissions");
-    for (Submission sub : s.submissions) {
-      g.writeStartObject();
-      g.writeStringField("app", sub.app);
-      g.writeStringField("user", sub.user);
-      g.writeStringField("queue", sub.queue);
-      writeTexts(g, "groups", sub.groups);
-      g.writeEndObject();
-    }
-    g.writeEndArray();
+    writeApps(g, "submissions", s.submissions);
     g.writeArrayFieldStart("nodes");
     for (NodeRow n : s.nodes) {
       g.writeStartArray();
@@ -429,13 +408,7 @@ public final class Messages {
       g.writeEndObject();
     }
     g.writeEndArray();
-    g.writeArrayFieldStart("apps");
-    for (AppInfo a : s.apps) {
-      g.writeStartObject();
-      writeApp(g, a);
-      g.writeEndObject();
-    }
-    g.writeEndArray();
+    writeApps(g, "apps", s.apps);
     writeContainers(g, "containers", s.containers);
     writeAsks(g, s.asks, s.counts);
   }
@@ -475,6 +448,17 @@ public final class Messages {
     if (n.rack != null) {
       g.writeStringField("rack", n.rack);
     }
+  }
+
+  private static void writeApps(JsonGenerator g, String field, List<AppInfo> apps)
+      throws IOException {
+    g.writeArrayFieldStart(field);
+    for (AppInfo a : apps) {
+      g.writeStartObject();
+      writeApp(g, a);
+      g.writeEndObject();
+    }
+    g.writeEndArray();
   }
 
   private static void writeApp(JsonGenerator g, AppInfo a) throws IOException {
@@ -708,8 +692,7 @@ public final class Messages {
         }
         readAsks(r, s.asks, s.counts);
         for (JsonNode sub : r.get("submissions")) {
-          s.submissions.add(new Submission(sub.get("app").asText(), sub.get("user").asText(),
-              sub.get("queue").asText(), texts(sub.get("groups"))));
+          s.submissions.add(appInfo(sub));
         }
         for (JsonNode n : r.get("nodes")) {
           s.nodes.add(new NodeRow(n.get(0).asText(), longs(n, 1)));

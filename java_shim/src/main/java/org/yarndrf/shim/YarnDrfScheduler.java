@@ -115,9 +115,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** A submitted app, as the core will be asked to place it. */
   private static final class Submission {
     final boolean unmanagedAM;
-    final Messages.Submission message;
+    final Messages.AppInfo message;
 
-    Submission(boolean unmanagedAM, Messages.Submission message) {
+    Submission(boolean unmanagedAM, Messages.AppInfo message) {
       this.unmanagedAM = unmanagedAM;
       this.message = message;
     }
@@ -480,7 +480,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (!recovering) {
       // The loop asks the core to place it with its next call; it waits in SUBMITTED till then.
       awaitingPlacement.put(appId, new Submission(unmanagedAM,
-          new Messages.Submission(appId.toString(), user, queueName, groupsOf(user))));
+          new Messages.AppInfo(appId.toString(), user, queueName, groupsOf(user))));
       return;
     }
     // Accepted before the restart and running in this queue: the core takes it there, without

@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.yarndrf.shim.bridge.CoreChannel;
 import org.yarndrf.shim.bridge.CoreUnavailableException;
 
@@ -114,7 +116,7 @@ final class FakeCore implements CoreChannel {
     }
     asks(s.asks, s.counts);
     List<Messages.Placement> placements = new ArrayList<>();
-    for (Messages.Submission sub : s.submissions) {
+    for (Messages.AppInfo sub : s.submissions) {
       boolean ok = !"mallory".equals(sub.user);
       placements.add(new Messages.Placement(sub.app, ok, ok ? "root.a" : null,
           ok ? "" : "user 'mallory' may not submit to queue 'root.a'"));
@@ -161,6 +163,22 @@ final class FakeCore implements CoreChannel {
         known.count = counts.get(i + 1).intValue();
       }
     }
+  }
+
+  /**
+   * Starts a MockRM whose scheduler (`schedulerClass`) decides through `core`, with `conf` and
+   * these: a backoff of 1 ms, and allocation from the first heartbeat (no RM restart here).
+   */
+  static MockRM startRm(Class<? extends YarnDrfScheduler> schedulerClass, YarnConfiguration conf,
+      FakeCore core) {
+    conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass.getName());
+    conf.setLong(ShimConf.BACKOFF_INITIAL_MS, 1);
+    conf.setLong(ShimConf.BACKOFF_MAX_MS, 1);
+    conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
+    MockRM rm = new MockRM(conf);
+    ((YarnDrfScheduler) rm.getResourceScheduler()).setCoreChannel(core);
+    rm.start();
+    return rm;
   }
 
   static ArrayNode queues() {

@@ -32,16 +32,10 @@ class SchedulingLoopTest {
 
   private void start(int nodes, long recheckMs) throws Exception {
     YarnConfiguration conf = new YarnConfiguration();
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
-    conf.setLong(ShimConf.BACKOFF_INITIAL_MS, 1);
-    conf.setLong(ShimConf.BACKOFF_MAX_MS, 1);
     conf.setLong(ShimConf.RECHECK_MS, recheckMs);
-    conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
-    rm = new MockRM(conf);
-    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
     core = new FakeCore();
-    scheduler.setCoreChannel(core);
-    rm.start();
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
     for (int i = 0; i < nodes; i++) {
       nms.add(rm.registerNode("127.0.0.1:" + (2000 + i), 8192, 8));
     }

@@ -45,17 +45,9 @@ class YarnDrfSchedulerTest {
   }
 
   private void start(Class<? extends YarnDrfScheduler> schedulerClass) throws Exception {
-    YarnConfiguration conf = new YarnConfiguration();
-    conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass.getName());
-    conf.setLong(ShimConf.BACKOFF_INITIAL_MS, 1);
-    conf.setLong(ShimConf.BACKOFF_MAX_MS, 1);
-    // No RM restart here: allocate from the first heartbeat.
-    conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
-    rm = new MockRM(conf);
-    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
     core = new FakeCore();
-    scheduler.setCoreChannel(core);
-    rm.start();
+    rm = FakeCore.startRm(schedulerClass, new YarnConfiguration(), core);
+    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
     nm = rm.registerNode("127.0.0.1:1234", 8192, 8);
   }
 
