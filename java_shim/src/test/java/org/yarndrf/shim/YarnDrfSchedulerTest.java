@@ -62,10 +62,21 @@ class YarnDrfSchedulerTest {
   public static class FaultyScheduler extends YarnDrfScheduler {
     static volatile int failAllocations;
     static volatile int failAccounting;
+    /** A bug in the scheduling thread itself: committing a whole reply throws. */
+    static volatile int failCommits;
 
     @Override
     AssignmentCommitter newCommitter(PendingEvents pending, java.util.Set<ApplicationId> dirty) {
       return new AssignmentCommitter(this, pending, dirty) {
+        @Override
+        void commit(List<Messages.Assignment> assignments) {
+          if (failCommits > 0 && !assignments.isEmpty()) {
+            failCommits--;
+            throw new IllegalStateException("injected bug in the scheduling thread");
+          }
+          super.commit(assignments);
+        }
+
         @Override
         RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt,
             Messages.Assignment a) {
@@ -92,6 +103,7 @@ class YarnDrfSchedulerTest {
     stop();
     FaultyScheduler.failAllocations = 0;
     FaultyScheduler.failAccounting = 0;
+    FaultyScheduler.failCommits = 0;
     start(FaultyScheduler.class);
   }
 
@@ -319,6 +331,29 @@ class YarnDrfSchedulerTest {
     assertEquals(2, report.started.size());
     heartbeatUntil(() -> core.startedRows().size() == 4);
     assertEquals(0, core.count("snapshot") - 1, "no resync: nothing was allocated for the failure");
+  }
+
+  @Test
+  void aBugInTheSchedulingThreadIsSurvivedAndSchedulingResumesFromASnapshot() throws Exception {
+    restartWithFaults();
+    RMApp app = submit("alice", "a");
+    MockAM am = AsyncApps.launch(rm, app);
+    long snapshots = core.count("snapshot");
+    FaultyScheduler.failCommits = 1;
+    List<Container> got = new ArrayList<>(am.allocate("*", 1024, 2, new ArrayList<>())
+        .getAllocatedContainers());
+    heartbeatUntil(() -> {
+      try {
+        got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
+            .getAllocatedContainers());
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return got.size() >= 2;
+    });
+    assertEquals(0, FaultyScheduler.failCommits, "the injected bug was hit");
+    assertEquals(2, got.size(), "both containers, once each");
+    assertTrue(core.count("snapshot") > snapshots, "the thread started over from a snapshot");
   }
 
   @Test
