@@ -65,6 +65,19 @@ final class BridgeClient {
     return epoch;
   }
 
+  /**
+   * Runs `wake` whenever the supervised service was restarted (child mode), after marking a
+   * snapshot due: the new service knows nothing, and an idle cluster would make no call to tell it.
+   */
+  void whenCoreRestarts(Runnable wake) {
+    if (supervisor != null) {
+      supervisor.whenRestarted(() -> {
+        session.resyncNext("the core service was restarted");
+        wake.run();
+      });
+    }
+  }
+
   boolean needsResync() {
     return session.needsResync();
   }

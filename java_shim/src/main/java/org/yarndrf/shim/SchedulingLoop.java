@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * <p>Unlike CapacityScheduler's thread, which visits every node every few milliseconds, it sleeps
  * until woken by a change ({@link #wake}), or, while YARN has asks outstanding, for at most the
  * recheck interval: a reload on the core's side or a starvation timeout can make room for them
- * without any change in YARN. A failed call is retried, after the session's backoff, as a full
+ * without any change in YARN. A restarted core service wakes it too, for a snapshot at once. A
+ * failed call is retried, after the session's backoff, as a full
  * snapshot; the thread survives any outage and allocates nothing while it lasts.
  *
  * <p>Locking: takes the scheduler's lock only to collect a request (cheap copies) and to commit a
@@ -142,6 +143,7 @@ public final class SchedulingLoop implements Runnable {
   }
 
   synchronized void start() {
+    bridge.whenCoreRestarts(this::wake);
     thread = new Thread(this, "yarn-drf-scheduling-loop");
     thread.setDaemon(true);
     thread.start();

@@ -208,6 +208,15 @@ final class FakeCore implements CoreChannel {
     return new ArrayList<>(finished);
   }
 
+  /** Waits until no schedule call has come for a while: the loop has done what there was to do. */
+  void settle() throws InterruptedException {
+    long seen = -1;
+    while (seen != count("schedule")) {
+      seen = count("schedule");
+      Thread.sleep(300);
+    }
+  }
+
   synchronized long count(String type) {
     return requests.stream().filter(r -> type.equals(r.type)).count();
   }

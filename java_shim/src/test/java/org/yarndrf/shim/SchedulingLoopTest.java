@@ -65,15 +65,6 @@ class SchedulingLoopTest {
     return core.count("schedule");
   }
 
-  /** Waits until no call has come for a while: the loop has done what there was to do. */
-  private void settle() throws Exception {
-    long seen = -1;
-    while (seen != calls()) {
-      seen = calls();
-      Thread.sleep(300);
-    }
-  }
-
   @Test
   void anIdleClusterMakesNoCallsWhateverTheHeartbeats() throws Exception {
     start(3, 0);
@@ -81,7 +72,7 @@ class SchedulingLoopTest {
     RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
         .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
     AsyncApps.launch(rm, app);
-    settle();
+    core.settle();
     long before = calls();
     for (int i = 0; i < 20; i++) {
       heartbeatAll();
@@ -109,7 +100,7 @@ class SchedulingLoopTest {
     assertTrue(last.nodes.isEmpty(), "the full node is not offered");
     // The ask withdrawn, nothing waits: no more calls.
     am.allocate("*", 1024, 0, new ArrayList<ContainerId>());
-    settle();
+    core.settle();
     long after = calls();
     Thread.sleep(700);
     assertEquals(after, calls());
@@ -121,7 +112,7 @@ class SchedulingLoopTest {
     RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
         .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
     MockAM am = AsyncApps.launch(rm, app);
-    settle();
+    core.settle();
     core.delayMs = 100;
     long callsBefore = calls();
     int beats = 0;

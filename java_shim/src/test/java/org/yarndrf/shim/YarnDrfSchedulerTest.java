@@ -208,6 +208,7 @@ class YarnDrfSchedulerTest {
   void aMalformedReplyAssignsNothingAndAResyncFollowsOnceTheCoreAnswers() throws Exception {
     RMApp app = submit("alice", "a");
     MockAM am = AsyncApps.launch(rm, app);
+    core.settle();  // no reply from before the fault still on its way
     core.mode = FakeCore.Mode.MALFORMED;
     am.allocate("*", 1024, 2, new ArrayList<>());
     heartbeatUntil(() -> !scheduler.bridgeCounters().contains("malformed=0"));
@@ -379,12 +380,12 @@ class YarnDrfSchedulerTest {
     ArrayNode reloaded = FakeCore.queues();
     reloaded.addObject().put("name", "root.c").put("leaf", true).put("submit_acl", "*");
     core.reloadThenTimeOut = reloaded;
+    long snapshots = core.count("snapshot");  // the resync may follow before reinitialize returns
     java.io.IOException e = assertThrows(java.io.IOException.class,
         () -> scheduler.reinitialize(scheduler.getConf(), rm.getRMContext()));
     assertTrue(e.getMessage().startsWith("yarn-drf: outcome unknown: the scheduler core did not "
         + "answer within 1000 ms; it may have applied the file"), e.getMessage());
     assertFalse(e.getMessage().contains("refused"), e.getMessage());
-    long snapshots = core.count("snapshot");
     heartbeatUntil(() -> core.count("snapshot") > snapshots);
     heartbeatUntil(() -> scheduler.checkAccess(UserGroupInformation.createRemoteUser("zed"),
         QueueACL.SUBMIT_APPLICATIONS, "root.c"));
