@@ -286,7 +286,10 @@ public final class SchedulingLoop implements Runnable {
       }
     }
     long waitMs = 0;  // 0: until woken
-    if (bridge.needsResync() && !bridge.mayCall()) {
+    if (bridge.needsResync()) {
+      if (bridge.mayCall()) {
+        return true;  // a snapshot is due (a failed reload, a restarted core): no change may come
+      }
       waitMs = Math.max(1, bridge.retryInMs());
     } else if (!ready) {
       waitMs = READY_POLL_MS;

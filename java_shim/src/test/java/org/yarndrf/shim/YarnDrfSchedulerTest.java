@@ -130,6 +130,21 @@ class YarnDrfSchedulerTest {
     return got;
   }
 
+  /** Pulls what the AM is given, heartbeating meanwhile, until it has `count` containers. */
+  private List<Container> pull(MockAM am, int count) throws Exception {
+    List<Container> got = new ArrayList<>();
+    heartbeatUntil(() -> {
+      try {
+        got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
+            .getAllocatedContainers());
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return got.size() >= count;
+    });
+    return got;
+  }
+
   /** Heartbeats until `done` holds: NODE_UPDATE events reach the scheduler asynchronously. */
   private void heartbeatUntil(java.util.function.BooleanSupplier done) throws Exception {
     for (int i = 0; i < 200 && !done.getAsBoolean(); i++) {
@@ -218,7 +233,7 @@ class YarnDrfSchedulerTest {
         .getAllocatedContainers().size());
     long snapshots = core.count("snapshot");
     core.mode = FakeCore.Mode.OK;
-    List<Container> got = allocate(am, 2, 1024, 1);
+    List<Container> got = pull(am, 2);
     assertEquals(2, got.size());
     assertTrue(core.count("snapshot") > snapshots, "a full snapshot after the failure");
   }
@@ -343,15 +358,7 @@ class YarnDrfSchedulerTest {
     FaultyScheduler.failCommits = 1;
     List<Container> got = new ArrayList<>(am.allocate("*", 1024, 2, new ArrayList<>())
         .getAllocatedContainers());
-    heartbeatUntil(() -> {
-      try {
-        got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
-            .getAllocatedContainers());
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      return got.size() >= 2;
-    });
+    got.addAll(pull(am, 2 - got.size()));
     assertEquals(0, FaultyScheduler.failCommits, "the injected bug was hit");
     assertEquals(2, got.size(), "both containers, once each");
     assertTrue(core.count("snapshot") > snapshots, "the thread started over from a snapshot");
