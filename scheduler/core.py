@@ -27,6 +27,7 @@ from scheduler.config import ConfigError, QueueConfig, QueueSpec
 from scheduler.echo import brief
 from scheduler.heap import LazyHeap
 from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Queue, Request
+from scheduler.multinode import get_node_choice
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.preemption import PreemptionPlan, Preemptor
@@ -53,12 +54,15 @@ class SchedulerCore:
     """The decision core. Not thread-safe: the caller serialises calls."""
 
     def __init__(self, config: QueueConfig, resource_types: Sequence[str] | None = None,
-                 policy: str = "drf", clock: Callable[[], float] = time.monotonic) -> None:
+                 policy: str = "drf", clock: Callable[[], float] = time.monotonic,
+                 node_choice: str = "best-fit") -> None:
         self.types = ResourceTypes(resource_types or config.resource_types())
         self.policy = get_policy(policy)
         self._aggregate, self._vadd, self._vsub = self.policy.aggregate, self.types.add, self.types.sub
         self._vmove = self.types.move
         self._zero = self.types.zero
+        self.node_choice = get_node_choice(node_choice)
+        self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
         self.clock = clock
         self.nodes: dict[str, Node] = {}
         self.apps: dict[str, App] = {}
@@ -889,7 +893,24 @@ class SchedulerCore:
 
     # ------------------------------------------------------------------ the decision
 
-    def on_heartbeat(self, node_id: str, now: float | None = None) -> list[Assignment]:
+    def on_nodes(self, node_ids: Sequence[str], now: float | None = None) -> list[Assignment]:
+        """Decides for many nodes at once: the bridge's schedule call, which lists every node with
+        free room. The nodes are taken in the given order, rotated by one more at every call so no
+        node is always first; `self.node_choice` decides how (multinode.py)."""
+        nodes = [n for n in map(self.nodes.get, node_ids) if n is not None]
+        if len(nodes) < len(node_ids):
+            self._ignore("on_nodes", f"{len(node_ids) - len(nodes)} unknown node(s)")
+        if not nodes:
+            return []
+        if self._stale:
+            self._refresh()
+        start = self._rotation % len(nodes)
+        self._rotation += 1
+        return self.node_choice(self, nodes[start:] + nodes[:start], self._now(now))
+
+    def on_heartbeat(self, node_id: str, now: float | None = None, limit: int = 0) -> list[Assignment]:
+        """The per-node decision: assignments for this node in fair order, until nothing more
+        fits it (or `limit` assignments, when given)."""
         node = self._node(node_id, "on_heartbeat")
         if node is None:
             return []
@@ -907,6 +928,8 @@ class SchedulerCore:
                 return out
             if got is not None:
                 out.append(got)
+                if len(out) == limit:
+                    return out
                 free = self._room_after(node, free, got.vector)
         if self.timeout and self._reserve_for_head(node, free, now):
             return out
@@ -921,6 +944,8 @@ class SchedulerCore:
                     break
                 if got is not _RETRY:
                     out.append(got)
+                    if len(out) == limit:
+                        break
                     free = self._room_after(node, free, got.vector)
                     fit = self._fitting(free)
         finally:

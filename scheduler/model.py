@@ -128,6 +128,10 @@ class App:
         self.blacklist: frozenset[str] = frozenset()  # node ids (and racks) the app's AM refuses
         self.ask_ids: list[int] = []  # its asks registered for SchedulerCore.update_counts
 
+    def excludes(self, node: Node) -> bool:
+        """Whether the app's AM has blacklisted the node or its rack."""
+        return bool(self.blacklist) and (node.id in self.blacklist or node.rack in self.blacklist)
+
 
 _by_key = attrgetter("key")
 

@@ -75,9 +75,18 @@ class Admission:
         self.idle_timeout = idle_timeout
         self.max_pending = max_pending
         self.refused: Counter[str] = Counter()
+        self.admitted = 0  # connections open past the handshake (the shim keeps its own open)
         self._pending = threading.BoundedSemaphore(max_pending)
         self._lock = threading.Lock()
         self._logged_at: dict[str, float] = {}
+
+    def connected(self) -> bool:
+        """Whether a peer that proved it holds the token has a connection open."""
+        return self.admitted > 0
+
+    def opened(self, change: int) -> None:
+        with self._lock:
+            self.admitted += change
 
     def enter(self) -> bool:
         return self._pending.acquire(blocking=False)
@@ -123,7 +132,11 @@ class _LeanConnection(ClientServerConnection):
         if not admitted:
             self.close(reset=True)
             return
-        self._serve_commands()
+        admission.opened(1)
+        try:
+            self._serve_commands()
+        finally:
+            admission.opened(-1)
 
     def _try_admit(self, sock: socket.socket, admission: Admission) -> bool:
         peer = _peer(sock)

@@ -1,7 +1,7 @@
 """Prometheus metrics of the scheduler service, served at /metrics by the status server.
 
-Event counts (heartbeats, assignments, refusals, resyncs, reloads) and latencies are recorded by
-the service as they happen: the core's own counters restart when a resync replaces the core, and
+Event counts (schedule calls, heartbeats, assignments, refusals, resyncs, reloads) and latencies
+are recorded by the service as they happen: the core's own counters restart when a resync replaces the core, and
 Prometheus counters must never go down. Per-queue and per-cluster gauges are read from the live
 core at scrape time (under the service lock), so a queue removed by a reload disappears at once
 and nothing is ever stale.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
@@ -24,8 +24,10 @@ from scheduler.preemption import PreemptionPlan
 from scheduler.resources import vadd
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-# Decisions take tens of microseconds to milliseconds; the py4j round trip ~0.1 to a few ms.
+# A call's decisions take tens of microseconds to tens of milliseconds (it covers every node with
+# room); the py4j round trip ~0.1 to a few ms.
 DECISION_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+NODE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 ROUND_TRIP_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
@@ -36,10 +38,12 @@ class Metrics:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.clock = clock
-        self.last_heartbeat: float | None = None
+        self.last_call: float | None = None
         self._mutex = threading.Lock()
         r = self.registry
-        self.heartbeats = Counter("yarn_drf_heartbeats", "Node heartbeats decided by the core", registry=r)
+        self.heartbeats = Counter("yarn_drf_heartbeats", "NodeManager heartbeats the shim reported", registry=r)
+        self.calls = Counter("yarn_drf_schedule_calls", "Schedule calls from the shim (each decides for every "
+                             "node with free room)", registry=r)
         self.assignments = Counter("yarn_drf_assignments", "Containers assigned by the core", registry=r)
         self.refused = Counter("yarn_drf_refused_assignments",
                                "Assignments the ResourceManager refused on re-check", registry=r)
@@ -49,10 +53,12 @@ class Metrics:
         for result in ("ok", "failed"):
             self.reloads.labels(result)  # both series exist from the start, at 0
         self.decision = Histogram("yarn_drf_decision_seconds",
-                                  "Time to apply a heartbeat's deltas and decide its assignments",
+                                  "Time to apply a schedule call's changes and decide for its nodes",
                                   buckets=DECISION_BUCKETS, registry=r)
+        self.nodes = Histogram("yarn_drf_schedule_nodes", "Nodes with free room a schedule call decided for",
+                               buckets=NODE_BUCKETS, registry=r)
         self.round_trip = Histogram("yarn_drf_bridge_round_trip_seconds",
-                                    "Bridge round trip of a heartbeat call as the Java shim measured it",
+                                    "Bridge round trip of a schedule call as the Java shim measured it",
                                     buckets=ROUND_TRIP_BUCKETS, registry=r)
         self.preemptions = Counter("yarn_drf_preemptions", "Containers preemption marked (their AM told) and "
                                    "killed after the grace", ["action"], registry=r)
@@ -61,26 +67,29 @@ class Metrics:
         self.work_lost = Counter("yarn_drf_preempted_work_seconds", "Container-seconds of work the preemption "
                                  "kills ended (each killed container's age)", registry=r)
         if get_core is not None:
-            r.register(CoreCollector(get_core, lock))
+            self.follow(get_core, lock)
+
+    def follow(self, get_core: Callable[[], SchedulerCore], lock: Any = None) -> None:
+        """Reads the per-queue and cluster gauges from the core `get_core` returns, under `lock`."""
+        self.registry.register(CoreCollector(get_core, lock))
 
     # ------------------------------------------------------------------ what the service calls
 
-    def heartbeat(self, decision_seconds: float, assignments: int,
-                  round_trip_seconds: float | None = None) -> None:
-        """One heartbeat decided: its latency, how many containers it assigned, and the shim's RTT if sent."""
-        self.heartbeats.inc()
+    def schedule(self, decision_seconds: float, assignments: int, *, nodes: int = 1, heartbeats: int = 1,
+                 refused: int = 0, round_trip_seconds: float | None = None) -> None:
+        """One schedule call: its latency, the nodes it decided for, the NodeManager heartbeats and
+        refusals it reported, the containers it assigned, and the shim's round trip of the one before."""
+        self.calls.inc()
+        self.heartbeats.inc(heartbeats)
         self.assignments.inc(assignments)
+        if refused > 0:
+            self.refused.inc(refused)
         self.decision.observe(decision_seconds)
+        self.nodes.observe(nodes)
         if round_trip_seconds is not None:
             self.round_trip.observe(round_trip_seconds)
         with self._mutex:
-            self.last_heartbeat = self.clock()
-
-    def deltas(self, deltas: Iterable[Mapping]) -> None:
-        """Counts the refusals in a batch of bridge deltas (heartbeat or events message)."""
-        n = sum(1 for d in deltas if isinstance(d, Mapping) and d.get("op") == "assignment_refused")
-        if n:
-            self.refused.inc(n)
+            self.last_call = self.clock()
 
     def preemption(self, plan: PreemptionPlan, now: float) -> None:
         """Counts a preemption round's new marks and kills (observe-only plans count nothing)."""
@@ -96,10 +105,10 @@ class Metrics:
 
     # ------------------------------------------------------------------ reading
 
-    def heartbeat_age(self) -> float | None:
-        """Seconds since the last heartbeat, None before the first."""
+    def call_age(self) -> float | None:
+        """Seconds since the last schedule call, None before the first."""
         with self._mutex:
-            last = self.last_heartbeat
+            last = self.last_call
         return None if last is None else max(0.0, self.clock() - last)
 
     def exposition(self) -> bytes:

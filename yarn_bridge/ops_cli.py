@@ -158,10 +158,10 @@ class StatusView:
     def _summary(self) -> list[Text]:
         lines = []
         if self.health:
-            age = self.health.get("last_heartbeat_age_s")
+            age = self.health.get("last_call_age_s")
             bridge = "[green]connected[/green]" if self.health.get("bridge_connected") else "[red]disconnected[/red]"
             lines.append(Text.from_markup(
-                f"bridge {bridge}, last heartbeat {'never' if age is None else f'{age:.1f} s ago'}; "
+                f"bridge {bridge}, last call {'never' if age is None else f'{age:.1f} s ago'}; "
                 f"{self.health.get('nodes', 0)} nodes, {self.health.get('apps', 0)} apps"))
             if config := self.health.get("config"):
                 lines.append(Text(f"config version {config.get('version', '?')} ({config.get('path', '?')})"))

@@ -1,4 +1,5 @@
-"""The bridge message format, version 4 (see BRIDGE.md): JSON objects in, JSON objects out.
+"""The bridge message format, version 5 (BRIDGE.md; golden messages in tests/bridge/contract/):
+every request decoded and every reply encoded on the Python side, here and nowhere else.
 
 Java sends one request per call; each request has "v" and "type". Replies always have "v" and
 "ok"; a request that cannot be understood gets {"ok": false, "error": ...} and never an exception.
@@ -6,27 +7,33 @@ Version 2 moved asks out of "deltas": "asks" in full with an id (ASK_FIELDS), "c
 Version 3 moved containers out too: "started" rows (CONTAINER_FIELDS), "finished" pairs.
 Version 4: an app in a snapshot or an "app_added" delta is one YARN runs; the core takes it into
 the queue named, without placement or ACLs (SchedulerCore.recover_app).
+Version 5: decisions left the heartbeat. One "schedule" request carries everything that changed
+since the last (events, asks, submissions) and every node with free room ("nodes" rows); the core
+decides for all of them at once. It replaces "heartbeat", "events" and "submit".
 
 decode_request checks the envelope of a request (its version, type, epoch and the types of its
 top-level fields) so a request that passes changes nothing in a way it did not mean; the items
-inside (deltas, rows, asks) are checked one by one where they are applied (check_fields for
-objects), so one bad item is skipped and the rest still apply.
+inside (deltas, rows, asks, submissions) are checked one by one where they are applied (the
+item parsers below), so one bad item is skipped and the rest still apply.
 """
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from scheduler.echo import brief
 
-VERSION = 4
+if TYPE_CHECKING:
+    from scheduler.model import Assignment, Placement, Queue
+
+VERSION = 5
 # Epochs, sequence numbers, ids: Java longs, 0 <= x < LONG_LIMIT.
 LONG_LIMIT = 1 << 63
 # A snapshot's epoch is the shim's clock in ms (the same host's): one further ahead is refused.
 EPOCH_AHEAD_MS = 24 * 3600 * 1000
-REQUEST_TYPES = ("snapshot", "heartbeat", "events", "submit", "reload", "status")
+REQUEST_TYPES = ("snapshot", "schedule", "reload")
 # A container started ("started", and a snapshot's "containers"): these, then one amount per
 # resource type in the snapshot's "resources" order. assignment_id is null for a container the
 # core did not assign (recovered after an RM restart). "finished" is flat container, state pairs.
@@ -34,6 +41,8 @@ CONTAINER_FIELDS = ("container", "app", "node", "priority", "allocation_id", "as
 # An ask in full ("asks"): these, then one amount per resource type in the snapshot's "resources"
 # order. Afterwards the pair id, count in the flat "counts" array changes its count.
 ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "relax_locality")
+# A node with free room (a schedule's "nodes"): its id, then its unallocated amounts as YARN has
+# them, in the snapshot's "resources" order.
 
 
 def _not_json(constant: str) -> None:
@@ -48,12 +57,11 @@ class ProtocolError(ValueError):
     """A request that is not a well-formed message of this version; the text says what and where."""
 
 
-
 def decode_request(text: str) -> dict[str, Any]:
     if not isinstance(text, str):
         raise ProtocolError(f"request is not a string but {type(text).__name__}")
     try:
-        # raw_decode skips json.loads' wrapper layers, a measurable share of a small heartbeat
+        # raw_decode skips json.loads' wrapper layers, a measurable share of a small request
         if text[:1].isspace():
             text = text.lstrip()
         msg, end = _decoder.raw_decode(text)
@@ -71,14 +79,13 @@ def decode_request(text: str) -> dict[str, Any]:
     kind = msg.get("type")
     if kind not in REQUEST_TYPES:
         raise ProtocolError(f"unknown request type {brief(kind)} (known: {', '.join(REQUEST_TYPES)})")
-    if kind != "status":
-        epoch = msg.get("epoch")
-        if not (type(epoch) is int and 0 <= epoch < LONG_LIMIT):  # is_long, inline: per request
-            raise ProtocolError(f"{kind}: epoch must be an integer from 0 to 2^63-1, got {brief(epoch)}")
-        if kind == "snapshot" and epoch > time.time() * 1000 + EPOCH_AHEAD_MS:
-            # it would make every real snapshot after it look old, for good
-            raise ProtocolError(f"snapshot: epoch {epoch} is more than a day ahead of this host's clock "
-                                "(epochs are milliseconds since 1970)")
+    epoch = msg.get("epoch")
+    if not (type(epoch) is int and 0 <= epoch < LONG_LIMIT):  # is_long, inline: per request
+        raise ProtocolError(f"{kind}: epoch must be an integer from 0 to 2^63-1, got {brief(epoch)}")
+    if kind == "snapshot" and epoch > time.time() * 1000 + EPOCH_AHEAD_MS:
+        # it would make every real snapshot after it look old, for good
+        raise ProtocolError(f"snapshot: epoch {epoch} is more than a day ahead of this host's clock "
+                            "(epochs are milliseconds since 1970)")
     problem = check_fields(msg, ENVELOPES[kind])
     if problem:
         raise ProtocolError(f"{kind}: {problem}")
@@ -95,7 +102,7 @@ _SNAPSHOT_START = '{"v":%d,"type":"snapshot"' % VERSION
 
 
 def is_long(value: Any) -> bool:
-    """An epoch, sequence number or id: an integer from 0 to 2^63-1."""
+    """An epoch, sequence number, id or amount: an integer from 0 to 2^63-1."""
     return type(value) is int and 0 <= value < LONG_LIMIT
 
 
@@ -109,8 +116,8 @@ Field = tuple[str, Callable[[Any], bool], str, bool]
 
 
 def check_fields(obj: Any, fields: tuple[Field, ...]) -> str:
-    """What is wrong with the object `obj` (a request, a delta, a snapshot's node or app) by its
-    fields' checks, or "" when nothing is. An optional field may be absent or null."""
+    """What is wrong with the object `obj` (a request, a delta, a snapshot's node or app, a
+    submission) by its fields' checks, or "" when nothing is. An optional field may be absent or null."""
     if type(obj) is not dict:
         return f"must be an object, got {brief(obj)}"
     for name, test, what, required in fields:
@@ -142,32 +149,38 @@ def _texts(v: Any) -> bool:
     return type(v) is list and all(type(x) is str for x in v)
 
 
+def _milliseconds(v: Any) -> bool:
+    return type(v) in (int, float) and 0 <= v < 1e12
+
+
 def _field(name: str, test: Callable[[Any], bool], what: str, required: bool = True) -> Field:
     return name, test, what, required
 
 
 TEXT, LIST, ROWS, PAIRS, TEXTS = ("a string", "a list", "a list of rows", "a list of pairs (even length)",
                                   "a list of strings")
-_CHANGES = (_field("deltas", _list, LIST, False), _field("started", _list, ROWS, False),
-            _field("finished", _pairs, PAIRS, False), _field("asks", _list, ROWS, False),
-            _field("counts", _pairs, PAIRS, False))
+LONG = "an integer from 0 to 2^63-1"
 # The top-level fields of each request type (the epoch is checked before).
 ENVELOPES: dict[str, tuple[Field, ...]] = {
     "snapshot": (_field("resources", _texts, TEXTS), _field("nodes", _list, LIST, False),
                  _field("apps", _list, LIST, False), _field("containers", _list, ROWS, False),
                  _field("asks", _list, ROWS, False), _field("counts", _pairs, PAIRS, False)),
-    "heartbeat": (_field("seq", is_long, "an integer from 0 to 2^63-1"), _field("node", _text, TEXT), *_CHANGES),
-    "events": _CHANGES,
-    "submit": (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT, False),
-               _field("groups", _texts, TEXTS, False)),
+    "schedule": (_field("seq", is_long, LONG), _field("deltas", _list, LIST, False),
+                 _field("started", _list, ROWS, False), _field("finished", _pairs, PAIRS, False),
+                 _field("asks", _list, ROWS, False), _field("counts", _pairs, PAIRS, False),
+                 _field("submissions", _list, LIST, False), _field("nodes", _list, ROWS, False),
+                 _field("heartbeats", is_long, LONG, False),
+                 _field("rtt_ms", _milliseconds, "a number of milliseconds from 0", False)),
     "reload": (_field("path", _text, TEXT, False),),
-    "status": (),
 }
 # A snapshot's nodes and apps, and the node_added and app_added deltas.
 NODE_FIELDS = (_field("node", _text, TEXT), _field("capacity", _object, "an object of amounts"),
                _field("rack", _text, TEXT, False))
 APP_FIELDS = (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT),
               _field("groups", _texts, TEXTS, False))
+# A schedule's submissions: apps to place (placement rules, then ACLs), the queue as submitted.
+SUBMISSION_FIELDS = (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT, False),
+                     _field("groups", _texts, TEXTS, False))
 # The fields of each delta op ("op" names it).
 DELTA_FIELDS: dict[str, tuple[Field, ...]] = {
     "node_added": NODE_FIELDS,
@@ -180,25 +193,108 @@ DELTA_FIELDS: dict[str, tuple[Field, ...]] = {
 }
 DELTA_OPS = tuple(DELTA_FIELDS)
 
+# ---------------------------------------------------------------------------- rows
+
+StartedRow = tuple[str, str, str, int, int, "str | None", tuple]
+AskRow = tuple[int, Any, str, int, int, str, bool, tuple]
+
+
+def started_row(row: Any, names: Sequence[str]) -> StartedRow | str:
+    """A "started" (or snapshot "containers") row parsed: container, app, node, priority,
+    allocation_id, assignment_id, amounts; or what is wrong with it. The amounts are checked by
+    the core, which knows its resource types."""
+    fields = len(CONTAINER_FIELDS)
+    if type(row) is not list or len(row) != fields + len(names):
+        return f"a started container is [{', '.join(CONTAINER_FIELDS)}, then one amount for each of {', '.join(names)}]"
+    cid, app, node, priority, allocation_id, assignment_id = row[:fields]
+    if not (type(cid) is type(app) is type(node) is str and is_key(priority) and is_key(allocation_id)
+            and (assignment_id is None or type(assignment_id) is str)):
+        return ("container, app and node must be strings, priority and allocation_id integers (Java longs), "
+                "assignment_id a string or null")
+    return cid, app, node, priority, allocation_id, assignment_id, tuple(row[fields:])
+
+
+def ask_row(row: Any, names: Sequence[str]) -> AskRow | str:
+    """An "asks" row parsed: id, count, app, priority, allocation_id, location, relax_locality,
+    amounts; or what is wrong with it. The count and amounts are checked by the core."""
+    fields = len(ASK_FIELDS)
+    if type(row) is not list or len(row) != fields + len(names):
+        return f"an ask is [{', '.join(ASK_FIELDS)}, then one amount for each of {', '.join(names)}]"
+    ask_id, count, app, priority, allocation_id, location, relax = row[:fields]
+    if not (is_long(ask_id) and type(app) is str and is_key(priority) and is_key(allocation_id)
+            and type(location) is str and location):
+        return ("id must be an integer from 0 to 2^63-1, app and location non-empty strings, priority and "
+                "allocation_id integers (Java longs)")
+    return ask_id, count, app, priority, allocation_id, location, relax is True, tuple(row[fields:])
+
+
+def node_row(row: Any, names: Sequence[str]) -> tuple[str, tuple] | str:
+    """A schedule's "nodes" row parsed: the node and its free amounts; or what is wrong with it."""
+    if type(row) is not list or len(row) != 1 + len(names) or type(row[0]) is not str:
+        return f"a node with room is [node, then its free amount of each of {', '.join(names)}]"
+    free = tuple(row[1:])
+    if not all(map(is_long, free)):
+        return "free amounts must be integers from 0 to 2^63-1"
+    return row[0], free
+
+
+def finished_pair(container: Any, state: Any) -> str:
+    """What is wrong with one "finished" pair, or ""."""
+    if type(container) is not str or type(state) is not str:
+        return f"container {brief(container)} in state {brief(state)}: both must be strings"
+    return ""
+
+
+# ---------------------------------------------------------------------------- replies
 
 # One encoder for every reply: json.dumps with non-default arguments builds a new one per call.
 _encode = json.JSONEncoder(separators=(",", ":")).encode
-_EMPTY_HEARTBEAT_REPLY = '{"v":%d,"ok":true,"seq":%%d,"assignments":[]}' % VERSION
+_EMPTY_SCHEDULE_REPLY = '{"v":%d,"ok":true,"seq":%%d,"assignments":[],"placements":[]}' % VERSION
 
 
-def reply(**fields: Any) -> str:
+def _reply(**fields: Any) -> str:
     return _encode({"v": VERSION, "ok": True, **fields})
 
 
-def heartbeat_reply(seq: int, queues: list[dict[str, Any]] | None, assignments: list[dict[str, Any]]) -> str:
-    """Most heartbeats assign nothing and carry no new queue list; their reply is a format away,
-    not an encoding."""
+def snapshot_reply(queues: list[dict[str, Any]]) -> str:
+    return _reply(queues=queues)
+
+
+def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list[dict[str, Any]],
+                   queues: list[dict[str, Any]] | None) -> str:
+    """Most calls assign nothing, place nothing and carry no new queue list: their reply is a
+    format away, not an encoding. `queues` only when the tree changed since Java last had it."""
     if queues is not None:
-        return reply(seq=seq, assignments=assignments, queues=queues)
-    if not assignments and type(seq) is int:
-        return _EMPTY_HEARTBEAT_REPLY % seq
-    return reply(seq=seq, assignments=assignments)
+        return _reply(seq=seq, assignments=assignments, placements=placements, queues=queues)
+    if not assignments and not placements:
+        return _EMPTY_SCHEDULE_REPLY % seq
+    return _reply(seq=seq, assignments=assignments, placements=placements)
+
+
+def reload_applied(changes: dict[str, list[str]], queues: list[dict[str, Any]]) -> str:
+    return _reply(accepted=True, changes=changes, queues=queues)
+
+
+def reload_refused(errors: list[str]) -> str:
+    return _reply(accepted=False, errors=errors)
 
 
 def error(message: str) -> str:
     return _encode({"v": VERSION, "ok": False, "error": message})
+
+
+def assignment(a: Assignment) -> dict[str, Any]:
+    return {"assignment_id": a.assignment_id, "app": a.app_id, "node": a.node_id, "queue": a.queue,
+            "priority": a.priority, "allocation_id": a.allocation_id, "resources": a.resources}
+
+
+def placement(app: str, placed: Placement) -> dict[str, Any]:
+    return {"app": app, "accepted": placed.accepted, "queue": placed.queue, "reason": placed.reason}
+
+
+def queue_entry(path: str, q: Queue) -> dict[str, Any]:
+    """One queue of the "queues" list: what Java needs for getQueueInfo, ACLs and limits."""
+    spec = q.spec
+    return {"name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
+            "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
+            "admin_acl": spec.admin_acl.text, "draining": bool(q.draining)}

@@ -17,7 +17,9 @@ import threading
 import time
 
 from scheduler import ConfigError
+from scheduler.multinode import NODE_CHOICES
 from yarn_bridge.gateway import LOOPBACK, PortInUse, start_gateway
+from yarn_bridge.metrics import Metrics
 from yarn_bridge.ops_wiring import attach_ops
 from yarn_bridge.service import CoreService
 from yarn_bridge.token_file import TokenFileError, read_token
@@ -35,6 +37,9 @@ def register(subparsers) -> None:
     p.add_argument("--token-file", required=True,
                    help="file holding the bridge token both sides prove they hold (mode 600, owned by this user)")
     p.add_argument("--policy", default="drf", help="fairness policy of the core (default drf)")
+    p.add_argument("--node-choice", default="best-fit", choices=list(NODE_CHOICES),
+                   help="where a call's containers go among its nodes with room: best-fit (DRFH: the node whose "
+                        "free room has the request's shape) or each-node (node by node, in turn); default best-fit")
     p.add_argument("--status-port", type=int, default=0,
                    help="serve status, why-pending and Prometheus metrics on http://127.0.0.1:PORT/ "
                         "(default off; the status CLI expects 25335)")
@@ -75,21 +80,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"yarn-drf serve: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        service = CoreService(args.queues, policy=args.policy)
+        service = CoreService(args.queues, policy=args.policy, node_choice=args.node_choice,
+                              metrics=Metrics() if args.status_port else None)
     except ConfigError as exc:
         print(f"yarn-drf serve: invalid queue configuration {args.queues}:", file=sys.stderr)
         for err in exc.errors:
             print(f"  {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.status_port:
-        try:
-            attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None, token=status_token)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
-            print(f"yarn-drf serve: cannot listen on the status port {LOOPBACK}:{args.status_port}: another process "
-                  "holds it", file=sys.stderr)
-            return EXIT_STATUS_PORT_TAKEN
     try:
         gateway = start_gateway(service, args.port, token)
     except PortInUse:
@@ -97,10 +94,21 @@ def run(args: argparse.Namespace) -> int:
               "The shim will not talk to it (it cannot prove it holds the token); stop it or choose another "
               "yarn-drf.bridge.port", file=sys.stderr)
         return EXIT_BRIDGE_PORT_TAKEN
+    if args.status_port:
+        try:
+            attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None, token=status_token,
+                       connected=gateway.admission.connected)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            gateway.shutdown()
+            print(f"yarn-drf serve: cannot listen on the status port {LOOPBACK}:{args.status_port}: another process "
+                  "holds it", file=sys.stderr)
+            return EXIT_STATUS_PORT_TAKEN
     if args.parent_pid:
         threading.Thread(target=_watch_parent, args=(args.parent_pid,), daemon=True).start()
-    log.info("yarn-drf serve: listening on %s:%d (queues %s, policy %s)", LOOPBACK, args.port,
-             args.queues, args.policy)
+    log.info("yarn-drf serve: listening on %s:%d (queues %s, policy %s, node choice %s)", LOOPBACK, args.port,
+             args.queues, args.policy, args.node_choice)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -1,15 +1,17 @@
 """The core service: one SchedulerCore behind one lock, driven by bridge messages.
 
 Java stays the source of truth. A "snapshot" rebuilds a fresh core from YARN's full state, each
-app in the queue YARN runs it in; a "heartbeat" applies the batched deltas in order and returns
-the node's assignments. A delta that cannot be applied is logged and counted, never raised: the
-rest of the batch still runs. Nothing raises out of `handle`.
+app in the queue YARN runs it in; a "schedule" applies the changes since the last call in order,
+places the apps submitted meanwhile, and decides for every node with free room at once. A change
+that cannot be applied is logged and counted, never raised: the rest of the request still runs.
+Nothing raises out of `handle`, the py4j entry point; the metrics are recorded here, as it runs.
 """
 from __future__ import annotations
 
 import logging
 import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +19,9 @@ from typing import Any, Callable
 
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
 from scheduler.echo import brief
+from scheduler.model import Placement
 from yarn_bridge import protocol
-from yarn_bridge.protocol import is_key, is_long
+from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import Reloader
 
 log = logging.getLogger("yarn_bridge.service")
@@ -37,13 +40,18 @@ def _parts(items: list) -> Iterator[list]:
 
 
 class CoreService:
+    """`metrics`, when given, records every call (and its collector reads this service's core);
+    the one `reloader` serves every reload trigger: -refreshQueues here, the status server's
+    POST /v1/reload and the file watcher (ops_wiring)."""
+
     def __init__(self, queues_path: str | Path, policy: str = "drf",
-                 loader: Callable[[str | Path], QueueConfig] = load_config) -> None:
+                 loader: Callable[[str | Path], QueueConfig] = load_config, *,
+                 metrics: Metrics | None = None, node_choice: str = "best-fit") -> None:
         self.queues_path = Path(queues_path)
         self.policy = policy
-        self._load = loader
+        self.node_choice = node_choice
         self.config = loader(self.queues_path)  # raises ConfigError: the service does not start
-        self.core = SchedulerCore(self.config, policy=policy)
+        self.core = SchedulerCore(self.config, policy=policy, node_choice=node_choice)
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
         self.epoch: int | None = None  # of the snapshot the core was rebuilt from; None: none yet
@@ -53,15 +61,15 @@ class CoreService:
         # still being built (its caller timed out) gives up, and none older is ever applied.
         self._newest = -1
         self._announce = threading.Lock()
-        # the shim's own measure of its previous heartbeat call, as the RM saw it (for metrics)
-        self.last_rtt_ms: float | None = None
-        # the configuration whose queue list Java has: a reload by any path (file watch, HTTP,
-        # -refreshQueues) changes the core's, and the next heartbeat reply carries the new list
-        self._queues_sent: QueueConfig | None = None
-        self._handlers = {kind: getattr(self, "_" + kind) for kind in protocol.REQUEST_TYPES}
-        # every reload (-refreshQueues here, HTTP and the file watcher through ops_wiring) goes through it
-        self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader,
+        # what Java's queue list was made from: a reload by any trigger changes the core's config,
+        # a placement may create a queue, and the next schedule reply then carries the new list
+        self._tree_sent: tuple[QueueConfig, int] | None = None
+        self.metrics = metrics
+        if metrics is not None:
+            metrics.follow(lambda: self.core, self.lock)
+        self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader, metrics=metrics,
                                  on_applied=self._adopt)
+        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "reload": self._reload}
 
     # ------------------------------------------------------------------ entry point
 
@@ -73,7 +81,7 @@ class CoreService:
             self.counters["bad_requests"] += 1
             log.warning("bad request: %s", exc)
             return protocol.error(str(exc))
-        kind, epoch = msg["type"], msg.get("epoch")
+        kind, epoch = msg["type"], msg["epoch"]
         if kind == "snapshot":
             with self._announce:
                 self._newest = max(self._newest, epoch)
@@ -83,7 +91,7 @@ class CoreService:
                 if epoch < self._newest:
                     self.counters["stale_requests"] += 1
                     return protocol.error(f"snapshot: epoch {epoch} is older than snapshot {self._newest}")
-            elif kind != "status" and epoch != self.epoch:
+            elif epoch != self.epoch:
                 # A late request from before the last snapshot, or no snapshot yet: applying it
                 # would corrupt the rebuilt state. Java resynchronises on this error.
                 self.counters["stale_requests"] += 1
@@ -111,7 +119,8 @@ class CoreService:
                                                                    self.config.resource_types())
             for warning in self.config_warnings:
                 log.warning("queue configuration %s: %s", self.config.source, warning)
-            core = SchedulerCore(config, resource_types=msg["resources"] or None, policy=self.policy)
+            core = SchedulerCore(config, resource_types=msg["resources"] or None, policy=self.policy,
+                                 node_choice=self.node_choice)
         except (ConfigError, ValueError) as exc:
             self.counters["bad_requests"] += 1
             return protocol.error(f"snapshot: resources {brief(msg['resources'])}: {exc}")
@@ -135,40 +144,76 @@ class CoreService:
             self._apply_asks(core, (), msg.get("counts") or ())
         self._check_newest(epoch)
         self.core, self.epoch = core, epoch
+        if self.metrics is not None:
+            self.metrics.resync()
         log.info("resynchronised from snapshot %d: %d nodes, %d apps, %d containers, %d asks", epoch,
                  len(nodes), len(apps), len(rows), len(asks))
-        return protocol.reply(queues=self.queue_list())
+        return protocol.snapshot_reply(self.queue_list())
 
     def _check_newest(self, epoch: int) -> None:
         if self._newest > epoch:
             raise _Superseded(f"snapshot {epoch}: abandoned for the newer snapshot {self._newest}")
 
-    def _heartbeat(self, msg: dict) -> str:
-        self.last_rtt_ms = msg.get("rtt_ms")
-        self._apply(msg)
-        node = msg["node"]
-        assignments = self.core.on_heartbeat(node)
-        queues = self.queue_list() if self.core.config is not self._queues_sent else None
-        return protocol.heartbeat_reply(msg["seq"], queues, [
-            {"assignment_id": a.assignment_id, "app": a.app_id, "node": a.node_id, "queue": a.queue,
-             "priority": a.priority, "allocation_id": a.allocation_id, "resources": a.resources}
-            for a in assignments])
+    def _schedule(self, msg: dict) -> str:
+        """The changes since the last call, then the submissions (placed with those changes
+        known), then one decision for every node with room."""
+        start = time.perf_counter()
+        core = self.core
+        refused = core.counters["refused"]
+        self._apply(core, msg)
+        placements = [p for p in map(self._place, msg.get("submissions") or ()) if p is not None]
+        nodes = self._nodes_with_room(core, msg.get("nodes") or ())
+        assignments = core.on_nodes(nodes) if nodes else []
+        tree = self.queue_list() if (core.config, len(core.queues)) != self._tree_sent else None
+        reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree)
+        self.counters["nodes_offered"] += len(nodes)
+        if self.metrics is not None:
+            rtt = msg.get("rtt_ms")
+            self.metrics.schedule(time.perf_counter() - start, len(assignments), nodes=len(nodes),
+                                  heartbeats=msg.get("heartbeats") or 0, refused=core.counters["refused"] - refused,
+                                  round_trip_seconds=None if rtt is None else rtt / 1000)
+        return reply
 
-    def _events(self, msg: dict) -> str:
-        self._apply(msg)
-        return protocol.reply()
+    def _place(self, submission: Any) -> dict[str, Any] | None:
+        """Places one submitted app: the placement for the reply (None for one without an app id)."""
+        problem = protocol.check_fields(submission, protocol.SUBMISSION_FIELDS)
+        if problem:
+            self._bad("submission", submission, problem)
+            app = submission.get("app") if type(submission) is dict else None
+            return protocol.placement(app, Placement(False, None, f"malformed submission: {problem}")) \
+                if type(app) is str else None
+        s = submission
+        placed = self.core.submit_app(s["app"], s["user"], s.get("queue") or None, tuple(s.get("groups") or ()))
+        return protocol.placement(s["app"], placed)
 
-    def _submit(self, msg: dict) -> str:
-        placed = self.core.submit_app(msg["app"], msg["user"], msg.get("queue") or None,
-                                      tuple(msg.get("groups") or ()))
-        return protocol.reply(accepted=placed.accepted, queue=placed.queue, reason=placed.reason,
-                              queues=self.queue_list())
+    def _nodes_with_room(self, core: SchedulerCore, rows: list) -> list[str]:
+        """The nodes to decide for. Their free room as YARN has it must equal the core's once the
+        request's changes are applied (both are taken at once under the scheduler's lock): a node
+        where they differ means the core's accounting has drifted from YARN's; it is counted and
+        logged, and the core's own figure decides (YARN re-checks every assignment anyway)."""
+        names, sub, known = core.types.names, core.types.sub, core.nodes
+        ids, drifted = [], []
+        for row in rows:
+            parsed = protocol.node_row(row, names)
+            if type(parsed) is str:
+                self._bad("node with room", row, parsed)
+                continue
+            node_id, free = parsed
+            node = known.get(node_id)
+            if node is not None and free != sub(node.capacity, node.allocated):
+                drifted.append(node_id)
+            ids.append(node_id)
+        if drifted:
+            self.counters["free_mismatches"] += len(drifted)
+            log.warning("YARN's free room differs from the core's on %d node(s), e.g. %s", len(drifted),
+                        brief(drifted[0]))
+        return ids
 
     def _reload(self, msg: dict) -> str:
         """`yarn rmadmin -refreshQueues`: the validated reload of the file this service runs, never another."""
         asked, running = msg.get("path"), self.reloader.path  # protocol checked: a string or absent
         if asked and os.path.realpath(asked) != os.path.realpath(running):
-            return protocol.reply(accepted=False, errors=[
+            return protocol.reload_refused([
                 f"{asked} is not the queue file this service runs ({running}): `yarn-drf serve` reads only the "
                 "file it was started with. To use another file, restart it with --queues naming that file "
                 "(in child mode: set yarn-drf.queues.file and restart the ResourceManager)"])
@@ -178,24 +223,20 @@ class CoreService:
             log.exception("reload of %s failed", running)
             return protocol.error(f"reload: {exc!r}")
         if not result.accepted:
-            return protocol.reply(accepted=False, errors=result.errors)
-        return protocol.reply(accepted=True, changes=result.changes, queues=self.queue_list())
+            return protocol.reload_refused(result.errors)
+        return protocol.reload_applied(result.changes, self.queue_list())
 
     def _adopt(self, config: QueueConfig, path: Path) -> None:
         self.config, self.queues_path = config, path  # a resync rebuilds the core from these
 
-    def _status(self, msg: dict) -> str:
-        return protocol.reply(core=self.core.snapshot(), service=dict(self.counters))
+    # ------------------------------------------------------------------ changes
 
-    # ------------------------------------------------------------------ deltas
-
-    def _apply(self, msg: dict) -> None:
-        """A heartbeat's or events request's changes, in the order Java collects them: app and
-        node events, containers started, containers finished, then asks."""
-        core = self.core
+    def _apply(self, core: SchedulerCore, msg: dict) -> None:
+        """A schedule's changes, in the order Java collects them: app and node events, containers
+        started, containers finished, then asks."""
         deltas, started, finished = msg.get("deltas"), msg.get("started"), msg.get("finished")
         asks, counts = msg.get("asks") or (), msg.get("counts") or ()
-        if not (deltas or started or finished or asks):  # most heartbeats: ask counts alone, no batch
+        if not (deltas or started or finished or asks):  # most calls: ask counts alone, no batch
             self._apply_asks(core, (), counts)
             return
         with core.batch():
@@ -260,27 +301,17 @@ class CoreService:
         log.warning("ignored %s %s: %s", what, brief(item), problem)
 
     def _apply_started(self, core: SchedulerCore, rows: list) -> None:
-        """Rows of protocol.CONTAINER_FIELDS, then the amounts in the core's resource order."""
-        fields = len(protocol.CONTAINER_FIELDS)
-        width = fields + len(core.types.names)
+        names = core.types.names
         bad = 0
         for row in rows:
-            if type(row) is not list or len(row) != width:
+            parsed = protocol.started_row(row, names)
+            if type(parsed) is str:
                 bad += 1
-                log.warning("ignored container row %s: a started container is [%s, then one amount for each "
-                            "of %s]", brief(row), ", ".join(protocol.CONTAINER_FIELDS),
-                            ", ".join(core.types.names))
+                log.warning("ignored container row %s: %s", brief(row), parsed)
                 continue
-            cid, app, node, priority, allocation_id, assignment_id = row[:fields]
-            if not (type(cid) is type(app) is type(node) is str and is_key(priority) and is_key(allocation_id)
-                    and (assignment_id is None or type(assignment_id) is str)):
-                bad += 1
-                log.warning("ignored container row %s: container, app and node must be strings, priority and "
-                            "allocation_id integers (Java longs), assignment_id a string or null",
-                            brief(row))
-                continue
-            core.container_started(cid, app, node, tuple(row[fields:]), priority=priority,
-                                   allocation_id=allocation_id, assignment_id=assignment_id)
+            cid, app, node, priority, allocation_id, assignment_id, amounts = parsed
+            core.container_started(cid, app, node, amounts, priority=priority, allocation_id=allocation_id,
+                                   assignment_id=assignment_id)
         self._count_deltas(len(rows), bad)
 
     def _apply_finished(self, core: SchedulerCore, pairs: list) -> None:
@@ -288,10 +319,10 @@ class CoreService:
         bad = 0
         it = iter(pairs)
         for cid, state in zip(it, it):
-            if type(cid) is not str or type(state) is not str:
+            problem = protocol.finished_pair(cid, state)
+            if problem:
                 bad += 1
-                log.warning("ignored finished container %s in state %s: both must be strings",
-                            brief(cid), brief(state))
+                log.warning("ignored finished %s", problem)
                 continue
             core.container_finished(cid, state)
         self._count_deltas(len(pairs) // 2, bad)
@@ -302,51 +333,32 @@ class CoreService:
         self.counters["deltas"] += seen - bad
 
     def _apply_asks(self, core: SchedulerCore, full: list | tuple, counts: list | tuple) -> None:
-        """A request's asks, after its deltas (Java collects them last): `full` asks
-        (protocol.ASK_FIELDS, then the amounts), then `counts`, flat id, count pairs (an even
-        number: checked with the request) for asks sent before. A request names each ask once, so
-        the two may go in this order; counts are most of a heartbeat, so they go to the core in
-        one call."""
+        """A request's asks, after its deltas (Java collects them last): `full` asks, then
+        `counts`, flat id, count pairs (an even number: checked with the request) for asks sent
+        before. A request names each ask once, so the two may go in this order; counts are most
+        of a call, so they go to the core in one call."""
+        names = core.types.names
         bad = 0
         for a in full:
-            problem = self._full_ask(core, a)
-            if problem:
+            parsed = protocol.ask_row(a, names)
+            if type(parsed) is str:
                 bad += 1
-                log.warning("ignored ask %s: %s", brief(a), problem)
+                log.warning("ignored ask %s: %s", brief(a), parsed)
+                continue
+            ask_id, count, app, priority, allocation_id, location, relax, amounts = parsed
+            # the amounts are in the snapshot's resource order, which is the core's: a vector as is
+            core.update_request(app, priority, amounts, count, allocation_id=allocation_id, location=location,
+                                relax_locality=relax, ask_id=ask_id)
         pairs = iter(counts)
         bad += core.update_counts(zip(pairs, pairs))
         self._count_deltas(len(full) + len(counts) // 2, bad)
 
-    @staticmethod
-    def _full_ask(core: SchedulerCore, a: list) -> str:
-        """Applies one ask in full; what is wrong with it, or "" (the core counts what it ignores)."""
-        fields = len(protocol.ASK_FIELDS)
-        if type(a) is not list or len(a) != fields + len(core.types.names):
-            return (f"an ask is [{', '.join(protocol.ASK_FIELDS)}, then one amount for each of "
-                    f"{', '.join(core.types.names)}]")
-        ask_id, count, app, priority, allocation_id, location, relax = a[:fields]
-        if not (is_long(ask_id) and type(app) is str and is_key(priority) and is_key(allocation_id)
-                and type(location) is str and location):
-            return ("id must be an integer from 0 to 2^63-1, app and location non-empty strings, priority and "
-                    "allocation_id integers (Java longs)")
-        # The amounts are in the snapshot's resource order, which is the core's: a vector as is.
-        core.update_request(app, priority, tuple(a[fields:]), count, allocation_id=allocation_id,
-                            location=location, relax_locality=relax is True, ask_id=ask_id)
-        return ""
-
     # ------------------------------------------------------------------ the queue tree for Java
 
     def queue_list(self) -> list[dict[str, Any]]:
-        """Every queue, parents first, with what Java needs for getQueueInfo, ACLs and limits.
-        Every caller sends it to Java, so it also records that Java has this configuration."""
-        self._queues_sent = self.core.config
-        out = []
-        for path in sorted(self.core.queues, key=lambda p: (p.count("."), p)):
-            q = self.core.queues[path]
-            spec = q.spec
-            out.append({
-                "name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
-                "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
-                "admin_acl": spec.admin_acl.text, "draining": bool(q.draining),
-            })
-        return out
+        """Every queue, parents first. Every caller sends it to Java, so it also records that
+        Java has this tree."""
+        core = self.core
+        self._tree_sent = (core.config, len(core.queues))
+        return [protocol.queue_entry(path, core.queues[path])
+                for path in sorted(core.queues, key=lambda p: (p.count("."), p))]

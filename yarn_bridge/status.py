@@ -5,7 +5,7 @@ GET  /v1/queues       the queue tree: weights, limits, usage, dominant share vs 
 GET  /v1/apps         every app, one line each
 GET  /v1/apps/{id}    an app's requests and, for each pending one, why it is not running now
 GET  /v1/nodes        per node capacity, allocated, free and reservation
-GET  /v1/health       bridge connected, last heartbeat age, configuration version
+GET  /v1/health       bridge connected, last schedule call's age, configuration version
 GET  /metrics         Prometheus text format
 POST /v1/reload       re-reads the queue file through the one validated reload (needs the token)
 GET  /ui/             the operator's dashboard (yarn_bridge/ui): a page that polls the reads above
@@ -39,7 +39,9 @@ from yarn_bridge.ui import Asset, asset
 log = logging.getLogger("yarn_bridge.status")
 LOOPBACK = "127.0.0.1"
 DEFAULT_STATUS_PORT = 25335
-STALE_AFTER_S = 10.0  # no heartbeat for this long: the bridge is reported disconnected
+# no schedule call for this long: the bridge is reported disconnected, unless the service knows
+# better (`yarn-drf serve` reports its open bridge connections: an idle cluster makes no calls)
+STALE_AFTER_S = 10.0
 ENDPOINTS = ["/v1/queues", "/v1/apps", "/v1/apps/{id}", "/v1/nodes", "/v1/health", "/metrics", "POST /v1/reload",
              "/ui/"]
 # The dashboard's files may load only from this server and may not be framed by another page.
@@ -164,10 +166,10 @@ class StatusServer:
             core = self.get_core()
             counts = {"nodes": len(core.nodes), "apps": len(core.apps), "containers": len(core.containers)}
             counters = dict(core.counters)
-        age = self.metrics.heartbeat_age() if self.metrics is not None else None
+        age = self.metrics.call_age() if self.metrics is not None else None
         out: dict[str, Any] = {
             "bridge_connected": age is not None and age < STALE_AFTER_S,
-            "last_heartbeat_age_s": None if age is None else round(age, 3),
+            "last_call_age_s": None if age is None else round(age, 3),
             "config": self.reloader.info() if self.reloader is not None else None,
             **counts, "core_counters": counters,
         }

@@ -1,5 +1,5 @@
 """The py4j-transport baseline's Python end: the real gateway (handshake, lean connection, auth token,
-TCP_NODELAY) in front of a service that answers every request with a constant empty heartbeat
+TCP_NODELAY) in front of a service that answers every request with a constant empty schedule
 reply, so the round trip is py4j and nothing of the core."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from yarn_bridge import protocol
 from yarn_bridge.gateway import start_gateway
 from yarn_bridge.token_file import read_token
 
-REPLY = protocol.heartbeat_reply(0, None, [])
+REPLY = protocol.schedule_reply(0, [], [], None)
 
 
 class ConstantService:

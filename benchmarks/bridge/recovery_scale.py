@@ -65,7 +65,7 @@ def new_service(queues: Path) -> CoreService:
 
 def asks_case(queues: Path, n: int) -> tuple[float, float]:
     """Seconds to apply n new asks of one app (distinct allocation ids, in random order), and to
-    withdraw them all, each in one events request."""
+    withdraw them all, each in one schedule request deciding for no node."""
     svc = new_service(queues)
     checked(svc.handle(request(type="snapshot", epoch=1, resources=TYPES,
                                nodes=[{"node": "n1:1", "capacity": {"memory-mb": 1 << 20, "vcores": 1024}}],
@@ -73,8 +73,8 @@ def asks_case(queues: Path, n: int) -> tuple[float, float]:
                                containers=[], asks=[], counts=[])))
     ids = list(range(1, n + 1))
     random.Random(n).shuffle(ids)
-    add = request(type="events", epoch=1, asks=[[i, 1, "app_1", 1, i, "*", True, 1024, 1, 0] for i in ids])
-    drop = request(type="events", epoch=1, counts=[x for i in ids for x in (i, 0)])
+    add = request(type="schedule", epoch=1, seq=1, asks=[[i, 1, "app_1", 1, i, "*", True, 1024, 1, 0] for i in ids])
+    drop = request(type="schedule", epoch=1, seq=2, counts=[x for i in ids for x in (i, 0)])
     start = time.perf_counter()
     checked(svc.handle(add))
     added = time.perf_counter() - start

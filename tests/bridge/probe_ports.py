@@ -24,12 +24,12 @@ from pathlib import Path
 
 import requests
 
+from tests.bridge.messages import ping
 from tests.bridge.shim_client import NotVerified, ShimClient, closed_by_peer, mac
 from yarn_bridge import protocol
 
 REPO = Path(__file__).resolve().parents[2]
 QUEUES = REPO / "tests" / "integration" / "queues.yaml"
-STATUS = json.dumps({"v": protocol.VERSION, "type": "status"})
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Target:
     def bridge_works(self) -> bool:
         client = ShimClient(self.bridge, self.token)
         try:
-            return json.loads(client.open().call(STATUS))["ok"] is True
+            return json.loads(client.open().call(ping()))["ok"] is True
         finally:
             client.close()
 
@@ -96,7 +96,7 @@ def trickled_hello(t: Target) -> tuple[bool, str]:
 def py4j_auth_first(token_of: Callable[[Target], str]) -> Callable[[Target], tuple[bool, str]]:
     def run(t: Target) -> tuple[bool, str]:
         client = ShimClient(t.bridge, t.token)
-        client.send(f"A\n{token_of(t)}\ne\nc\nt\ncall\ns{STATUS}\ne\n")
+        client.send(f"A\n{token_of(t)}\ne\nc\nt\ncall\ns{ping()}\ne\n")
         try:
             answer = client.stream.readline()
         except ConnectionResetError:
@@ -157,7 +157,7 @@ def token_holder_call(command: str) -> Callable[[Target], tuple[bool, str]]:
     def run(t: Target) -> tuple[bool, str]:
         client = ShimClient(t.bridge, t.token).open()
         answer = client.command(command)
-        still = json.loads(client.call(STATUS))["ok"] and t.bridge_works()
+        still = json.loads(client.call(ping()))["ok"] and t.bridge_works()
         return answer.startswith("!x") and still, f"error reply {answer[:60]!r}; bridge still works"
     return run
 
@@ -165,7 +165,7 @@ def token_holder_call(command: str) -> Callable[[Target], tuple[bool, str]]:
 def gc_entry_point(t: Target) -> tuple[bool, str]:
     client = ShimClient(t.bridge, t.token).open()
     answer = client.command("g\nt\ne\n")
-    still = json.loads(client.call(STATUS))["ok"] and t.bridge_works()
+    still = json.loads(client.call(ping()))["ok"] and t.bridge_works()
     return answer == "!y\n" and still, f"answer {answer.strip()!r}; the entry point still answers"
 
 

@@ -1,6 +1,6 @@
 """Any bridge message gets a reply, never an exception, and leaves the core's accounting whole.
 
-A seeded driver plays a plausible YARN (snapshots, heartbeats confirming the core's assignments,
+A seeded driver plays a plausible YARN (snapshots, schedule calls confirming the core's assignments,
 containers finishing, apps and nodes coming and going, asks and counts, submissions) and mutates
 a share of its messages: wrong types, numbers beyond any bound, NaN and Infinity, deep nesting,
 unknown ops and types, duplicated or stray ids, truncated text. Hypothesis puts arbitrary JSON
@@ -145,18 +145,14 @@ class Yarn:
         if self.resync or roll < 0.08:
             self.resync = False
             return self.snapshot()
-        if roll < 0.65 and self.nodes:
+        if roll < 0.95:
             self.seq += 1
-            return {"type": "heartbeat", "epoch": self.epoch, "seq": self.seq, "node": rnd.choice(list(self.nodes)),
-                    "free": self._capacity(), **self.changes()}
-        if roll < 0.8:
-            return {"type": "events", "epoch": self.epoch, **self.changes()}
-        if roll < 0.93:
-            app = f"app_{self._id()}"
-            return {"type": "submit", "epoch": self.epoch, "app": app, "user": rnd.choice(["alice", "bob", "carol.x"]),
-                    "queue": rnd.choice(LEAVES + [None]), "groups": ["g"]}
-        if roll < 0.97:
-            return {"type": "status"}
+            nodes = rnd.sample(sorted(self.nodes), rnd.randint(0, len(self.nodes))) if roll < 0.8 else []
+            submissions = [{"app": f"app_{self._id()}", "user": rnd.choice(["alice", "bob", "carol.x"]),
+                            "queue": rnd.choice(LEAVES + [None]), "groups": ["g"]}
+                           for _ in range(rnd.randint(0, 2) if roll >= 0.65 else 0)]
+            return {"type": "schedule", "epoch": self.epoch, "seq": self.seq,
+                    "nodes": [[n, *self._amounts()] for n in nodes], "submissions": submissions, **self.changes()}
         return {"type": "reload", "epoch": self.epoch}
 
     def heard(self, msg: dict, reply: dict) -> None:
@@ -164,10 +160,11 @@ class Yarn:
         if not reply.get("ok"):
             self.resync = True  # as the shim: any failure, and the next message is a snapshot
             return
-        if msg.get("type") == "heartbeat":
+        if msg.get("type") == "schedule":
             self.assigned += reply.get("assignments", [])
-        elif msg.get("type") == "submit" and reply.get("accepted") and type(msg.get("app")) is str:
-            self.apps[msg["app"]] = reply["queue"]
+            for placed in reply.get("placements", []):
+                if placed["accepted"]:
+                    self.apps[placed["app"]] = placed["queue"]
 
 
 def mutate(rnd: random.Random, msg: dict) -> object:
@@ -264,9 +261,9 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | s
                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
                      max_leaves=8)
 _FIELDS = {
-    "heartbeat": ["epoch", "seq", "node", "deltas", "started", "finished", "asks", "counts"],
+    "schedule": ["epoch", "seq", "deltas", "started", "finished", "asks", "counts", "submissions", "nodes",
+                 "heartbeats", "rtt_ms"],
     "snapshot": ["epoch", "resources", "nodes", "apps", "containers", "asks", "counts"],
-    "submit": ["epoch", "app", "user", "queue", "groups"],
 }
 
 
@@ -280,8 +277,9 @@ def test_arbitrary_json_in_any_field_or_item_gets_a_reply_and_leaves_the_account
         msg = yarn.next_message()
         yarn.heard(msg, exchange(svc, encode(msg)))
     msg = yarn.snapshot() if kind == "snapshot" else \
-        {"type": "heartbeat", "epoch": yarn.epoch, "seq": 99, "node": "n1:1", **yarn.changes()} if kind == "heartbeat" else \
-        {"type": "submit", "epoch": yarn.epoch, "app": "app_h", "user": "bob", "queue": "root.cpu", "groups": []}
+        {"type": "schedule", "epoch": yarn.epoch, "seq": 99, "nodes": [[n, 4096, 4, 0] for n in yarn.nodes],
+         "submissions": [{"app": "app_h", "user": "bob", "queue": "root.cpu", "groups": []}], "heartbeats": 3,
+         "rtt_ms": 0.5, **yarn.changes()}
     field = data.draw(st.sampled_from(_FIELDS[kind]))
     items = msg.get(field)
     if isinstance(items, list) and items and data.draw(st.booleans()):  # one item of the field, not all of it

@@ -12,12 +12,12 @@ import time
 import pytest
 from py4j.protocol import escape_new_line, unescape_new_line
 
+from tests.bridge.messages import ping
 from tests.bridge.shim_client import NotVerified, ShimClient, closed_by_peer, mac
 from yarn_bridge import protocol
 from yarn_bridge.gateway import PortInUse, start_gateway
 from yarn_bridge.service import CoreService
 
-STATUS = json.dumps({"v": protocol.VERSION, "type": "status"})
 TOKEN = "s3cret-token"
 
 
@@ -55,8 +55,8 @@ def test_a_client_with_the_token_gets_replies(gateway):
     gw, port, _ = gateway
     client = ShimClient(port, TOKEN).open()
     assert client.auth_reply.startswith("!yv")
-    assert json.loads(client.call(STATUS))["ok"]
-    big = json.loads(client.call(json.dumps({"v": protocol.VERSION, "type": "status", "pad": "x" * 20000})))
+    assert json.loads(client.call(ping()))["ok"]
+    big = json.loads(client.call(ping(pad="x" * 20000)))
     assert big["ok"], "messages over 8 KB pass too"
     client.close()
     assert sum(gw.admission.refused.values()) == 0
@@ -118,8 +118,8 @@ def test_only_core_endpoint_call_with_one_string_is_callable(gateway, command):
     client = ShimClient(port, TOKEN).open()
     answer = client.command(command)
     assert answer.startswith("!x") and "only CoreEndpoint.call(String) is callable" in unescape_new_line(answer)
-    assert json.loads(client.call(STATUS))["ok"], "the bridge still works on the same connection"
-    assert ShimClient(port, TOKEN).open().call(STATUS), "and on a new one"
+    assert json.loads(client.call(ping()))["ok"], "the bridge still works on the same connection"
+    assert ShimClient(port, TOKEN).open().call(ping()), "and on a new one"
     client.close()
 
 
@@ -127,7 +127,7 @@ def test_garbage_collecting_the_entry_point_removes_nothing(gateway):
     gw, port, _ = gateway
     client = ShimClient(port, TOKEN).open()
     assert client.command("g\nt\ne\n") == "!y\n"
-    assert json.loads(client.call(STATUS))["ok"]
+    assert json.loads(client.call(ping()))["ok"]
     client.close()
 
 
@@ -169,7 +169,7 @@ def test_connections_beyond_the_pending_limit_are_closed_at_once_and_the_shim_ge
 
 def _opens(port: int) -> bool:
     try:
-        return json.loads(ShimClient(port, TOKEN).open().call(STATUS))["ok"]
+        return json.loads(ShimClient(port, TOKEN).open().call(ping()))["ok"]
     except OSError:
         return False
 
@@ -180,7 +180,7 @@ def test_an_idle_authenticated_connection_is_kept_unless_an_idle_timeout_is_set(
     try:
         client = ShimClient(port, TOKEN).open()
         time.sleep(0.4)  # past the handshake timeout: admitted connections are not held to it
-        assert json.loads(client.call(STATUS))["ok"]
+        assert json.loads(client.call(ping()))["ok"]
         assert client.closed_by_peer(), "closed after 0.6 s without a command"
     finally:
         gw.shutdown()
@@ -189,7 +189,7 @@ def test_an_idle_authenticated_connection_is_kept_unless_an_idle_timeout_is_set(
 def test_accepted_sockets_have_tcp_nodelay_and_listen_on_loopback_only(gateway):
     gw, port, _ = gateway
     client = ShimClient(port, TOKEN).open()
-    client.call(STATUS)
+    client.call(ping())
     server = gw._callback_server
     assert server.server_socket.getsockname()[0] == "127.0.0.1"
     conns = [c for c in server.connections if c.socket is not None]
@@ -320,7 +320,7 @@ def test_the_lean_command_loop_answers_the_shims_calls_exactly_as_py4j_does(queu
 
     odd = json.dumps({"v": protocol.VERSION, "type": "da\nn\\ce"})  # a newline and a backslash, echoed in the error
     commands = "".join([
-        call("s" + escape_new_line(STATUS)),
+        call("s" + escape_new_line(ping())),
         call("s" + escape_new_line(odd)),
         "g\nnobody\ne\n",
     ]).encode()

@@ -7,18 +7,14 @@ import threading
 import time
 
 from tests.bridge.invariants import check_accounting
-from tests.bridge.test_service import NODE, TYPES, ask, call, snapshot, started
+from tests.bridge.messages import NODE, TYPES, ask, call, schedule, snapshot, started
 from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
 APP = {"app": "app_1", "user": "alice", "queue": "root.mem", "groups": []}
 
 
-def heartbeat(svc: CoreService, epoch: int = 5, **fields) -> dict:
-    return call(svc, type="heartbeat", epoch=epoch, seq=1, node="n1:1", **fields)
-
-
-def test_amounts_beyond_a_java_long_are_refused_and_later_heartbeats_still_work(queues_file):
+def test_amounts_beyond_a_java_long_are_refused_and_later_calls_still_work(queues_file):
     svc = CoreService(queues_file)
     huge = {"memory-mb": 10 ** 309, "vcores": 8, "gpu-mem": 0}
     reply = snapshot(svc, nodes=[{"node": "n1:1", "capacity": NODE}, {"node": "n2:1", "capacity": huge}],
@@ -27,8 +23,10 @@ def test_amounts_beyond_a_java_long_are_refused_and_later_heartbeats_still_work(
     assert reply["ok"]
     assert set(svc.core.nodes) == {"n1:1"} and not svc.core.containers
     assert [r.capability[0] for r in svc.core.apps["app_1"].pending] == [2 ** 63 - 1], "the largest long is an amount"
-    for _ in range(3):  # used to raise on every heartbeat until the next snapshot
-        assert heartbeat(svc, deltas=[{"op": "node_added", "node": "n3:1", "capacity": huge}])["ok"]
+    for _ in range(3):  # used to raise on every call until the next snapshot
+        assert schedule(svc, deltas=[{"op": "node_added", "node": "n3:1", "capacity": huge}])["ok"]
+    huge_free = call(svc, type="schedule", epoch=5, seq=2, nodes=[["n1:1", 2 ** 63, 8, 0]])
+    assert huge_free["ok"] and huge_free["assignments"] == [], "a free amount beyond a long: a bad row"
     assert "n3:1" not in svc.core.nodes and svc.counters["internal_errors"] == 0
     check_accounting(svc.core)
 
@@ -37,23 +35,25 @@ def test_non_string_names_are_refused_one_item_at_a_time_and_the_rest_of_the_bat
     svc = CoreService(queues_file)
     snapshot(svc, apps=[{"app": "app_0", "user": 7, "queue": "root.mem"}, APP])
     assert set(svc.core.apps) == {"app_1"}
-    reply = heartbeat(svc, deltas=[{"op": "app_added", "app": "app_2", "user": ["bob"], "queue": "root.cpu"},
-                                   {"op": "app_added", "app": "app_3", "user": "bob", "queue": {"q": 1}},
-                                   {"op": "app_added", "app": "app_4", "user": "bob", "queue": "root.cpu"},
-                                   {"op": "node_removed", "node": 5}],
-                      asks=[ask(1, "app_4", 1)])
+    reply = schedule(svc, deltas=[{"op": "app_added", "app": "app_2", "user": ["bob"], "queue": "root.cpu"},
+                                  {"op": "app_added", "app": "app_3", "user": "bob", "queue": {"q": 1}},
+                                  {"op": "app_added", "app": "app_4", "user": "bob", "queue": "root.cpu"},
+                                  {"op": "node_removed", "node": 5}],
+                     asks=[ask(1, "app_4", 1)])
     assert reply["ok"] and len(reply["assignments"]) == 1, "the good delta and the ask after the bad ones apply"
     assert set(svc.core.apps) == {"app_1", "app_4"} and svc.counters["bad_deltas"] == 4
-    submit = call(svc, type="submit", epoch=5, app="app_5", user=None, queue=3, groups=[])
-    assert not submit["ok"] and "user must be a string" in submit["error"]
-    groups = call(svc, type="submit", epoch=5, app="app_5", user="bob", queue="cpu", groups=[1])
-    assert not groups["ok"] and "groups must be a list of strings" in groups["error"]
+    placed = schedule(svc, nodes=(), submissions=[{"app": "app_5", "user": None, "queue": 3, "groups": []},
+                                                  {"app": "app_6", "user": "bob", "queue": "cpu", "groups": [1]}])
+    assert placed["ok"] and [p["accepted"] for p in placed["placements"]] == [False, False]
+    assert "user must be a string" in placed["placements"][0]["reason"]
+    assert "groups must be a list of strings" in placed["placements"][1]["reason"]
+    assert set(svc.core.apps) == {"app_1", "app_4"}
     check_accounting(svc.core)
 
 
 def test_json_nested_thousands_deep_gets_an_error_not_a_recursion(queues_file):
     svc = CoreService(queues_file)
-    for text in ("[" * 2000 + "]" * 2000, '{"v": 4, "type": "heartbeat", "deltas": ' + "[" * 100_000,
+    for text in ("[" * 2000 + "]" * 2000, '{"v": 5, "type": "schedule", "deltas": ' + "[" * 100_000,
                  json.dumps({"v": protocol.VERSION, "type": "snapshot", "epoch": 1, "resources": TYPES,
                              "nodes": [{"node": "n", "capacity": {"memory-mb": _deep(900)}}]})):
         reply = json.loads(svc.handle(text))
@@ -74,12 +74,12 @@ def test_epochs_that_are_not_integers_or_too_far_ahead_are_refused_and_never_sto
     for bad in ("5", 1e30, 5.0, True, -1, 2 ** 63, 10 ** 18):
         reply = snapshot(svc, epoch=bad)
         assert not reply["ok"] and "epoch" in reply["error"], bad
-    for text in ('{"v": 4, "type": "snapshot", "epoch": Infinity, "resources": []}',
-                 '{"v": 4, "type": "snapshot", "epoch": NaN, "resources": []}'):
+    for text in ('{"v": 5, "type": "snapshot", "epoch": Infinity, "resources": []}',
+                 '{"v": 5, "type": "snapshot", "epoch": NaN, "resources": []}'):
         assert not json.loads(svc.handle(text))["ok"]
     assert svc.epoch is None
     assert snapshot(svc, epoch=int(time.time() * 1000))["ok"], "a real epoch still works after all that"
-    late = heartbeat(svc, epoch="5")
+    late = schedule(svc, epoch="5")
     assert not late["ok"] and "epoch must be an integer" in late["error"]
 
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.bridge.invariants import check_accounting
+from tests.bridge.messages import schedule, submit
 from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
@@ -47,17 +48,15 @@ def run_apps(svc: CoreService) -> tuple[dict, list]:
          nodes=[{"node": n, "capacity": c, "rack": "/r"} for n, c in NODES.items()])
     queues = {}
     for app, user, queue in SUBMITTED:
-        placed = call(svc, type="submit", epoch=1, app=app, user=user, queue=queue, groups=[])
+        placed = submit(svc, app, user, queue, epoch=1)
         assert placed["accepted"], placed
         queues[app] = (user, placed["queue"])
     asks = [[i, 1 + i, app, 1, 0, "*", True, 1024 * (1 + i % 2), 1 + i, 0] for i, app in enumerate(queues)]
     rows = []
-    for n, node in enumerate(NODES):
-        hb = call(svc, type="heartbeat", epoch=1, seq=n, node=node, asks=asks if n == 0 else [])
-        for a in hb["assignments"]:
-            rows.append([f"c_{len(rows)}", a["app"], a["node"], a["priority"], a["allocation_id"], a["assignment_id"],
-                         *(a["resources"][t] for t in TYPES)])
-    call(svc, type="events", epoch=1, started=rows)
+    for a in schedule(svc, epoch=1, nodes=list(NODES), asks=asks)["assignments"]:
+        rows.append([f"c_{len(rows)}", a["app"], a["node"], a["priority"], a["allocation_id"], a["assignment_id"],
+                     *(a["resources"][t] for t in TYPES)])
+    call(svc, type="schedule", epoch=1, seq=2, started=rows)
     assert len(rows) == 10 and {r[1] for r in rows} == set(queues)
     return queues, rows
 
@@ -96,7 +95,7 @@ def test_an_app_recovered_after_an_rm_restart_keeps_its_queue_too(tmp_path):
     call(svc, type="snapshot", epoch=1, resources=TYPES, apps=[], containers=[], asks=[],
          nodes=[{"node": "n0:1", "capacity": NODES["n0:1"], "rack": "/r"}])
     # The RM restarted: YARN recovers the app in root.old (its queue before), then its container.
-    call(svc, type="events", epoch=1,
+    call(svc, type="schedule", epoch=1, seq=1,
          deltas=[{"op": "app_added", "app": "app_old", "user": "dave", "queue": "root.old", "groups": []}],
          started=[["c_1", "app_old", "n0:1", 1, 0, None, 2048, 2, 0]])
     q = svc.core.queues["root.old"]
@@ -136,10 +135,9 @@ queues:
         "resources: gpu-mem: ignored, the cluster has no resource type gpu-mem"]
     a = svc.core.queues["root.a"].spec
     assert a.weight == {"vcores": 2.0} and a.min == {} and a.max == {"vcores": 8}
-    call(svc, type="submit", epoch=1, app="app_a", user="u", queue="a", groups=[])
-    got = call(svc, type="heartbeat", epoch=1, seq=1, node="n1:1",
-               asks=[[1, 20, "app_a", 1, 0, "*", True, 512, 1]])["assignments"]
-    got += call(svc, type="heartbeat", epoch=1, seq=2, node="n1:1")["assignments"]
+    assert submit(svc, "app_a", "u", "a", epoch=1)["accepted"]
+    got = schedule(svc, epoch=1, seq=1, asks=[[1, 20, "app_a", 1, 0, "*", True, 512, 1]])["assignments"]
+    got += schedule(svc, epoch=1, seq=2)["assignments"]
     assert sum(x["resources"]["vcores"] for x in got) == 8, "a's vcores max still holds"
     check_accounting(svc.core)
     # a reload is checked against the cluster it would run on: the same file is refused there

@@ -112,6 +112,8 @@ def test_a_service_hung_past_restart_after_ms_is_killed_and_restarted(cluster_fa
     cluster.wait_for(lambda: running(cluster, "before-hang") == 3, 180, "before-hang running 3 containers")
     pid = cluster.serve_pid()
     os.kill(pid, signal.SIGSTOP)
+    # An idle cluster makes no calls: the next change, this submission, meets the hung service.
+    cluster.dshell("mem", 1, spec(CPU), name="after-hang")
     try:
         new = cluster.wait_for(lambda: (p := cluster.serve_pid()) not in (None, pid) and p, 60,
                                "a new service after the hung one was killed")
@@ -123,8 +125,7 @@ def test_a_service_hung_past_restart_after_ms_is_killed_and_restarted(cluster_fa
     assert re.search(r"is alive but not answering \(no answer for \d+ ms \(\d+ calls in a row failed\)\); "
                      r"killing it to restart it", log), "the supervisor says why it killed the child"
     assert "restarting the core service, killed because it was alive but not answering" in log
-    cluster.dshell("mem", 1, spec(CPU), name="after-hang")
-    cluster.wait_for(lambda: running(cluster, "after-hang") == 2, 180, "a new app runs on the new service")
+    cluster.wait_for(lambda: running(cluster, "after-hang") == 2, 180, "the app submitted meanwhile runs on the new one")
     assert running(cluster, "before-hang") == 3, "running containers are untouched"
     assert cluster.serve_pid() == new
     assert_core_matches_yarn(cluster)

@@ -79,10 +79,10 @@ class Ops:
         return next(q for q in self.get("/v1/queues")["queues"] if q["name"] == name)
 
     def heartbeat(self, node: str) -> list:
-        """One heartbeat the way the service decides it: under the lock, timed into the metrics."""
+        """One node decided the way the service decides a call for it: under the lock, timed into the metrics."""
         with self.lock:
             got = self.core.on_heartbeat(node)
-        self.metrics.heartbeat(0.001, len(got))
+        self.metrics.schedule(0.001, len(got))
         return got
 
     def settle(self) -> list:

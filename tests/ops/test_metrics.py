@@ -21,12 +21,15 @@ def test_event_counters_and_histograms(ops):
         ops.core.submit_app("a", "alice", "root.prod.etl")
         ops.core.update_request("a", 1, {"vcores": 1, "memory-mb": 1024}, 3)
     assert len(ops.settle()) == 3
-    ops.metrics.deltas([{"op": "assignment_refused", "assignment_id": "a1"}, {"op": "ask"}, "junk"])
     ops.metrics.resync()
-    ops.metrics.heartbeat(0.002, 0, round_trip_seconds=0.0007)
+    ops.metrics.schedule(0.002, 0, nodes=40, heartbeats=7, refused=1, round_trip_seconds=0.0007)
     m = scrape(ops)
-    # settle: a round of n1 (3 assigned) and n2, a round of two empty heartbeats; plus the one above.
-    assert m[("yarn_drf_heartbeats_total", ())] == 5
+    # settle: a round of n1 (3 assigned) and n2, a round of two empty calls; plus the one above.
+    assert m[("yarn_drf_schedule_calls_total", ())] == 5
+    assert m[("yarn_drf_heartbeats_total", ())] == 4 + 7
+    assert m[("yarn_drf_schedule_nodes_count", ())] == 5
+    assert m[("yarn_drf_schedule_nodes_sum", ())] == 4 + 40
+    assert m[("yarn_drf_schedule_nodes_bucket", (("le", "20.0"),))] == 4
     assert m[("yarn_drf_assignments_total", ())] == 3
     assert m[("yarn_drf_refused_assignments_total", ())] == 1
     assert m[("yarn_drf_resyncs_total", ())] == 1
@@ -78,17 +81,17 @@ def test_counters_survive_a_core_swap_and_gauges_follow_the_new_core(ops):
     from scheduler import SchedulerCore, load_config
     box = {"core": ops.core}
     metrics = Metrics(lambda: box["core"], ops.lock)
-    metrics.heartbeat(0.001, 2)
+    metrics.schedule(0.001, 2)
     box["core"] = SchedulerCore(load_config(ops.queues_file))  # a resync rebuilds the core
     text = metrics.exposition().decode()
     assert "yarn_drf_assignments_total 2.0" in text
     assert "yarn_drf_nodes 0.0" in text
 
 
-def test_heartbeat_age(ops):
+def test_call_age(ops):
     clock = {"t": 50.0}
     metrics = Metrics(clock=lambda: clock["t"])
-    assert metrics.heartbeat_age() is None
-    metrics.heartbeat(0.001, 0)
+    assert metrics.call_age() is None
+    metrics.schedule(0.001, 0)
     clock["t"] = 57.5
-    assert metrics.heartbeat_age() == 7.5
+    assert metrics.call_age() == 7.5

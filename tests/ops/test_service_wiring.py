@@ -10,6 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.ops.conftest import QUEUES, STATUS_TOKEN
 from yarn_bridge import protocol
+from yarn_bridge.metrics import Metrics
 from yarn_bridge.ops_wiring import attach_ops
 from yarn_bridge.service import CoreService
 
@@ -44,7 +45,7 @@ def scrape(url: str) -> dict:
 def served(tmp_path):
     path = tmp_path / "queues.yaml"
     path.write_text(QUEUES)
-    service = CoreService(path)
+    service = CoreService(path, metrics=Metrics())
     ops = attach_ops(service, port=0, watch_interval=None, token=STATUS_TOKEN)
     try:
         yield service, ops, path
@@ -58,14 +59,15 @@ def test_status_and_metrics_follow_the_bridge(served):
     snapshot(service)
     queues = {q["name"]: q for q in requests.get(url + "/v1/queues", timeout=10).json()["queues"]}
     assert queues["root.prod.etl"]["pending"]["vcores"] == 6 and queues["root.batch"]["running_apps"] == 1
-    got = call(service, type="heartbeat", seq=1, node="n1", deltas=[])["assignments"]
+    got = call(service, type="schedule", seq=1, nodes=[["n1", 8192, 8, 0]], heartbeats=3)["assignments"]
     assert len(got) == 8  # n1's 8 vcores: batch up to its max of 4, etl the rest
     refused = got[0]["assignment_id"]
-    more = call(service, type="heartbeat", seq=2, node="n2", deltas=[
+    more = call(service, type="schedule", seq=2, nodes=[["n2", 8192, 8, 8000]], heartbeats=2, deltas=[
         {"op": "assignment_refused", "assignment_id": refused, "reason": "test"}], rtt_ms=1.5)["assignments"]
     m = scrape(url)
     assert m[("yarn_drf_resyncs_total", ())] == 1
-    assert m[("yarn_drf_heartbeats_total", ())] == 2
+    assert m[("yarn_drf_schedule_calls_total", ())] == 2
+    assert m[("yarn_drf_heartbeats_total", ())] == 5
     assert m[("yarn_drf_assignments_total", ())] == len(got) + len(more)
     assert m[("yarn_drf_refused_assignments_total", ())] == 1
     assert m[("yarn_drf_decision_seconds_count", ())] == 2
@@ -74,7 +76,7 @@ def test_status_and_metrics_follow_the_bridge(served):
     usage = m[("yarn_drf_queue_usage", (("queue", "root.batch"), ("resource", "vcores")))]
     assert usage == service.core.snapshot()["queues"]["root.batch"]["usage"]["vcores"]
     health = requests.get(url + "/v1/health", timeout=10).json()
-    assert health["bridge_connected"] is True and health["service_counters"]["heartbeat"] == 2
+    assert health["bridge_connected"] is True and health["service_counters"]["schedule"] == 2
     why = requests.get(url + "/v1/apps/app_batch", timeout=10).json()
     assert why["queue"] == "root.batch" and why["requests"][0]["reasons"]
 
@@ -88,7 +90,7 @@ def test_refresh_queues_goes_through_the_validated_reload(served, caplog):
     assert reply["accepted"] is True and reply["changes"]["changed"] == ["root.prod"]
     assert any(q["name"] == "root.prod" and q["weight"] == 3.0 for q in reply["queues"])
     assert "trigger: refreshQueues" in caplog.text and "~ root.prod: weight 2 -> 3" in caplog.text
-    assert ops.reloader.version == 2
+    assert service.reloader.version == 2
     # the service keeps the new config: a resync rebuilds the core with it
     snapshot(service)
     prod = next(q for q in requests.get(ops.server.url + "/v1/queues", timeout=10).json()["queues"]
@@ -126,23 +128,40 @@ def test_refresh_queues_naming_another_file_is_refused_without_reading_it(served
             "was started with. To use another file, restart it with --queues naming that file (in child mode: "
             "set yarn-drf.queues.file and restart the ResourceManager)"]
     assert "TOPSECRET" not in json.dumps(reply)
-    assert ops.reloader.version == 1 and ops.reloader.last is None, "nothing was loaded"
+    assert service.reloader.version == 1 and service.reloader.last is None, "nothing was loaded"
     link = tmp_path / "link.yaml"
     link.symlink_to(path)
     path.write_text(QUEUES.replace("weight: 2", "weight: 3"))
     assert call(service, type="reload", path=str(link))["accepted"] is True, "the same file by another name"
-    assert ops.reloader.path == path
+    assert service.reloader.path == path
 
 
-def test_a_reload_outside_the_rm_reaches_java_with_the_next_heartbeat(served):
+def test_a_reload_outside_the_rm_reaches_java_with_the_next_call(served):
     """POST /v1/reload (or the file watcher, or `yarn-drf reload`): the RM learns the new queue
-    tree from the next heartbeat reply, once."""
+    tree from the next schedule reply, once."""
     service, ops, path = served
     snapshot(service)
-    assert "queues" not in call(service, type="heartbeat", seq=1, node="n1", deltas=[])
+    assert "queues" not in call(service, type="schedule", seq=1, nodes=[["n1", 8192, 8, 0]])
     path.write_text(QUEUES.replace("weight: 2", "weight: 5"))
     assert requests.post(ops.server.url + "/v1/reload", headers={"Authorization": f"Bearer {STATUS_TOKEN}"},
                          timeout=10).json()["accepted"] is True
-    pushed = call(service, type="heartbeat", seq=2, node="n1", deltas=[])
+    pushed = call(service, type="schedule", seq=2, nodes=[["n1", 8192, 8, 0]])
     assert any(q["name"] == "root.prod" and q["weight"] == 5.0 for q in pushed["queues"])
-    assert "queues" not in call(service, type="heartbeat", seq=3, node="n1", deltas=[])
+    assert "queues" not in call(service, type="schedule", seq=3, nodes=[])
+
+
+def test_a_placement_into_a_queue_it_creates_brings_the_new_tree_to_java(served):
+    service, _, path = served
+    path.write_text(QUEUES.replace("queues:", "placement: [{rule: user, parent: root.prod, create: true}]\nqueues:", 1))
+    service.reloader.reload()
+    snapshot(service)
+    reply = call(service, type="schedule", seq=1, nodes=[],
+                 submissions=[{"app": "app_new", "user": "zoe", "queue": None, "groups": []}])
+    assert reply["placements"] == [{"app": "app_new", "accepted": True, "queue": "root.prod.zoe", "reason": ""}]
+    assert "root.prod.zoe" in [q["name"] for q in reply["queues"]]
+    assert "queues" not in call(service, type="schedule", seq=2, nodes=[])
+
+
+def test_the_service_that_runs_is_the_one_built_no_wrapper_replaces_its_entry_point(served):
+    service, _, _ = served
+    assert service.handle.__func__ is CoreService.handle

@@ -54,9 +54,9 @@ def test_nodes(ops):
     assert n2["containers"] == 8 and n2["reservation"] is None
 
 
-def test_health_reports_heartbeats_and_config_version(ops):
+def test_health_reports_calls_and_config_version(ops):
     health = ops.get("/v1/health")
-    assert health["bridge_connected"] is False and health["last_heartbeat_age_s"] is None
+    assert health["bridge_connected"] is False and health["last_call_age_s"] is None
     assert health["status"] == "bridge-disconnected"
     assert health["config"]["version"] == 1
     assert health["config"]["path"] == str(ops.queues_file)
@@ -64,7 +64,7 @@ def test_health_reports_heartbeats_and_config_version(ops):
     ops.heartbeat("n1")
     health = ops.get("/v1/health")
     assert health["bridge_connected"] is True and health["status"] == "ok"
-    assert 0 <= health["last_heartbeat_age_s"] < 10
+    assert 0 <= health["last_call_age_s"] < 10
     assert health["nodes"] == 2 and health["core_counters"]["heartbeats"] == 1
 
 

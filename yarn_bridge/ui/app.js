@@ -294,7 +294,7 @@ function renderNodes(doc) {
 // ------------------------------------------------------------------ header
 
 function renderHealth(h, queues) {
-  const beat = h.last_heartbeat_age_s === null ? "no heartbeat yet" : `last heartbeat ${h.last_heartbeat_age_s} s ago`;
+  const beat = h.last_call_age_s === null ? "no call yet" : `last call ${h.last_call_age_s} s ago`;
   const config = h.config ? `; config version ${h.config.version}` : "";
   const health = document.getElementById("health");
   health.replaceChildren(

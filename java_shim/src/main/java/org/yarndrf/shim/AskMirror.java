@@ -1,15 +1,11 @@
 package org.yarndrf.shim;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
-import org.yarndrf.shim.bridge.Protocol;
 
 /**
  * What the core was last told about each app's outstanding asks. Diffing YARN's current asks
@@ -22,6 +18,9 @@ import org.yarndrf.shim.bridge.Protocol;
  * pair {@code id, count} in the flat "counts" array (bridge protocol version 2, BRIDGE.md). A
  * diff names each ask once, so the two may be applied in either order. Ids are never reused, so
  * an id from before a {@link #forget} or {@link #clear} cannot be mistaken for a newer ask.
+ *
+ * <p>Locking: used under the scheduler's lock (the loop's collect and snapshot, YARN's app events);
+ * its methods synchronize as well, so no caller can see it half-changed.
  */
 public final class AskMirror {
   private static final class Key {
@@ -72,76 +71,73 @@ public final class AskMirror {
   /** app id -> every ask sent for it, including withdrawn ones (count 0), which keep their id. */
   private final Map<String, Map<Key, Ask>> sent = new HashMap<>();
   private long lastId;
+  /** How many of the asks sent (anywhere, "*") still want containers. */
+  private int outstanding;
 
-  /** {name: amount}, for the bridge's resource objects (nodes, containers, free resources). */
-  public static Map<String, Long> amounts(Resource r) {
-    Map<String, Long> out = new java.util.TreeMap<>();
-    for (ResourceInformation ri : r.getResources()) {
-      out.put(ri.getName(), ri.getValue());
-    }
-    return out;
+  /** Whether some app has asks the core was told of that still want containers. */
+  public synchronized boolean hasOutstanding() {
+    return outstanding > 0;
   }
 
-  /** Amounts in YARN's resource type order, the order of the snapshot's "resources". */
-  static long[] vector(Resource r) {
-    ResourceInformation[] infos = r.getResources();
-    long[] out = new long[infos.length];
-    for (int i = 0; i < infos.length; i++) {
-      out[i] = infos[i].getValue();
+  private static int wanting(Map<Key, Ask> asks) {
+    int n = 0;
+    for (Map.Entry<Key, Ask> e : asks.entrySet()) {
+      if (e.getValue().count > 0 && "*".equals(e.getKey().location)) {
+        n++;
+      }
     }
-    return out;
+    return n;
   }
 
   /**
    * Appends what brings the core from what it was told to `current`: asks to send in full to
    * `asks`, and count changes of asks sent before to `counts` (id, count, id, count, ...).
    */
-  public synchronized void diff(String appId, List<ResourceRequest> current, ArrayNode asks,
-      ArrayNode counts) {
+  public synchronized void diff(String appId, List<ResourceRequest> current,
+      List<Messages.AskRow> asks, List<Long> counts) {
     Map<Key, Ask> before = sent.getOrDefault(appId, new HashMap<>());
+    outstanding -= wanting(before);
     Map<Key, Ask> now = new HashMap<>();
     for (ResourceRequest rr : current) {
       Key k = new Key(rr.getPriority().getPriority(), rr.getAllocationRequestId(),
           rr.getResourceName());
       int count = rr.getNumContainers();
-      long[] amounts = vector(rr.getCapability());
+      long[] amounts = Messages.vector(rr.getCapability());
       Ask was = before.remove(k);
       if (was != null && was.sameShape(amounts, rr.getRelaxLocality())) {
         now.put(k, was.count == count ? was : new Ask(was.id, count, was.amounts, was.relax));
         if (was.count != count) {
-          counts.add(was.id).add(count);
+          counts.add(was.id);
+          counts.add((long) count);
         }
       } else {
         Ask a = new Ask(++lastId, count, amounts, rr.getRelaxLocality());
         now.put(k, a);
-        asks.add(full(appId, k, a));
+        asks.add(new Messages.AskRow(a.id, a.count, appId, k.priority, k.allocationId, k.location,
+            a.relax, a.amounts));
       }
     }
     for (Map.Entry<Key, Ask> e : before.entrySet()) {
       Ask gone = e.getValue();
       now.put(e.getKey(), gone.count == 0 ? gone : new Ask(gone.id, 0, gone.amounts, gone.relax));
       if (gone.count > 0) {
-        counts.add(gone.id).add(0);
+        counts.add(gone.id);
+        counts.add(0L);
       }
     }
     sent.put(appId, now);
-  }
-
-  /** [id, count, app, priority, allocation_id, location, relax_locality, amounts...]. */
-  private static ArrayNode full(String appId, Key k, Ask a) {
-    ArrayNode n = Protocol.JSON.createArrayNode().add(a.id).add(a.count).add(appId)
-        .add(k.priority).add(k.allocationId).add(k.location).add(a.relax);
-    for (long v : a.amounts) {
-      n.add(v);
-    }
-    return n;
+    outstanding += wanting(now);
   }
 
   public synchronized void forget(String appId) {
-    sent.remove(appId);
+    Map<Key, Ask> gone = sent.remove(appId);
+    if (gone != null) {
+      outstanding -= wanting(gone);
+    }
   }
 
   public synchronized void clear() {
     sent.clear();
+    outstanding = 0;
   }
 }

@@ -1,14 +1,11 @@
 package org.yarndrf.shim;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
-import org.yarndrf.shim.bridge.MalformedReplyException;
 
 /**
  * The queue tree as the core last reported it. Queues are updated in place across reloads, so
@@ -32,25 +29,8 @@ public final class QueueTree {
     return root;
   }
 
-  /**
-   * Applies the core's "queues" list (parents before children). The whole list is checked first:
-   * a list with any bad entry changes nothing, and the exception names the queue and the field.
-   */
-  public synchronized void update(JsonNode queues) throws MalformedReplyException {
-    if (queues == null || !queues.isArray()) {
-      throw new MalformedReplyException("\"queues\" is not an array");
-    }
-    List<QueueSettings> entries = new ArrayList<>(queues.size());
-    Set<String> known = new HashSet<>(byPath.keySet());
-    for (JsonNode spec : queues) {
-      QueueSettings s = QueueSettings.read(spec);
-      String parentPath = s.path.substring(0, Math.max(0, s.path.lastIndexOf('.')));
-      if (!s.path.equals("root") && !known.contains(parentPath)) {
-        throw new MalformedReplyException("queue " + s.path + " listed before its parent");
-      }
-      known.add(s.path);
-      entries.add(s);
-    }
+  /** Applies the core's queue list (parents before children; read and checked by Messages.queues). */
+  public synchronized void update(List<QueueSettings> entries) {
     Set<String> seen = new HashSet<>();
     for (QueueSettings s : entries) {
       ShimQueue q = byPath.get(s.path);

@@ -23,7 +23,7 @@ public final class ShimConf {
    * random token per RM start.
    */
   public static final String TOKEN_FILE = PREFIX + "bridge.token-file";
-  /** How long one call may take before that heartbeat assigns nothing. */
+  /** How long one call may take before it counts as failed (nothing allocated from it). */
   public static final String TIMEOUT_MS = PREFIX + "bridge.timeout-ms";
   public static final int DEFAULT_TIMEOUT_MS = 250;
   /** Timeout of snapshots and reloads, whose size grows with the cluster: the base, ... */
@@ -45,4 +45,11 @@ public final class ShimConf {
   public static final long DEFAULT_RESTART_AFTER_MS = 30_000;
   public static final String RESTART_AFTER_FAILURES = PREFIX + "serve.restart-after-failures";
   public static final int DEFAULT_RESTART_AFTER_FAILURES = 3;
+  /**
+   * While YARN has asks outstanding, the scheduling loop calls the core at least this often even
+   * if nothing changed in YARN (a reload on the core's side or a starvation timeout may make room
+   * for them). 0: only on changes. An idle cluster (no asks) makes no calls either way.
+   */
+  public static final String RECHECK_MS = PREFIX + "scheduler.recheck-ms";
+  public static final long DEFAULT_RECHECK_MS = 1000;
 }

@@ -60,7 +60,7 @@ public final class ShimQueue implements Queue {
     }
   }
 
-  /** Applies one queue's entry of the core's queue list, already checked (QueueSettings.read). */
+  /** Applies one queue's entry of the core's queue list, already checked (Messages.queues). */
   void configure(QueueSettings s) {
     leaf = s.leaf;
     removed = false;

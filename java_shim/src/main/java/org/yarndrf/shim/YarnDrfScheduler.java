@@ -1,20 +1,9 @@
 package org.yarndrf.shim;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.File;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -35,6 +24,7 @@ import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -55,12 +45,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
@@ -73,32 +61,29 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourc
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ReleaseContainerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
-import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
-import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.yarndrf.shim.bridge.Backoff;
 import org.yarndrf.shim.bridge.CoreChannel;
-import org.yarndrf.shim.bridge.CoreSession;
-import org.yarndrf.shim.bridge.MalformedReplyException;
-import org.yarndrf.shim.bridge.Protocol;
-import org.yarndrf.shim.bridge.Py4jChannel;
-import org.yarndrf.shim.bridge.ServeSupervisor;
-import org.yarndrf.shim.bridge.TokenFile;
 
 /**
- * A YARN ResourceScheduler whose decisions are made by the yarn-drf Python core (weighted DRF).
+ * A YARN ResourceScheduler whose decisions are made by the yarn-drf Python core (weighted DRF):
+ * the YARN adapter. It handles YARN's events in one switch, as FifoScheduler does, answers YARN's
+ * questions (queues, ACLs, allocate), and keeps what the core must be told (PendingEvents, the
+ * asks' mirror, the apps waiting for placement). It decides nothing itself: the {@link
+ * SchedulingLoop} thread sends those changes to the core ({@link BridgeClient}) and hands the
+ * core's assignments to the {@link AssignmentCommitter}. ARCHITECTURE.md walks the whole path.
  *
- * YARN's own bookkeeping stays the truth: SchedulerApplicationAttempt/AppSchedulingInfo hold the
- * asks, SchedulerNode the node usage, RMContainer the container lifecycle. Every NODE_UPDATE
- * makes one bridge call carrying YARN's events since the previous call plus the node's free
- * resources; the reply lists that node's assignments, each re-checked here before YARN allocates
- * it. Any bridge failure means "allocate nothing now, send a full snapshot next".
+ * <p>YARN's own bookkeeping stays the truth: SchedulerApplicationAttempt/AppSchedulingInfo hold
+ * the asks, SchedulerNode the node usage, RMContainer the container lifecycle.
+ *
+ * <p>Locking: every event handler holds this scheduler's lock (its monitor), as FifoScheduler's
+ * do; the loop takes it only to collect the changes and to commit a reply, never during a call.
+ * allocate() holds the app attempt's lock, as YARN's own schedulers do.
  */
-@SuppressWarnings("unchecked")
 public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCaSchedulerNode>
     implements Configurable {
   private static final Logger LOG = LoggerFactory.getLogger(YarnDrfScheduler.class);
@@ -109,59 +94,42 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private boolean usePortForNodeName;
   private QueueTree queues;
   private final AskMirror askMirror = new AskMirror();
+  /** Apps whose asks may have changed since the last call (allocate() adds from RPC threads). */
   private final Set<ApplicationId> dirtyApps = ConcurrentHashMap.newKeySet();
   private final PendingEvents events = new PendingEvents();
   /**
-   * Apps submitted while the core was unreachable, in submission order: they wait in SUBMITTED
-   * (YARN has no timeout there) and are placed once the core is back, instead of being rejected
-   * for an outage that is not theirs.
+   * Apps submitted and not yet placed by the core, in submission order. They wait in SUBMITTED
+   * (YARN has no timeout there) and go with every call until the core answers, so an outage of
+   * the core delays them without rejecting them.
    */
-  private final Map<ApplicationId, Submission> awaitingPlacement = new java.util.LinkedHashMap<>();
+  private final Map<ApplicationId, Submission> awaitingPlacement = new LinkedHashMap<>();
+  private final Resource usedResource = Resource.newInstance(0, 0);
+  /** NodeManager heartbeats since the last call, for the service's metrics. */
+  private final AtomicLong heartbeats = new AtomicLong();
+  private BridgeClient bridge;
+  private AssignmentCommitter committer;
+  private SchedulingLoop loop;
 
+  public final AtomicLong eventErrors = new AtomicLong();
+
+  /** A submitted app, as the core will be asked to place it. */
   private static final class Submission {
-    final String user;
-    final String queue;
     final boolean unmanagedAM;
+    final Messages.AppInfo message;
 
-    Submission(String user, String queue, boolean unmanagedAM) {
-      this.user = user;
-      this.queue = queue;
+    Submission(boolean unmanagedAM, Messages.AppInfo message) {
       this.unmanagedAM = unmanagedAM;
+      this.message = message;
     }
   }
-  private final Resource usedResource = Resource.newInstance(0, 0);
-  private CoreSession session;
-  /** The channel of snapshots and reloads, sized by each snapshot; null with a test channel. */
-  private SizedTimeoutChannel snapshotChannel;
-  private ServeSupervisor supervisor;
-  private long heartbeatSeq;
-  /** The last successful heartbeat call, encoding and decoding included; sent with the next. */
-  private long lastRoundTripNanos;
-  /**
-   * Incremented by every snapshot and sent with every request: the core refuses requests of an
-   * older epoch, so a request that timed out here but reaches Python late cannot change the
-   * state rebuilt from a newer snapshot.
-   */
-  private long epoch;
-
-  public final AtomicLong assignmentsApplied = new AtomicLong();
-  public final AtomicLong assignmentsRefused = new AtomicLong();
-  public final AtomicLong eventErrors = new AtomicLong();
 
   public YarnDrfScheduler() {
     super(YarnDrfScheduler.class.getName());
   }
 
-  /** For tests: run against a given channel instead of py4j. */
+  /** For tests: run against a given channel (a fake core) instead of py4j. */
   public void setCoreChannel(CoreChannel channel) {
-    this.session = newSession(channel, channel);
-  }
-
-  private CoreSession newSession(CoreChannel channel, CoreChannel slowChannel) {
-    return new CoreSession(channel, slowChannel, new Backoff(
-        conf.getLong(ShimConf.BACKOFF_INITIAL_MS, ShimConf.DEFAULT_BACKOFF_INITIAL_MS),
-        conf.getLong(ShimConf.BACKOFF_MAX_MS, ShimConf.DEFAULT_BACKOFF_MAX_MS)),
-        System::currentTimeMillis);
+    this.bridge = CoreLauncher.over(channel, conf);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -187,113 +155,35 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.queues = new QueueTree(conf, this::containerRecovered);
+    this.committer = newCommitter(events, dirtyApps);
     super.serviceInit(conf);
+  }
+
+  /** The committer of the core's assignments (package-private: tests inject faults). */
+  AssignmentCommitter newCommitter(PendingEvents pending, Set<ApplicationId> dirty) {
+    return new AssignmentCommitter(this, pending, dirty);
   }
 
   @Override
   public void serviceStart() throws Exception {
-    if (session == null) {
-      startBridge();
+    if (bridge == null) {
+      bridge = CoreLauncher.connect(conf);
     }
+    loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
+        conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
+    loop.start();
     super.serviceStart();
   }
 
   @Override
   public void serviceStop() throws Exception {
-    if (supervisor != null) {
-      supervisor.stop();
+    if (loop != null) {
+      loop.stop();
     }
-    if (session != null) {
-      LOG.info("yarn-drf bridge stopping: {}", session.counters());
-      session.close();
+    if (bridge != null) {
+      bridge.close();
     }
     super.serviceStop();
-  }
-
-  private void startBridge() throws IOException {
-    String mode = conf.get(ShimConf.SERVE_MODE, "child");
-    int port = conf.getInt(ShimConf.PORT, ShimConf.DEFAULT_PORT);
-    int timeoutMs = conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS);
-    String tokenFile = conf.get(ShimConf.TOKEN_FILE);
-    String token;
-    if (tokenFile == null || tokenFile.isEmpty()) {
-      if (!"child".equals(mode)) {
-        throw new IOException("yarn-drf: " + ShimConf.TOKEN_FILE + " must be set when "
-            + ShimConf.SERVE_MODE + "=" + mode + " (the py4j auth token is required)");
-      }
-      token = newToken();
-      tokenFile = writePrivateToken(token).toString();
-    } else {
-      token = TokenFile.read(new File(tokenFile).toPath(), ShimConf.TOKEN_FILE);
-    }
-    InetAddress loopback = InetAddress.getByName("127.0.0.1");
-    snapshotChannel = new SizedTimeoutChannel(
-        ms -> new Py4jChannel(loopback, port, token, ms), snapshotTimeoutMs(),
-        conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS,
-            ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS));
-    session = newSession(new Py4jChannel(loopback, port, token, timeoutMs), snapshotChannel);
-    if ("child".equals(mode)) {
-      List<String> command = new ArrayList<>(Arrays.asList(
-          conf.getTrimmed(ShimConf.SERVE_COMMAND, ShimConf.DEFAULT_SERVE_COMMAND).split("\\s+")));
-      String queuesFile = conf.getTrimmed(ShimConf.QUEUES_FILE);
-      if (queuesFile != null && !queuesFile.isEmpty()) {
-        command.add("--queues");
-        command.add(queuesFile);
-      }
-      command.addAll(Arrays.asList("--port", String.valueOf(port), "--token-file", tokenFile,
-          "--parent-pid", currentPid()));
-      String log = conf.getTrimmed(ShimConf.SERVE_LOG);
-      supervisor = new ServeSupervisor(command, port,
-          log == null || log.isEmpty() ? null : new File(log),
-          new Backoff(500, conf.getLong(ShimConf.BACKOFF_MAX_MS,
-              ShimConf.DEFAULT_BACKOFF_MAX_MS)));
-      restartWhenUnresponsive(supervisor);
-      supervisor.start();
-    } else if (!"external".equals(mode)) {
-      throw new IOException("yarn-drf: " + ShimConf.SERVE_MODE + " must be child or external, got "
-          + mode);
-    }
-    LOG.info("yarn-drf bridge: mode={} port={} timeout={}ms", mode, port, timeoutMs);
-  }
-
-  private int snapshotTimeoutMs() {
-    return Math.max(conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS),
-        conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_MS, ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_MS));
-  }
-
-  private void restartWhenUnresponsive(ServeSupervisor child) {
-    long afterMs = conf.getLong(ShimConf.RESTART_AFTER_MS, ShimConf.DEFAULT_RESTART_AFTER_MS);
-    if (afterMs > 0) {
-      session.whenUnresponsive(
-          conf.getInt(ShimConf.RESTART_AFTER_FAILURES, ShimConf.DEFAULT_RESTART_AFTER_FAILURES),
-          afterMs, why -> child.restartUnresponsive(why, afterMs));
-    }
-  }
-
-  private static String newToken() {
-    byte[] b = new byte[24];
-    new SecureRandom().nextBytes(b);
-    StringBuilder sb = new StringBuilder();
-    for (byte x : b) {
-      sb.append(String.format("%02x", x));
-    }
-    return sb.toString();
-  }
-
-  private static Path writePrivateToken(String token) throws IOException {
-    Path dir = Files.createTempDirectory("yarn-drf-",
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    Path file = dir.resolve("token");
-    Files.write(file, token.getBytes(StandardCharsets.UTF_8));
-    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-    file.toFile().deleteOnExit();
-    dir.toFile().deleteOnExit();
-    return file;
-  }
-
-  private static String currentPid() {
-    String name = ManagementFactory.getRuntimeMXBean().getName();
-    return name.substring(0, name.indexOf('@'));
   }
 
   @Override
@@ -301,44 +191,43 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.rmContext = rmContext;
   }
 
-  /** `yarn rmadmin -refreshQueues`: the core re-reads queues.yaml; a bad file is refused whole. */
+  /**
+   * `yarn rmadmin -refreshQueues`: the core re-reads queues.yaml; a bad file is refused whole. The
+   * loop's thread makes the call (it is the only one that talks to the core); this waits for it
+   * without holding the scheduler's lock, which the loop may need meanwhile.
+   */
   @Override
-  public synchronized void reinitialize(Configuration newConf, RMContext rmContext)
-      throws IOException {
-    super.reinitialize(newConf, rmContext);
-    if (session.needsResync() && !resync()) {
-      throw new IOException("yarn-drf: the scheduler core is unavailable; queues not reloaded");
+  public void reinitialize(Configuration newConf, RMContext rmContext) throws IOException {
+    synchronized (this) {
+      super.reinitialize(newConf, rmContext);
     }
-    ObjectNode req = request("reload", epoch);
     String file = newConf.getTrimmed(ShimConf.QUEUES_FILE, conf.getTrimmed(ShimConf.QUEUES_FILE));
-    if (file != null) {
-      req.put("path", file);
+    BridgeClient.ReloadOutcome outcome;
+    try {
+      outcome = loop.reload(file);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("yarn-drf: interrupted while the queues were reloaded", e);
     }
-    JsonNode reply = session.exchangeSlow("reload", Protocol.encode(req));
-    if (reply == null && session.lastCallTimedOut()) {
+    if (outcome.reply == null && outcome.timedOut) {
       // The session resyncs next, and the snapshot's reply carries the core's queue tree.
       throw new IOException("yarn-drf: outcome unknown: the scheduler core did not answer within "
-          + (snapshotChannel == null ? snapshotTimeoutMs() : snapshotChannel.timeoutMs())
-          + " ms; it may have applied the file. Check `yarn-drf status` or "
-          + "the service's log; YARN's queue tree follows the core's with the next heartbeat");
+          + bridge.slowTimeoutMs() + " ms; it may have applied the file. Check `yarn-drf status` "
+          + "or the service's log; YARN's queue tree follows the core's with the next call");
     }
-    if (reply == null) {
+    if (outcome.reply == null) {
       throw new IOException("yarn-drf: the scheduler core is unavailable; queues not reloaded");
     }
-    if (!reply.path("accepted").asBoolean(false)) {
+    if (!outcome.reply.accepted) {
       StringBuilder sb = new StringBuilder("yarn-drf: queue configuration refused, the old one "
           + "stays in force:");
-      for (JsonNode e : reply.path("errors")) {
-        sb.append("\n  ").append(e.asText());
+      for (String e : outcome.reply.errors) {
+        sb.append("\n  ").append(e);
       }
       throw new IOException(sb.toString());
     }
-    try {
-      queues.update(reply.get("queues"));
-    } catch (MalformedReplyException e) {
-      throw new IOException("yarn-drf: core returned a bad queue list: " + e.getMessage());
-    }
-    LOG.info("yarn-drf: queues reloaded: {}", reply.path("changes"));
+    queues.update(outcome.reply.queues);
+    LOG.info("yarn-drf: queues reloaded: {}", outcome.reply.changes);
   }
 
   // ---------------------------------------------------------------- YARN questions
@@ -437,8 +326,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       if (!ask.isEmpty()) {
         application.updateResourceRequests(ask);
-        // The core learns the new absolute counts with the next heartbeat's batch.
+        // The core learns the new absolute counts with the loop's next call.
         dirtyApps.add(attemptId.getApplicationId());
+        loop.wake();
       }
       application.updateBlacklist(blacklistAdditions, blacklistRemovals);
       Resource headroom = application.getHeadroom();
@@ -452,7 +342,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /**
    * YARN's scheduler event thread exits the whole RM on an uncaught exception: a bad event or a
-   * bug here is logged and counted instead, and the event dropped.
+   * bug here is logged and counted instead, and the event dropped. An event that leaves something
+   * for the core wakes the scheduling loop.
    */
   @Override
   public void handle(SchedulerEvent event) {
@@ -460,9 +351,21 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       dispatch(event);
     } catch (RuntimeException e) {
       eventErrors.incrementAndGet();
-      LOG.error("yarn-drf: failed to handle scheduler event {} [event errors={}]", event, 
+      LOG.error("yarn-drf: failed to handle scheduler event {} [event errors={}]", event,
           eventErrors.get(), e);
     }
+    boolean changed;
+    synchronized (this) {
+      changed = hasPendingChanges();
+    }
+    if (changed && loop != null) {
+      loop.wake();
+    }
+  }
+
+  /** Whether something waits for the loop's next call. Under the scheduler's lock. */
+  private boolean hasPendingChanges() {
+    return !events.isEmpty() || !dirtyApps.isEmpty() || !awaitingPlacement.isEmpty();
   }
 
   private void dispatch(SchedulerEvent event) {
@@ -477,16 +380,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         break;
       case NODE_RESOURCE_UPDATE: {
         NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
-        synchronized (this) {
-          updateNodeResource(e.getRMNode(), e.getResourceOption());
-          FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(e.getRMNode().getNodeID());
-          if (node != null) {
-            ObjectNode d = Protocol.delta("node_updated");
-            d.put("node", nodeName(e.getRMNode().getNodeID()));
-            d.set("capacity", Protocol.amounts(AskMirror.amounts(node.getTotalResource())));
-            events.add(d);
-          }
-        }
+        resizeNode(e);
         break;
       }
       case NODE_UPDATE:
@@ -534,18 +428,16 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
   }
 
-  private String nodeName(NodeId id) {
+  /** The node's name on the bridge: YARN's host:port (NodeId), not Hadoop's host-only getNodeName(). */
+  private static String bridgeName(NodeId id) {
     return id.toString();
   }
 
   private synchronized void addNode(RMNode rmNode, List<NMContainerStatus> recovered) {
     FiCaSchedulerNode node = new FiCaSchedulerNode(rmNode, usePortForNodeName);
     nodeTracker.addNode(node);
-    ObjectNode d = Protocol.delta("node_added");
-    d.put("node", nodeName(rmNode.getNodeID()));
-    d.set("capacity", Protocol.amounts(AskMirror.amounts(rmNode.getTotalCapability())));
-    d.put("rack", rmNode.getRackName());
-    events.add(d);
+    events.add(Messages.Delta.nodeAdded(new Messages.NodeInfo(bridgeName(rmNode.getNodeID()),
+        Messages.amounts(rmNode.getTotalCapability()), rmNode.getRackName())));
     // Recovered containers reach the core through ShimQueue.recoverContainer.
     recoverContainersOnNode(recovered, rmNode);
   }
@@ -560,38 +452,43 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
           c.getContainerId(), SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
     }
     nodeTracker.removeNode(rmNode.getNodeID());
-    ObjectNode d = Protocol.delta("node_removed");
-    d.put("node", nodeName(rmNode.getNodeID()));
-    events.add(d);
+    events.add(Messages.Delta.nodeRemoved(bridgeName(rmNode.getNodeID())));
+  }
+
+  private synchronized void resizeNode(NodeResourceUpdateSchedulerEvent e) {
+    updateNodeResource(e.getRMNode(), e.getResourceOption());
+    FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(e.getRMNode().getNodeID());
+    if (node != null) {
+      events.add(Messages.Delta.nodeUpdated(bridgeName(node.getNodeID()),
+          Messages.amounts(node.getTotalResource())));
+    }
+  }
+
+  /**
+   * A NodeManager heartbeat: YARN processes its launched and finished containers (finished ones
+   * queue events for the core through completedContainerInternal), and that is all. No call to
+   * the core here: the scheduling loop decides for every node with room at once.
+   */
+  @Override
+  protected synchronized void nodeUpdate(RMNode nm) {
+    super.nodeUpdate(nm);
+    heartbeats.incrementAndGet();
   }
 
   private synchronized void addApplication(ApplicationId appId, String queueName, String user,
       boolean recovering, boolean unmanagedAM) {
-    ShimQueue queue;
-    if (recovering) {
-      // Accepted before the restart and running in this queue: the core takes it there, without
-      // placement or ACLs (they may have changed since; its containers run where they run).
-      queue = queues.findOrPlaceholder(queueName);
-      ObjectNode d = Protocol.delta("app_added");
-      d.put("app", appId.toString());
-      d.put("user", user);
-      d.put("queue", queue.getQueueName());
-      d.set("groups", groupsOf(user));
-      events.add(d);
-    } else {
-      JsonNode reply = place(appId, user, queueName);
-      if (reply == null) {
-        LOG.warn("yarn-drf: the scheduler core is unavailable; {} waits in SUBMITTED until it "
-            + "can be placed", appId);
-        awaitingPlacement.put(appId, new Submission(user, queueName, unmanagedAM));
-        return;
-      }
-      queue = placed(appId, user, queueName, reply);
-      if (queue == null) {
-        return;
-      }
+    if (!recovering) {
+      // The loop asks the core to place it with its next call; it waits in SUBMITTED till then.
+      awaitingPlacement.put(appId, new Submission(unmanagedAM,
+          new Messages.AppInfo(appId.toString(), user, queueName, groupsOf(user))));
+      return;
     }
-    register(appId, queue, user, recovering, unmanagedAM);
+    // Accepted before the restart and running in this queue: the core takes it there, without
+    // placement or ACLs (they may have changed since; its containers run where they run).
+    ShimQueue queue = queues.findOrPlaceholder(queueName);
+    events.add(Messages.Delta.appAdded(new Messages.AppInfo(appId.toString(), user,
+        queue.getQueueName(), groupsOf(user))));
+    register(appId, queue, user, true, unmanagedAM);
   }
 
   private void register(ApplicationId appId, ShimQueue queue, String user, boolean recovering,
@@ -612,83 +509,52 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   /**
-   * Applies the core's placement: returns the queue, or rejects the app (APP_REJECTED with the
-   * core's reason, shown by `yarn application -status`) and returns null.
+   * Applies the core's placement of a submitted app: registers it in the placed queue, or rejects
+   * it (APP_REJECTED with the core's reason, shown by `yarn application -status`). An app YARN
+   * removed while its placement was on the way is removed from the core in turn.
    */
-  private ShimQueue placed(ApplicationId appId, String user, String queueName, JsonNode reply) {
-    String refusal;
-    ShimQueue queue = null;
-    if (!reply.path("accepted").asBoolean(false)) {
-      refusal = reply.path("reason").asText("refused by placement");
-    } else {
-      if (reply.has("queues")) {
-        try {
-          queues.update(reply.get("queues"));
-        } catch (MalformedReplyException e) {
-          LOG.warn("yarn-drf: bad queue list with placement of {}: {}", appId, e.getMessage());
-        }
+  private void placed(Messages.Placement p) {
+    ApplicationId appId = applicationIdOf(p.app);
+    Submission sub = appId == null ? null : awaitingPlacement.remove(appId);
+    if (sub == null) {
+      if (p.accepted) {
+        events.add(Messages.Delta.appRemoved(p.app));
       }
-      queue = queues.find(reply.path("queue").asText(""));
-      refusal = queue == null ? "placed in unknown queue " + reply.path("queue") : null;
+      return;
     }
-    if (refusal != null) {
-      String msg = "yarn-drf rejected application " + appId + " (user " + user + ", queue "
-          + queueName + "): " + refusal;
-      LOG.info(msg);
-      rmContext.getDispatcher().getEventHandler()
-          .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
-      return null;
+    ShimQueue queue = p.accepted ? queues.find(p.queue) : null;
+    String refusal = !p.accepted ? (p.reason.isEmpty() ? "refused by placement" : p.reason)
+        : queue == null ? "placed in unknown queue " + p.queue : null;
+    if (refusal == null) {
+      register(appId, queue, sub.message.user, false, sub.unmanagedAM);
+      return;
     }
-    return queue;
+    String msg = "yarn-drf rejected application " + appId + " (user " + sub.message.user
+        + ", queue " + sub.message.queue + "): " + refusal;
+    LOG.info(msg);
+    if (p.accepted) {
+      events.add(Messages.Delta.appRemoved(p.app));  // the core took it; YARN does not
+    }
+    rmContext.getDispatcher().getEventHandler()
+        .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
   }
 
-  /** Places the apps that were submitted while the core was unreachable, oldest first. */
-  private void placeAwaiting() {
-    for (java.util.Iterator<Map.Entry<ApplicationId, Submission>> it =
-        awaitingPlacement.entrySet().iterator(); it.hasNext();) {
-      Map.Entry<ApplicationId, Submission> e = it.next();
-      Submission sub = e.getValue();
-      JsonNode reply = place(e.getKey(), sub.user, sub.queue);
-      if (reply == null) {
-        return;
-      }
-      it.remove();
-      ShimQueue queue = placed(e.getKey(), sub.user, sub.queue, reply);
-      if (queue != null) {
-        register(e.getKey(), queue, sub.user, false, sub.unmanagedAM);
-      }
-    }
-  }
-
-  /** Asks the core to place an app; it registers the app when it accepts. Null if no answer. */
-  private JsonNode place(ApplicationId appId, String user, String queueName) {
-    if (!session.mayCall()) {
-      return null;  // backing off after a failure: do not stall the event thread again
-    }
-    if (session.needsResync() && !resync()) {
+  private static ApplicationId applicationIdOf(String text) {
+    try {
+      return ApplicationId.fromString(text);
+    } catch (IllegalArgumentException e) {
       return null;
     }
-    // Built after the resync: a resync starts a new epoch, and the core refuses older ones.
-    ObjectNode req = request("submit", epoch);
-    req.put("app", appId.toString());
-    req.put("user", user);
-    req.put("queue", queueName);
-    req.set("groups", groupsOf(user));
-    flushEvents();
-    return session.exchange("submit " + appId, Protocol.encode(req), true);
   }
 
   /** The user's groups by Hadoop's group mapping on the RM host, for ACLs and placement. */
-  private static ArrayNode groupsOf(String user) {
-    ArrayNode groups = Protocol.JSON.createArrayNode();
+  private static List<String> groupsOf(String user) {
     try {
-      for (String g : UserGroupInformation.createRemoteUser(user).getGroups()) {
-        groups.add(g);
-      }
+      return new ArrayList<>(UserGroupInformation.createRemoteUser(user).getGroups());
     } catch (RuntimeException e) {
       LOG.warn("yarn-drf: cannot resolve groups of {}: {}", user, e.toString());
+      return new ArrayList<>();
     }
-    return groups;
   }
 
   private synchronized void addApplicationAttempt(ApplicationAttemptId attemptId,
@@ -708,9 +574,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     application.setCurrentAppAttempt(attempt);
     queue.getMetrics().submitAppAttempt(application.getUser(), application.isUnmanagedAM());
     askMirror.forget(attemptId.getApplicationId().toString());
-    ObjectNode d = Protocol.delta("attempt_added");
-    d.put("app", attemptId.getApplicationId().toString());
-    events.add(d);
+    events.add(Messages.Delta.attemptAdded(attemptId.getApplicationId().toString()));
     if (!recovering) {
       rmContext.getDispatcher().getEventHandler()
           .handle(new RMAppAttemptEvent(attemptId, RMAppAttemptEventType.ATTEMPT_ADDED));
@@ -747,9 +611,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     applications.remove(appId);
     askMirror.forget(appId.toString());
     dirtyApps.remove(appId);
-    ObjectNode d = Protocol.delta("app_removed");
-    d.put("app", appId.toString());
-    events.add(d);
+    events.add(Messages.Delta.appRemoved(appId.toString()));
   }
 
   @Override
@@ -814,355 +676,171 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     super.recoverContainersOnNode(reports, nm);
   }
 
-  // ---------------------------------------------------------------- the heartbeat
+  // ---------------------------------------------------------------- what the committer uses
 
-  @Override
-  protected synchronized void nodeUpdate(RMNode nm) {
-    // YARN first processes launched/finished containers (events queue up via
-    // completedContainerInternal), then the core decides for this node.
-    super.nodeUpdate(nm);
-    FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(nm.getNodeID());
-    if (node == null) {
-      return;
-    }
-    if (rmContext.isWorkPreservingRecoveryEnabled()
-        && !rmContext.isSchedulerReadyForAllocatingContainers()) {
-      return;
-    }
-    decide(node);
-    for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
-      ShimAppAttempt attempt = app.getCurrentAppAttempt();
-      if (attempt != null) {
-        attempt.setHeadroom(Resources.componentwiseMax(
-            Resources.subtract(getClusterResource(), usedResource), Resources.none()));
-      }
-    }
-    queues.root().getMetrics().setAvailableResourcesToQueue(
-        Resources.subtract(getClusterResource(), usedResource));
-  }
-
-  /** One bridge round trip for this node: deltas out, assignments back, each re-checked. */
-  private void decide(FiCaSchedulerNode node) {
-    if (!session.mayCall()) {
-      session.skipped.incrementAndGet();
-      return;
-    }
-    if (session.needsResync() && !resync()) {
-      return;
-    }
-    if (!awaitingPlacement.isEmpty()) {
-      placeAwaiting();
-    }
-    ObjectNode req = request("heartbeat", epoch);
-    long seq = ++heartbeatSeq;
-    req.put("seq", seq);
-    req.put("node", nodeName(node.getNodeID()));
-    req.set("free", Protocol.amounts(AskMirror.amounts(node.getUnallocatedResource())));
-    events.putInto(req);
-    collectAsks(req);
-    if (lastRoundTripNanos > 0) {
-      req.put("rtt_ms", lastRoundTripNanos / 1e6);
-    }
-    String what = "heartbeat " + node.getNodeID();
-    long start = System.nanoTime();
-    JsonNode reply = session.exchange(what, Protocol.encode(req), false);
-    events.clear();
-    if (reply == null) {
-      lastRoundTripNanos = 0;
-      return;
-    }
-    lastRoundTripNanos = System.nanoTime() - start;
-    ArrayNode assignments;
+  /** The node a bridge message names (host:port), or null. */
+  FiCaSchedulerNode nodeNamed(String name) {
     try {
-      if (Protocol.integer(reply, "seq") != seq) {
-        throw new MalformedReplyException("reply seq " + reply.get("seq") + " for request " + seq);
-      }
-      assignments = Protocol.array(reply, "assignments");
-      for (JsonNode a : assignments) {
-        Protocol.text(a, "assignment_id");
-        Protocol.text(a, "app");
-        Protocol.integer(a, "priority");
-        if (!a.path("resources").isObject()) {
-          throw new MalformedReplyException("assignment without resources: " + a);
-        }
-      }
-    } catch (MalformedReplyException e) {
-      session.malformedContent(what, e.getMessage());
-      return;
-    }
-    if (reply.has("queues")) {  // the queue file was reloaded on the Python side
-      try {
-        queues.update(reply.get("queues"));
-      } catch (MalformedReplyException e) {
-        LOG.warn("yarn-drf: bad queue list with heartbeat {}: {}", seq, e.getMessage());
-      }
-    }
-    for (JsonNode a : assignments) {
-      apply(node, a);
-    }
-  }
-
-  /** Sends YARN's full state; the core rebuilds itself from it. */
-  private boolean resync() {
-    // Milliseconds since 1970 keep epochs increasing across RM restarts, which matters when the
-    // service outlives the RM (external mode).
-    epoch = Math.max(epoch + 1, System.currentTimeMillis());
-    ObjectNode req = request("snapshot", epoch);
-    ArrayNode types = req.putArray("resources");
-    for (org.apache.hadoop.yarn.api.records.ResourceInformation ri
-        : org.apache.hadoop.yarn.util.resource.ResourceUtils.getResourceTypesArray()) {
-      types.add(ri.getName());
-    }
-    ArrayNode nodes = req.putArray("nodes");
-    for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
-      ObjectNode o = nodes.addObject();
-      o.put("node", nodeName(n.getNodeID()));
-      o.set("capacity", Protocol.amounts(AskMirror.amounts(n.getTotalResource())));
-      o.put("rack", n.getRackName());
-    }
-    ArrayNode apps = req.putArray("apps");
-    ArrayNode containers = req.putArray("containers");
-    ArrayNode asks = req.putArray("asks");
-    ArrayNode counts = req.putArray("counts");  // stays empty: after clear() every ask is new
-    askMirror.clear();
-    for (Map.Entry<ApplicationId, SchedulerApplication<ShimAppAttempt>> e
-        : applications.entrySet()) {
-      ObjectNode o = apps.addObject();
-      o.put("app", e.getKey().toString());
-      o.put("user", e.getValue().getUser());
-      o.put("queue", e.getValue().getQueue().getQueueName());
-      o.set("groups", groupsOf(e.getValue().getUser()));
-      ShimAppAttempt attempt = e.getValue().getCurrentAppAttempt();
-      if (attempt == null) {
-        continue;
-      }
-      for (RMContainer c : attempt.getLiveContainers()) {
-        containers.add(PendingEvents.row(c, null));
-      }
-      synchronized (attempt) {
-        askMirror.diff(e.getKey().toString(),
-            attempt.getAppSchedulingInfo().getAllResourceRequests(), asks, counts);
-      }
-    }
-    dirtyApps.clear();
-    long items = nodes.size() + apps.size() + containers.size() + asks.size();
-    int timeoutMs = snapshotChannel == null ? 0 : snapshotChannel.sizeFor(items);
-    JsonNode reply = session.exchangeSlow("snapshot", Protocol.encode(req));
-    if (reply == null) {
-      askMirror.clear();
-      // The next snapshot will carry everything: queued events would only pile up meanwhile.
-      events.clear();
-      return false;
-    }
-    try {
-      queues.update(reply.get("queues"));
-    } catch (MalformedReplyException e) {
-      session.malformedContent("snapshot", e.getMessage());
-      return false;
-    }
-    // The snapshot supersedes every delta queued before it.
-    events.clear();
-    session.resynced();
-    LOG.info("yarn-drf bridge: core resynchronised ({} nodes, {} apps, {} containers, {} asks; "
-        + "timeout {} ms) [{}]", nodes.size(), apps.size(), containers.size(), asks.size(),
-        timeoutMs, session.counters());
-    return true;
-  }
-
-  private static ObjectNode request(String type, long epoch) {
-    ObjectNode req = Protocol.request(type);
-    req.put("epoch", epoch);
-    return req;
-  }
-
-  /** Sends queued events with no decision (before a submit, so the core sees them in order). */
-  private void flushEvents() {
-    ObjectNode req = request("events", epoch);
-    events.putInto(req);
-    if (!collectAsks(req) && events.isEmpty()) {
-      return;
-    }
-    events.clear();
-    session.exchange("events", Protocol.encode(req), true);
-  }
-
-  /**
-   * Puts in `req` the asks of apps whose asks may have changed since the last call, as the
-   * mirror's diff: "asks" in full and "counts". The core applies them after the request's
-   * events, the order YARN saw them in: an attempt's reset or an app's start is always queued
-   * before its asks are collected here. Returns whether there were any.
-   */
-  private boolean collectAsks(ObjectNode req) {
-    ArrayNode asks = req.putArray("asks");
-    ArrayNode counts = req.putArray("counts");
-    for (ApplicationId appId : new ArrayList<>(dirtyApps)) {
-      dirtyApps.remove(appId);
-      SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
-      ShimAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
-      if (attempt == null) {
-        continue;
-      }
-      synchronized (attempt) {
-        askMirror.diff(appId.toString(), attempt.getAppSchedulingInfo().getAllResourceRequests(),
-            asks, counts);
-      }
-    }
-    return !asks.isEmpty() || !counts.isEmpty();
-  }
-
-  /**
-   * Re-checks one assignment and allocates it through YARN, or tells the core why not. Whatever
-   * goes wrong with one assignment stays with it: the rest of the reply is still applied.
-   */
-  private void apply(FiCaSchedulerNode node, JsonNode a) {
-    String assignmentId = a.get("assignment_id").asText();
-    String refusal = null;
-    RMContainer allocated = null;
-    ShimAppAttempt attempt = null;
-    try {
-      ApplicationId appId = applicationId(a.get("app").asText());
-      SchedulerApplication<ShimAppAttempt> app = appId == null ? null : applications.get(appId);
-      attempt = app == null ? null : app.getCurrentAppAttempt();
-      String assignedNode = a.path("node").asText(nodeName(node.getNodeID()));
-      if (appId == null) {
-        refusal = "bad application id " + a.get("app");
-      } else if (attempt == null) {
-        refusal = "application " + appId + " is not running";
-      } else if (!assignedNode.equals(nodeName(node.getNodeID()))) {
-        refusal = "assigned to " + assignedNode + " in the heartbeat of " + node.getNodeID();
-      } else {
-        synchronized (attempt) {
-          refusal = check(node, attempt, a);
-          if (refusal == null) {
-            allocated = allocateOn(node, attempt, a);
-            if (allocated == null) {
-              refusal = "application stopped or request withdrawn";
-            } else {
-              account(node, attempt, allocated);
-            }
-          }
-        }
-      }
-    } catch (RuntimeException e) {
-      LOG.error("yarn-drf: applying assignment {} on {} failed", assignmentId, node.getNodeID(), e);
-      if (allocated != null) {
-        // YARN holds the container, our books may not: a snapshot tells the core what YARN runs.
-        session.resyncNext("assignment " + assignmentId + " failed after YARN allocated "
-            + allocated.getContainerId() + " (" + e + ")");
-        return;
-      }
-      refusal = "the shim failed to apply it: " + e;
-    }
-    if (refusal != null) {
-      assignmentsRefused.incrementAndGet();
-      LOG.info("yarn-drf: refused assignment {} on {}: {}", assignmentId, node.getNodeID(),
-          refusal);
-      ObjectNode d = Protocol.delta("assignment_refused");
-      d.put("assignment_id", assignmentId);
-      d.put("reason", refusal);
-      events.add(d);
-      return;
-    }
-    assignmentsApplied.incrementAndGet();
-    events.started(allocated, assignmentId);
-    dirtyApps.add(attempt.getApplicationId());
-  }
-
-  private static ApplicationId applicationId(String text) {
-    try {
-      return ApplicationId.fromString(text);
+      return (FiCaSchedulerNode) getNode(NodeId.fromString(name));
     } catch (IllegalArgumentException e) {
       return null;
     }
   }
 
-  private SchedulerRequestKey keyFor(ShimAppAttempt attempt, JsonNode a) {
-    int priority = a.get("priority").asInt();
-    long allocationId = a.path("allocation_id").asLong(0);
-    for (SchedulerRequestKey k : attempt.getSchedulerKeys()) {
-      if (k.getPriority().getPriority() == priority && k.getAllocationRequestId() == allocationId) {
-        return k;
+  ShimAppAttempt currentAttempt(ApplicationId appId) {
+    SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
+    return app == null ? null : app.getCurrentAppAttempt();
+  }
+
+  void addUsed(Resource r) {
+    Resources.addTo(usedResource, r);
+  }
+
+  void resyncNext(String why) {
+    bridge.resyncNext(why);
+  }
+
+  // ---------------------------------------------------------------- the scheduling loop's side
+
+  /** What the loop reads from YARN and commits to it; each method runs under the scheduler's lock. */
+  private final class LoopSide implements SchedulingLoop.Yarn {
+    @Override
+    public boolean mayAllocate() {
+      return !rmContext.isWorkPreservingRecoveryEnabled()
+          || rmContext.isSchedulerReadyForAllocatingContainers();
+    }
+
+    @Override
+    public boolean hasOutstandingAsks() {
+      return askMirror.hasOutstanding();
+    }
+
+    @Override
+    public boolean hasPendingChanges() {
+      return YarnDrfScheduler.this.hasPendingChanges();
+    }
+
+    @Override
+    public Messages.Snapshot snapshot(long epoch) {
+      List<String> types = new ArrayList<>();
+      for (ResourceInformation ri : ResourceUtils.getResourceTypesArray()) {
+        types.add(ri.getName());
+      }
+      Messages.Snapshot s = new Messages.Snapshot(epoch, types);
+      for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
+        s.nodes.add(new Messages.NodeInfo(bridgeName(n.getNodeID()),
+            Messages.amounts(n.getTotalResource()), n.getRackName()));
+      }
+      // The snapshot supersedes everything queued before it; every ask goes in full.
+      events.clear();
+      dirtyApps.clear();
+      askMirror.clear();
+      for (Map.Entry<ApplicationId, SchedulerApplication<ShimAppAttempt>> e
+          : applications.entrySet()) {
+        SchedulerApplication<ShimAppAttempt> app = e.getValue();
+        s.apps.add(new Messages.AppInfo(e.getKey().toString(), app.getUser(),
+            app.getQueue().getQueueName(), groupsOf(app.getUser())));
+        ShimAppAttempt attempt = app.getCurrentAppAttempt();
+        if (attempt == null) {
+          continue;
+        }
+        for (RMContainer c : attempt.getLiveContainers()) {
+          s.containers.add(Messages.containerRow(c, null));
+        }
+        synchronized (attempt) {
+          askMirror.diff(e.getKey().toString(),
+              attempt.getAppSchedulingInfo().getAllResourceRequests(), s.asks, s.counts);
+        }
+      }
+      return s;
+    }
+
+    @Override
+    public void resynced(List<QueueSettings> tree) {
+      if (tree == null) {
+        // The next snapshot carries everything: what was queued meanwhile would only pile up.
+        events.clear();
+        dirtyApps.clear();
+        askMirror.clear();
+        return;
+      }
+      queues.update(tree);
+    }
+
+    @Override
+    public Messages.Schedule collect(long epoch, long seq, boolean force) {
+      Messages.Schedule req = new Messages.Schedule(epoch, seq);
+      events.moveInto(req);
+      collectAsks(req);
+      for (Submission sub : awaitingPlacement.values()) {
+        req.submissions.add(sub.message);
+      }
+      if (!force && !req.hasChanges()) {
+        return null;
+      }
+      req.heartbeats = heartbeats.getAndSet(0);
+      if (mayAllocate()) {
+        Resource smallest = getMinimumResourceCapability();
+        for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
+          Resource free = n.getUnallocatedResource();
+          if (Resources.fitsIn(smallest, free)) {
+            req.nodes.add(new Messages.NodeRow(bridgeName(n.getNodeID()), Messages.vector(free)));
+          }
+        }
+      }
+      return req;
+    }
+
+    /**
+     * The asks of apps whose asks may have changed since the last call, as the mirror's diff. The
+     * core applies them after the request's events, the order YARN saw them in: an attempt's
+     * reset or an app's start is always queued before its asks are collected here.
+     */
+    private void collectAsks(Messages.Schedule req) {
+      for (ApplicationId appId : new ArrayList<>(dirtyApps)) {
+        dirtyApps.remove(appId);
+        ShimAppAttempt attempt = currentAttempt(appId);
+        if (attempt == null) {
+          continue;
+        }
+        synchronized (attempt) {
+          askMirror.diff(appId.toString(),
+              attempt.getAppSchedulingInfo().getAllResourceRequests(), req.asks, req.counts);
+        }
       }
     }
-    return null;
-  }
 
-  private String check(FiCaSchedulerNode node, ShimAppAttempt attempt, JsonNode a) {
-    if (attempt.isStopped()) {
-      return "application attempt stopped";
-    }
-    SchedulerRequestKey key = keyFor(attempt, a);
-    PendingAsk ask = key == null ? null : attempt.getPendingAsk(key, ResourceRequest.ANY);
-    if (ask == null || ask.getCount() <= 0) {
-      return "request (priority " + a.get("priority") + ", allocation " + a.path("allocation_id")
-          + ") is no longer outstanding";
-    }
-    Resource capability = ask.getPerAllocationResource();
-    Map<String, Long> asked = AskMirror.amounts(capability);
-    for (Map.Entry<String, Long> e : asked.entrySet()) {
-      JsonNode v = a.get("resources").get(e.getKey());
-      long given = v == null ? 0 : v.asLong();
-      if (given != e.getValue()) {
-        return "resources " + a.get("resources") + " differ from the request " + asked;
+    @Override
+    public void commit(Messages.ScheduleReply reply) {
+      if (reply.queues != null) {  // the tree changed on the core's side: a reload, a new queue
+        queues.update(reply.queues);
       }
-    }
-    if (Exclusions.excludes(attempt, node)) {
-      return "node " + node.getNodeID() + " is blacklisted by the application";
-    }
-    if (!locationAllowed(attempt, key, node)) {
-      return "request does not relax locality to node " + node.getNodeID();
-    }
-    if (!Resources.fitsIn(capability, node.getUnallocatedResource())) {
-      return "does not fit node " + node.getNodeID() + " (free " + node.getUnallocatedResource()
-          + ", asked " + capability + ")";
-    }
-    return ((ShimQueue) attempt.getQueue()).checkLimits(capability, getClusterResource());
-  }
-
-  private boolean locationAllowed(ShimAppAttempt attempt, SchedulerRequestKey key,
-      FiCaSchedulerNode node) {
-    for (ResourceRequest rr : attempt.getAppSchedulingInfo().getAllResourceRequests()) {
-      if (ResourceRequest.ANY.equals(rr.getResourceName())
-          && rr.getPriority().equals(key.getPriority())
-          && rr.getAllocationRequestId() == key.getAllocationRequestId()
-          && rr.getRelaxLocality()) {
-        return true;
+      for (Messages.Placement p : reply.placements) {
+        placed(p);
       }
+      committer.commit(reply.assignments);
+      Resource available = Resources.componentwiseMax(
+          Resources.subtract(getClusterResource(), usedResource), Resources.none());
+      for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
+        ShimAppAttempt attempt = app.getCurrentAppAttempt();
+        if (attempt != null) {
+          attempt.setHeadroom(available);
+        }
+      }
+      queues.root().getMetrics().setAvailableResourcesToQueue(available);
     }
-    return attempt.getOutstandingAsksCount(key, node.getNodeName()) > 0
-        || attempt.getOutstandingAsksCount(key, node.getRackName()) > 0;
   }
 
-  /** YARN's allocation of the assignment's container (package-private: tests inject faults). */
-  RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, JsonNode a) {
-    SchedulerRequestKey key = keyFor(attempt, a);
-    Resource capability = attempt.getPendingAsk(key, ResourceRequest.ANY)
-        .getPerAllocationResource();
-    NodeType type = NodeType.OFF_SWITCH;
-    if (attempt.getOutstandingAsksCount(key, node.getNodeName()) > 0) {
-      type = NodeType.NODE_LOCAL;
-    } else if (attempt.getOutstandingAsksCount(key, node.getRackName()) > 0) {
-      type = NodeType.RACK_LOCAL;
-    }
-    ContainerId containerId = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
-        attempt.getNewContainerId());
-    Container container = BuilderUtils.newContainer(containerId, node.getNodeID(),
-        node.getRMNode().getHttpAddress(), capability, key.getPriority(), null,
-        key.getAllocationRequestId());
-    return attempt.allocate(type, node, key, container);
-  }
+  // ---------------------------------------------------------------- counters
 
-  /** Charges a container YARN allocated to its node, the cluster and its queue (tests inject faults). */
-  void account(FiCaSchedulerNode node, ShimAppAttempt attempt, RMContainer container) {
-    Resource capability = container.getAllocatedResource();
-    node.allocateContainer(container);
-    Resources.addTo(usedResource, capability);
-    ((ShimQueue) attempt.getQueue()).charge(capability, 1);
-  }
-
-  /** Bridge counters, for logs and tests. */
+  /** Bridge and loop counters, for logs, tests and benchmarks. */
   public String bridgeCounters() {
-    return session == null ? "no bridge" : session.counters() + " applied="
-        + assignmentsApplied.get() + " refused=" + assignmentsRefused.get();
+    return bridge == null ? "no bridge" : bridge.counters() + " applied=" + committer.applied.get()
+        + " refused=" + committer.refused.get() + (loop == null ? "" : " " + loop.counters());
+  }
+
+  /** The scheduling loop, for whoever times it (its counters and per-call observer). */
+  public SchedulingLoop schedulingLoop() {
+    return loop;
   }
 }

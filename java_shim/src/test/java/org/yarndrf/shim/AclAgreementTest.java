@@ -13,7 +13,6 @@ import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AccessControlList;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.junit.jupiter.api.Test;
-import org.yarndrf.shim.bridge.Protocol;
 
 /**
  * The shared ACL vectors (acl-vectors.json; tests/core/test_acl.py checks the core against the
@@ -23,7 +22,7 @@ import org.yarndrf.shim.bridge.Protocol;
 class AclAgreementTest {
   private static JsonNode cases() throws Exception {
     try (InputStream in = AclAgreementTest.class.getResourceAsStream("/acl-vectors.json")) {
-      return Protocol.JSON.readTree(in).get("cases");
+      return Messages.JSON.readTree(in).get("cases");
     }
   }
 
@@ -58,11 +57,11 @@ class AclAgreementTest {
     QueueTree tree = new QueueTree(new Configuration(), (queue, attempt, container) -> { });
     List<String> wrong = new ArrayList<>();
     for (JsonNode c : cases()) {
-      ArrayNode list = Protocol.JSON.createArrayNode();
+      ArrayNode list = Messages.JSON.createArrayNode();
       list.addObject().put("name", "root").put("leaf", false).put("submit_acl", " ")
           .put("admin_acl", " ");
       list.addObject().put("name", "root.q").put("leaf", true).put("submit_acl", c.get("acl").asText());
-      tree.update(list);
+      tree.update(Messages.queues(list));
       boolean allowed = tree.find("root.q").hasAccess(QueueACL.SUBMIT_APPLICATIONS, ugi(c));
       if (allowed != c.get("allowed").asBoolean()) {
         wrong.add(c.toString());

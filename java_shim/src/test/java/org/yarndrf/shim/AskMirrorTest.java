@@ -1,9 +1,11 @@
 package org.yarndrf.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -11,12 +13,11 @@ import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.junit.jupiter.api.Test;
-import org.yarndrf.shim.bridge.Protocol;
 
 class AskMirrorTest {
   private final AskMirror mirror = new AskMirror();
-  private ArrayNode asks;
-  private ArrayNode counts;
+  private List<Messages.AskRow> asks;
+  private List<Long> counts;
 
   private static ResourceRequest rr(String where, int count, int vcores) {
     return ResourceRequest.newInstance(Priority.newInstance(1), where,
@@ -28,8 +29,8 @@ class AskMirrorTest {
   }
 
   private void diff(String app, List<ResourceRequest> current) {
-    asks = Protocol.JSON.createArrayNode();
-    counts = Protocol.JSON.createArrayNode();
+    asks = new ArrayList<>();
+    counts = new ArrayList<>();
     mirror.diff(app, current, asks, counts);
   }
 
@@ -38,15 +39,15 @@ class AskMirrorTest {
     diff("app_1", Arrays.asList(rr("*", 3), rr("/rack1", 3)));
     assertEquals(2, asks.size());
     assertEquals(0, counts.size());
-    ArrayNode any = (ArrayNode) asks.get(0);
-    // [id, count, app, priority, allocation_id, location, relax, memory-mb, vcores, ...]
-    assertEquals(3, any.get(1).asInt());
-    assertEquals("app_1", any.get(2).asText());
-    assertEquals("*", any.get(5).asText());
-    assertEquals(1024, any.get(7).asLong());
-    assertEquals(2, any.get(8).asLong());
-    long anyId = any.get(0).asLong();
-    long rackId = asks.get(1).get(0).asLong();
+    Messages.AskRow any = asks.get(0);
+    assertEquals(3, any.count);
+    assertEquals("app_1", any.app);
+    assertEquals("*", any.location);
+    assertEquals(1024, any.amounts[0]);  // memory-mb, vcores, ...
+    assertEquals(2, any.amounts[1]);
+    long anyId = any.id;
+    long rackId = asks.get(1).id;
+    assertTrue(mirror.hasOutstanding());
     assertNotEquals(anyId, rackId);
 
     diff("app_1", Arrays.asList(rr("*", 3), rr("/rack1", 3)));
@@ -54,20 +55,35 @@ class AskMirrorTest {
 
     diff("app_1", Collections.singletonList(rr("*", 1)));
     assertEquals(0, asks.size());
-    assertEquals("[" + anyId + ",1," + rackId + ",0]", counts.toString());
+    assertEquals(Arrays.asList(anyId, 1L, rackId, 0L), counts);
 
     diff("app_1", Arrays.asList(rr("*", 1), rr("/rack1", 2)));
-    assertEquals("[" + rackId + ",2]", counts.toString(), "a withdrawn ask that returns keeps its id");
+    assertEquals(Arrays.asList(rackId, 2L), counts, "a withdrawn ask that returns keeps its id");
 
     diff("app_1", Arrays.asList(rr("*", 1, 4), rr("/rack1", 2)));
     assertEquals(1, asks.size(), "a new shape is a new ask for the core");
     assertEquals(0, counts.size());
-    assertEquals(4, asks.get(0).get(8).asLong());
-    assertNotEquals(anyId, asks.get(0).get(0).asLong());
+    assertEquals(4, asks.get(0).amounts[1]);
+    assertNotEquals(anyId, asks.get(0).id);
 
     mirror.forget("app_1");
     diff("app_1", Collections.singletonList(rr("*", 1)));
     assertEquals(1, asks.size());
-    assertNotEquals(anyId, asks.get(0).get(0).asLong(), "ids are never reused");
+    assertNotEquals(anyId, asks.get(0).id, "ids are never reused");
+  }
+
+  @Test
+  void outstandingCountsAsksAnywhereThatStillWantContainers() {
+    diff("app_1", Arrays.asList(rr("*", 2), rr("/rack1", 2)));
+    diff("app_2", Collections.singletonList(rr("*", 1)));
+    assertTrue(mirror.hasOutstanding());
+    diff("app_1", Arrays.asList(rr("*", 0), rr("/rack1", 2)));
+    assertTrue(mirror.hasOutstanding(), "app_2 still waits");
+    mirror.forget("app_2");
+    assertFalse(mirror.hasOutstanding(), "a rack ask without its ask anywhere wants nothing");
+    diff("app_1", Collections.singletonList(rr("*", 3)));
+    assertTrue(mirror.hasOutstanding());
+    mirror.clear();
+    assertFalse(mirror.hasOutstanding());
   }
 }

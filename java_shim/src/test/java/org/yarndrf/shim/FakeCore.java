@@ -1,169 +1,188 @@
 package org.yarndrf.shim;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.yarndrf.shim.bridge.CoreChannel;
 import org.yarndrf.shim.bridge.CoreUnavailableException;
-import org.yarndrf.shim.bridge.Protocol;
 
 /**
- * An in-process stand-in for the Python core, speaking the real message format: it keeps the
- * outstanding ANY asks it is told about (by ask id) and, on each heartbeat, assigns all of them (plus
- * `extra` more) to the heartbeating node, without checking anything, so the shim's own
- * re-checks are what the tests observe. A refused assignment gives its ask back, as in the core.
+ * An in-process stand-in for the Python core, reading requests and writing replies through
+ * {@link Messages} (the one Java class of the format). It keeps the outstanding ANY asks it is
+ * told about (by ask id) and, at each schedule call, assigns all of them (plus `extra` more),
+ * spread over the call's nodes with room, a different node first each call, without checking
+ * anything, so the shim's own re-checks are what the tests observe. A refused assignment gives
+ * its ask back, as in the core. Submissions are accepted into root.a, except mallory's.
  */
 final class FakeCore implements CoreChannel {
   enum Mode { OK, MALFORMED, DOWN, WRONG_VERSION }
 
   volatile Mode mode = Mode.OK;
   volatile int extra;
-  /** Sent once with the next heartbeat reply, as the core does after a reload. */
+  /** Each call takes this long (heartbeats pile up meanwhile). */
+  volatile long delayMs;
+  /** Sent once with the next schedule reply, as the core does after a reload. */
   volatile ArrayNode pushQueues;
   /** Set: the next reload is applied (this becomes the queue tree) but its reply never comes. */
   volatile ArrayNode reloadThenTimeOut;
   private ArrayNode queueTree = queues();
-  final List<JsonNode> requests = new ArrayList<>();
-  final List<JsonNode> deltas = new ArrayList<>();
-  /** Rows of containers started, as the shim sent them: [container, app, node, ...]. */
-  final List<JsonNode> started = new ArrayList<>();
+  final List<Messages.Request> requests = new ArrayList<>();
+  final List<Messages.Delta> deltas = new ArrayList<>();
+  final List<Messages.ContainerRow> started = new ArrayList<>();
   /** Containers finished, as "container=state". */
   final List<String> finished = new ArrayList<>();
-  private final Map<Long, ObjectNode> asks = new LinkedHashMap<>();
+  private final Map<Long, Ask> asks = new LinkedHashMap<>();
   /** assignment id -> the ask it was made for, so a refusal gives the ask back as the core does. */
-  private final Map<String, ObjectNode> assigned = new LinkedHashMap<>();
-  private JsonNode resourceTypes;
+  private final Map<String, Ask> assigned = new LinkedHashMap<>();
+  private List<String> resourceTypes;
   private int nextId;
+  private int firstNode;
+
+  private static final class Ask {
+    final Messages.AskRow row;
+    int count;
+
+    Ask(Messages.AskRow row) {
+      this.row = row;
+      this.count = row.count;
+    }
+  }
 
   @Override
-  public synchronized String call(String message) throws CoreUnavailableException {
+  public String call(String message) throws CoreUnavailableException {
     if (mode == Mode.DOWN) {
       throw new CoreUnavailableException("fake core is down", null, false);
     }
-    JsonNode req;
-    try {
-      req = Protocol.JSON.readTree(message);
-    } catch (IOException e) {
-      throw new AssertionError("the shim sent invalid JSON: " + message, e);
+    Messages.Request req = received(message);
+    if (delayMs > 0) {
+      try {
+        Thread.sleep(delayMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
+    return answer(req);
+  }
+
+  private synchronized Messages.Request received(String message) {
+    Messages.Request req = Messages.parseRequest(message);
     requests.add(req);
-    if ("reload".equals(req.get("type").asText()) && reloadThenTimeOut != null) {
+    return req;
+  }
+
+  private synchronized String answer(Messages.Request req) throws CoreUnavailableException {
+    if (req instanceof Messages.Reload && reloadThenTimeOut != null) {
       queueTree = reloadThenTimeOut;
       reloadThenTimeOut = null;
       throw new CoreUnavailableException("Read timed out", null, true);
     }
     if (mode == Mode.MALFORMED) {
-      return "{\"v\":" + Protocol.VERSION + ",\"ok\":true,\"seq\":" + req.path("seq").asLong()
-          + ",\"assignments\":[{\"app\":";
+      return "{\"v\":" + Messages.VERSION + ",\"ok\":true,\"seq\":1,\"assignments\":[{\"app\":";
     }
     if (mode == Mode.WRONG_VERSION) {
       return "{\"v\":99,\"ok\":true}";
     }
-    ObjectNode reply = Protocol.JSON.createObjectNode();
-    reply.put("v", Protocol.VERSION);
-    reply.put("ok", true);
-    switch (req.get("type").asText()) {
-      case "snapshot":
-        asks.clear();
-        resourceTypes = req.get("resources");
-        asks(req.get("asks"), req.get("counts"));
-        reply.set("queues", queueTree);
-        break;
-      case "submit":
-        boolean ok = !"mallory".equals(req.get("user").asText());
-        reply.put("accepted", ok);
-        reply.put("queue", ok ? "root.a" : null);
-        reply.put("reason", ok ? "" : "user 'mallory' may not submit to queue 'root.a'");
-        reply.set("queues", queues());
-        break;
-      case "heartbeat":
-        apply(req);
-        asks(req.get("asks"), req.get("counts"));
-        reply.put("seq", req.get("seq").asLong());
-        if (pushQueues != null) {
-          reply.set("queues", pushQueues);
-          pushQueues = null;
-        }
-        ArrayNode out = reply.putArray("assignments");
-        for (ObjectNode a : asks.values()) {
-          int count = a.get("count").asInt();
-          for (int i = 0; i < count + extra; i++) {
-            ObjectNode as = out.addObject();
-            as.put("assignment_id", "fake-" + (++nextId));
-            as.put("app", a.get("app").asText());
-            as.put("node", req.get("node").asText());
-            as.put("queue", "root.a");
-            as.put("priority", a.get("priority").asInt());
-            as.put("allocation_id", a.get("allocation_id").asLong());
-            as.set("resources", a.get("resources"));
-            if (i < count) {  // the extra ones were never asked for
-              assigned.put(as.get("assignment_id").asText(), a);
-            }
-          }
-          a.put("count", 0);
-        }
-        break;
-      case "events":
-        apply(req);
-        asks(req.get("asks"), req.get("counts"));
-        break;
-      default:
-        reply.put("accepted", true);
-        reply.set("queues", queues());
+    if (req instanceof Messages.Snapshot) {
+      Messages.Snapshot s = (Messages.Snapshot) req;
+      asks.clear();
+      resourceTypes = s.resources;
+      asks(s.asks, s.counts);
+      return Messages.snapshotReplyText(queueTree);
     }
-    return Protocol.encode(reply);
+    if (req instanceof Messages.Reload) {
+      ObjectNode changes = Messages.JSON.createObjectNode();
+      changes.putArray("added");
+      return Messages.reloadReplyText(true, changes, queueTree);
+    }
+    return schedule((Messages.Schedule) req);
   }
 
-  private void apply(JsonNode req) {
-    req.get("deltas").forEach(deltas::add);
-    for (JsonNode d : req.get("deltas")) {
-      ObjectNode ask = "assignment_refused".equals(d.get("op").asText())
-          ? assigned.remove(d.get("assignment_id").asText()) : null;
+  private String schedule(Messages.Schedule s) {
+    deltas.addAll(s.deltas);
+    for (Messages.Delta d : s.deltas) {
+      Ask ask = "assignment_refused".equals(d.op) ? assigned.remove(d.assignmentId) : null;
       if (ask != null) {
-        ask.put("count", ask.get("count").asInt() + 1);
+        ask.count++;
       }
     }
-    req.get("started").forEach(started::add);
-    JsonNode pairs = req.get("finished");
-    if (pairs.size() % 2 != 0) {
-      throw new AssertionError("finished is not container, state pairs: " + req);
+    started.addAll(s.started);
+    for (int i = 0; i < s.finished.size(); i += 2) {
+      finished.add(s.finished.get(i) + "=" + s.finished.get(i + 1));
     }
-    for (int i = 0; i < pairs.size(); i += 2) {
-      finished.add(pairs.get(i).asText() + "=" + pairs.get(i + 1).asText());
+    asks(s.asks, s.counts);
+    List<Messages.Placement> placements = new ArrayList<>();
+    for (Messages.AppInfo sub : s.submissions) {
+      boolean ok = !"mallory".equals(sub.user);
+      placements.add(new Messages.Placement(sub.app, ok, ok ? "root.a" : null,
+          ok ? "" : "user 'mallory' may not submit to queue 'root.a'"));
     }
+    List<Messages.Assignment> out = new ArrayList<>();
+    if (!s.nodes.isEmpty()) {
+      for (Ask a : asks.values()) {
+        for (int i = 0; i < a.count + extra; i++) {
+          String node = s.nodes.get((firstNode + out.size()) % s.nodes.size()).node;
+          Messages.Assignment as = new Messages.Assignment("fake-" + (++nextId), a.row.app, node,
+              "root.a", a.row.priority, a.row.allocationId, resources(a.row));
+          out.add(as);
+          if (i < a.count) {  // the extra ones were never asked for
+            assigned.put(as.id, a);
+          }
+        }
+        a.count = 0;
+      }
+      firstNode++;
+    }
+    ArrayNode tree = pushQueues;
+    pushQueues = null;
+    return Messages.scheduleReplyText(s.seq, out, placements, tree);
   }
 
-  /** "asks": [id, count, app, priority, allocation_id, location, relax, amounts...]; "counts": id, count, ... */
-  private void asks(JsonNode full, JsonNode counts) {
-    for (JsonNode a : full) {
-      if ("*".equals(a.get(5).asText())) {
-        ObjectNode o = Protocol.JSON.createObjectNode();
-        o.put("count", a.get(1).asInt());
-        o.put("app", a.get(2).asText());
-        o.put("priority", a.get(3).asInt());
-        o.put("allocation_id", a.get(4).asLong());
-        ObjectNode resources = o.putObject("resources");
-        for (int i = 0; i < resourceTypes.size(); i++) {
-          resources.put(resourceTypes.get(i).asText(), a.get(7 + i).asLong());
-        }
-        asks.put(a.get(0).asLong(), o);
+  private Map<String, Long> resources(Messages.AskRow row) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (int i = 0; i < resourceTypes.size(); i++) {
+      out.put(resourceTypes.get(i), row.amounts[i]);
+    }
+    return out;
+  }
+
+  /** Asks anywhere ("*") by id; count changes by id. */
+  private void asks(List<Messages.AskRow> full, List<Long> counts) {
+    for (Messages.AskRow a : full) {
+      if ("*".equals(a.location)) {
+        asks.put(a.id, new Ask(a));
       }
     }
     for (int i = 0; i + 1 < counts.size(); i += 2) {
-      ObjectNode known = asks.get(counts.get(i).asLong());
+      Ask known = asks.get(counts.get(i));
       if (known != null) {
-        known.put("count", counts.get(i + 1).asInt());
+        known.count = counts.get(i + 1).intValue();
       }
     }
   }
 
+  /**
+   * Starts a MockRM whose scheduler (`schedulerClass`) decides through `core`, with `conf` and
+   * these: a backoff of 1 ms, and allocation from the first heartbeat (no RM restart here).
+   */
+  static MockRM startRm(Class<? extends YarnDrfScheduler> schedulerClass, YarnConfiguration conf,
+      FakeCore core) {
+    conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass.getName());
+    conf.setLong(ShimConf.BACKOFF_INITIAL_MS, 1);
+    conf.setLong(ShimConf.BACKOFF_MAX_MS, 1);
+    conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
+    MockRM rm = new MockRM(conf);
+    ((YarnDrfScheduler) rm.getResourceScheduler()).setCoreChannel(core);
+    rm.start();
+    return rm;
+  }
+
   static ArrayNode queues() {
-    ArrayNode q = Protocol.JSON.createArrayNode();
+    ArrayNode q = Messages.JSON.createArrayNode();
     q.addObject().put("name", "root").put("leaf", false).put("submit_acl", " ").put("admin_acl", " ");
     q.addObject().put("name", "root.a").put("leaf", true).put("weight", 2.0).put("submit_acl", "*");
     ObjectNode b = q.addObject().put("name", "root.b").put("leaf", true).put("submit_acl", "alice");
@@ -171,17 +190,17 @@ final class FakeCore implements CoreChannel {
     return q;
   }
 
-  synchronized List<JsonNode> deltasOf(String op) {
-    List<JsonNode> out = new ArrayList<>();
-    for (JsonNode d : deltas) {
-      if (op.equals(d.get("op").asText())) {
+  synchronized List<Messages.Delta> deltasOf(String op) {
+    List<Messages.Delta> out = new ArrayList<>();
+    for (Messages.Delta d : deltas) {
+      if (op.equals(d.op)) {
         out.add(d);
       }
     }
     return out;
   }
 
-  synchronized List<JsonNode> startedRows() {
+  synchronized List<Messages.ContainerRow> startedRows() {
     return new ArrayList<>(started);
   }
 
@@ -189,8 +208,29 @@ final class FakeCore implements CoreChannel {
     return new ArrayList<>(finished);
   }
 
+  /** Waits until no schedule call has come for a while: the loop has done what there was to do. */
+  void settle() throws InterruptedException {
+    long seen = -1;
+    while (seen != count("schedule")) {
+      seen = count("schedule");
+      Thread.sleep(300);
+    }
+  }
+
   synchronized long count(String type) {
-    return requests.stream().filter(r -> type.equals(r.get("type").asText())).count();
+    return requests.stream().filter(r -> type.equals(r.type)).count();
+  }
+
+  /** The requests of one type, in the order they came. */
+  @SuppressWarnings("unchecked")
+  synchronized <T extends Messages.Request> List<T> requestsOf(Class<T> type) {
+    List<T> out = new ArrayList<>();
+    for (Messages.Request r : requests) {
+      if (type.isInstance(r)) {
+        out.add((T) r);
+      }
+    }
+    return out;
   }
 
   @Override

@@ -18,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.yarndrf.shim.bridge.MalformedReplyException;
-import org.yarndrf.shim.bridge.Protocol;
 
 /**
  * The shim's reading of the core's queue list: the list the core sends at the bounds of what the
@@ -32,7 +31,7 @@ class QueueTreeTest {
 
   private static ArrayNode golden() throws Exception {
     try (InputStream in = QueueTreeTest.class.getResourceAsStream("/queue-list-bounds.json")) {
-      return (ArrayNode) Protocol.JSON.readTree(in);
+      return (ArrayNode) Messages.JSON.readTree(in);
     }
   }
 
@@ -42,7 +41,7 @@ class QueueTreeTest {
 
   @Test
   void theQueueListAtTheBoundsOfTheQueueFileIsReadExactly() throws Exception {
-    tree.update(golden());
+    tree.update(Messages.queues(golden()));
     ShimQueue heavy = tree.find("root.heavy");
     ShimQueue light = tree.find("root.light");
     ShimQueue mixed = tree.find("root.mixed");
@@ -82,13 +81,13 @@ class QueueTreeTest {
       "{\"leaf\": \"yes\"}",
   })
   void aValueTheShimCannotHoldIsRefusedWholeNamingTheQueue(String bad) throws Exception {
-    tree.update(golden());
+    tree.update(Messages.queues(golden()));
     ArrayNode list = golden();
     ((ObjectNode) list.get(1).get("max")).put("vcores", 7);  // root.heavy, before the bad entry
     ObjectNode light = (ObjectNode) list.get(2);
-    light.setAll((ObjectNode) Protocol.JSON.readTree(bad));
+    light.setAll((ObjectNode) Messages.JSON.readTree(bad));
     list.addObject().put("name", "root.later").put("leaf", true);
-    MalformedReplyException e = assertThrows(MalformedReplyException.class, () -> tree.update(list));
+    MalformedReplyException e = assertThrows(MalformedReplyException.class, () -> tree.update(Messages.queues(list)));
     assertTrue(e.getMessage().startsWith("queue root.light: "), e.getMessage());
     // nothing of the list was applied, not even the entries before or after the bad one
     assertEquals(null, tree.find("root.later"));
@@ -99,14 +98,14 @@ class QueueTreeTest {
   @Test
   void entriesThatAreNotQueuesAreRefused() throws Exception {
     Consumer<String> refused = json -> assertThrows(MalformedReplyException.class,
-        () -> tree.update(Protocol.JSON.readTree(json)));
+        () -> tree.update(Messages.queues(Messages.JSON.readTree(json))));
     refused.accept("{\"name\": \"root\"}");
     refused.accept("[5]");
     refused.accept("[{\"name\": \"a\"}]");
     refused.accept("[{\"name\": 7}]");
     refused.accept("[{\"name\": \"root.x.y\"}]");
-    JsonNode fine = Protocol.JSON.readTree("[{\"name\": \"root\", \"leaf\": false}, {\"name\": \"root.x\"}]");
-    tree.update(fine);
+    JsonNode fine = Messages.JSON.readTree("[{\"name\": \"root\", \"leaf\": false}, {\"name\": \"root.x\"}]");
+    tree.update(Messages.queues(fine));
     assertTrue(tree.find("x").isLeaf());
   }
 }

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
@@ -29,7 +29,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The scheduler class inside an in-process ResourceManager (MockRM), deciding via a fake core. */
+/**
+ * The scheduler class inside an in-process ResourceManager (MockRM), deciding via a fake core:
+ * assignments committed or refused with the reason, failures of the core, placement, queues.
+ */
 class YarnDrfSchedulerTest {
   private MockRM rm;
   private FakeCore core;
@@ -42,17 +45,9 @@ class YarnDrfSchedulerTest {
   }
 
   private void start(Class<? extends YarnDrfScheduler> schedulerClass) throws Exception {
-    YarnConfiguration conf = new YarnConfiguration();
-    conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass.getName());
-    conf.setLong(ShimConf.BACKOFF_INITIAL_MS, 1);
-    conf.setLong(ShimConf.BACKOFF_MAX_MS, 1);
-    // No RM restart here: allocate from the first heartbeat.
-    conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
-    rm = new MockRM(conf);
-    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
     core = new FakeCore();
-    scheduler.setCoreChannel(core);
-    rm.start();
+    rm = FakeCore.startRm(schedulerClass, new YarnConfiguration(), core);
+    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
     nm = rm.registerNode("127.0.0.1:1234", 8192, 8);
   }
 
@@ -67,23 +62,40 @@ class YarnDrfSchedulerTest {
   public static class FaultyScheduler extends YarnDrfScheduler {
     static volatile int failAllocations;
     static volatile int failAccounting;
+    /** A bug in the scheduling thread itself: committing a whole reply throws. */
+    static volatile int failCommits;
 
     @Override
-    RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, JsonNode a) {
-      if (failAllocations > 0) {
-        failAllocations--;
-        throw new IllegalStateException("injected fault in " + a.get("assignment_id").asText());
-      }
-      return super.allocateOn(node, attempt, a);
-    }
+    AssignmentCommitter newCommitter(PendingEvents pending, java.util.Set<ApplicationId> dirty) {
+      return new AssignmentCommitter(this, pending, dirty) {
+        @Override
+        void commit(List<Messages.Assignment> assignments) {
+          if (failCommits > 0 && !assignments.isEmpty()) {
+            failCommits--;
+            throw new IllegalStateException("injected bug in the scheduling thread");
+          }
+          super.commit(assignments);
+        }
 
-    @Override
-    void account(FiCaSchedulerNode node, ShimAppAttempt attempt, RMContainer container) {
-      if (failAccounting > 0) {
-        failAccounting--;
-        throw new NullPointerException("injected after allocating " + container.getContainerId());
-      }
-      super.account(node, attempt, container);
+        @Override
+        RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt,
+            Messages.Assignment a) {
+          if (failAllocations > 0) {
+            failAllocations--;
+            throw new IllegalStateException("injected fault in " + a.id);
+          }
+          return super.allocateOn(node, attempt, a);
+        }
+
+        @Override
+        void account(FiCaSchedulerNode node, ShimAppAttempt attempt, RMContainer container) {
+          if (failAccounting > 0) {
+            failAccounting--;
+            throw new NullPointerException("injected after allocating " + container.getContainerId());
+          }
+          super.account(node, attempt, container);
+        }
+      };
     }
   }
 
@@ -91,15 +103,8 @@ class YarnDrfSchedulerTest {
     stop();
     FaultyScheduler.failAllocations = 0;
     FaultyScheduler.failAccounting = 0;
+    FaultyScheduler.failCommits = 0;
     start(FaultyScheduler.class);
-  }
-
-  private List<JsonNode> requestsOf(String type) {
-    List<JsonNode> out = new ArrayList<>();
-    synchronized (core) {
-      core.requests.stream().filter(r -> type.equals(r.get("type").asText())).forEach(out::add);
-    }
-    return out;
   }
 
   private RMApp submit(String user, String queue) throws Exception {
@@ -107,8 +112,10 @@ class YarnDrfSchedulerTest {
   }
 
   private RMApp submit(String user, String queue, boolean waitAccepted) throws Exception {
-    return MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
-        .withUser(user).withQueue(queue).withWaitForAppAcceptedState(waitAccepted).build());
+    MockRMAppSubmissionData.Builder data = MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
+        .withUser(user).withQueue(queue);
+    return waitAccepted ? AsyncApps.submit(rm, data)
+        : MockRMAppSubmitter.submit(rm, data.withWaitForAppAcceptedState(false).build());
   }
 
   private List<Container> allocate(MockAM am, int count, int memory, int vcores) throws Exception {
@@ -120,6 +127,21 @@ class YarnDrfSchedulerTest {
       got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
           .getAllocatedContainers());
     }
+    return got;
+  }
+
+  /** Pulls what the AM is given, heartbeating meanwhile, until it has `count` containers. */
+  private List<Container> pull(MockAM am, int count) throws Exception {
+    List<Container> got = new ArrayList<>();
+    heartbeatUntil(() -> {
+      try {
+        got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
+            .getAllocatedContainers());
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return got.size() >= count;
+    });
     return got;
   }
 
@@ -140,48 +162,44 @@ class YarnDrfSchedulerTest {
   @Test
   void theAmAndTaskContainersAreAllocatedFromTheCoresAssignments() throws Exception {
     RMApp app = submit("alice", "a");
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    MockAM am = AsyncApps.launch(rm, app);
     assertEquals("root.a", app.getQueue());
     List<Container> got = allocate(am, 3, 1024, 1);
     assertEquals(3, got.size());
     // AM + 3 tasks: each started container names the core's assignment it applied.
     heartbeatUntil(() -> core.startedRows().size() == 4);
-    List<JsonNode> started = core.startedRows();
+    List<Messages.ContainerRow> started = core.startedRows();
     assertEquals(4, started.size());
-    for (JsonNode s : started) {
-      // [container, app, node, priority, allocation_id, assignment_id, memory-mb, vcores, ...]
-      assertEquals(app.getApplicationId().toString(), s.get(1).asText(), s.toString());
-      assertTrue(s.get(5).asText().startsWith("fake-"), s.toString());
-      assertTrue(s.get(6).asLong() >= 1024 && s.get(7).asLong() == 1, s.toString());
+    for (Messages.ContainerRow s : started) {
+      assertEquals(app.getApplicationId().toString(), s.app);
+      assertTrue(s.assignmentId.startsWith("fake-"), s.assignmentId);
+      // amounts in the snapshot's resource order: memory-mb, vcores, ...
+      assertTrue(s.amounts[0] >= 1024 && s.amounts[1] == 1, java.util.Arrays.toString(s.amounts));
     }
     // A container the AM gives back reaches the core as a finished pair.
     String gone = got.get(0).getId().toString();
     am.allocate(new ArrayList<ResourceRequest>(), java.util.Collections.singletonList(got.get(0).getId()));
     heartbeatUntil(() -> core.finishedPairs().contains(gone + "=released"));
-    assertEquals(0, scheduler.assignmentsRefused.get());
-    // Every heartbeat after the first reports the previous call's round trip for the metrics.
-    List<JsonNode> beats = new ArrayList<>();
-    synchronized (core) {
-      core.requests.stream().filter(r -> "heartbeat".equals(r.get("type").asText()))
-          .forEach(beats::add);
-    }
-    assertTrue(beats.size() > 1);
-    assertTrue(!beats.get(0).has("rtt_ms"), beats.get(0).toString());
-    for (JsonNode b : beats.subList(1, beats.size())) {
-      assertTrue(b.path("rtt_ms").asDouble() > 0, b.toString());
+    assertTrue(scheduler.bridgeCounters().contains("refused=0"), scheduler.bridgeCounters());
+    // Every call after the first reports the previous call's round trip for the metrics.
+    List<Messages.Schedule> calls = core.requestsOf(Messages.Schedule.class);
+    assertTrue(calls.size() > 1);
+    assertEquals(null, calls.get(0).rttMs);
+    for (Messages.Schedule c : calls.subList(1, calls.size())) {
+      assertTrue(c.rttMs != null && c.rttMs > 0, "rtt of call " + c.seq);
     }
   }
 
   @Test
   void assignmentsBeyondTheOutstandingAskAreRefusedWithTheReason() throws Exception {
     RMApp app = submit("alice", "a");
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    MockAM am = AsyncApps.launch(rm, app);
     core.extra = 2;
     List<Container> got = allocate(am, 2, 1024, 1);
     assertEquals(2, got.size(), "YARN hands out exactly what was asked");
     heartbeatUntil(() -> !core.deltasOf("assignment_refused").isEmpty());
-    List<JsonNode> refused = core.deltasOf("assignment_refused");
-    assertTrue(refused.get(refused.size() - 1).get("reason").asText().contains("no longer outstanding"));
+    List<Messages.Delta> refused = core.deltasOf("assignment_refused");
+    assertTrue(refused.get(refused.size() - 1).reason.contains("no longer outstanding"));
     assertEquals(4, rm.getResourceScheduler().getNodeReport(nm.getNodeId()).getNumContainers() + 1,
         "AM + 2 tasks on the node; refused assignments allocate nothing");
   }
@@ -189,54 +207,53 @@ class YarnDrfSchedulerTest {
   @Test
   void assignmentsThatDoNotFitTheNodeAreRefused() throws Exception {
     RMApp app = submit("alice", "a");
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    MockAM am = AsyncApps.launch(rm, app);
     List<Container> got = allocate(am, 10, 2048, 1);
     // 8192 MB: the AM's 1024 + three 2048 containers fit; the rest are refused.
     assertEquals(3, got.size());
     heartbeatUntil(() -> !core.deltasOf("assignment_refused").isEmpty());
     boolean sawFit = false;
-    for (JsonNode r : core.deltasOf("assignment_refused")) {
-      sawFit |= r.get("reason").asText().contains("does not fit node");
+    for (Messages.Delta r : core.deltasOf("assignment_refused")) {
+      sawFit |= r.reason.contains("does not fit node");
     }
     assertTrue(sawFit);
   }
 
   @Test
-  void aMalformedReplyAssignsNothingAndTheNextHeartbeatResyncs() throws Exception {
+  void aMalformedReplyAssignsNothingAndAResyncFollowsOnceTheCoreAnswers() throws Exception {
     RMApp app = submit("alice", "a");
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    MockAM am = AsyncApps.launch(rm, app);
+    core.settle();  // no reply from before the fault still on its way
     core.mode = FakeCore.Mode.MALFORMED;
     am.allocate("*", 1024, 2, new ArrayList<>());
+    heartbeatUntil(() -> !scheduler.bridgeCounters().contains("malformed=0"));
     nm.nodeHeartbeat(true);
     Thread.sleep(50);
     assertEquals(0, am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
         .getAllocatedContainers().size());
-    assertTrue(scheduler.bridgeCounters().contains("malformed=1"), scheduler.bridgeCounters());
     long snapshots = core.count("snapshot");
     core.mode = FakeCore.Mode.OK;
-    List<Container> got = allocate(am, 2, 1024, 1);
+    List<Container> got = pull(am, 2);
     assertEquals(2, got.size());
-    assertEquals(snapshots + 1, core.count("snapshot"), "a full snapshot after the failure");
+    assertTrue(core.count("snapshot") > snapshots, "a full snapshot after the failure");
   }
 
   @Test
   void aReplyOfAnotherVersionIsRefused() throws Exception {
     RMApp app = submit("alice", "a");
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    MockAM am = AsyncApps.launch(rm, app);
     core.mode = FakeCore.Mode.WRONG_VERSION;
     am.allocate("*", 1024, 1, new ArrayList<>());
-    nm.nodeHeartbeat(true);
-    Thread.sleep(50);
+    heartbeatUntil(() -> !scheduler.bridgeCounters().contains("malformed=0"));
     assertEquals(0, am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<>())
         .getAllocatedContainers().size());
-    assertTrue(scheduler.bridgeCounters().contains("malformed=1"), scheduler.bridgeCounters());
   }
 
   @Test
   void whileTheCoreIsDownNothingIsAllocatedAndTheSnapshotCarriesRunningContainers()
       throws Exception {
     RMApp app = submit("alice", "a");
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    MockAM am = AsyncApps.launch(rm, app);
     assertEquals(1, allocate(am, 1, 1024, 1).size());
     core.mode = FakeCore.Mode.DOWN;
     am.allocate("*", 1024, 2, new ArrayList<>());
@@ -247,19 +264,10 @@ class YarnDrfSchedulerTest {
     long before = core.count("snapshot");
     core.mode = FakeCore.Mode.OK;
     heartbeatUntil(() -> core.count("snapshot") > before);
-    JsonNode snapshot = null;
-    for (JsonNode r : core.requests) {
-      if ("snapshot".equals(r.get("type").asText())) {
-        snapshot = r;
-      }
-    }
-    assertEquals(2, snapshot.get("containers").size(), "AM + 1 task, as YARN runs them");
-    boolean askOf2 = false;
-    for (JsonNode a : snapshot.get("asks")) {
-      // [id, count, app, priority, allocation_id, location, relax_locality, amounts...]
-      askOf2 |= "*".equals(a.get(5).asText()) && a.get(1).asInt() == 2;
-    }
-    assertTrue(askOf2, snapshot.get("asks").toString());
+    List<Messages.Snapshot> snapshots = core.requestsOf(Messages.Snapshot.class);
+    Messages.Snapshot snapshot = snapshots.get(snapshots.size() - 1);
+    assertEquals(2, snapshot.containers.size(), "AM + 1 task, as YARN runs them");
+    assertTrue(snapshot.asks.stream().anyMatch(a -> "*".equals(a.location) && a.count == 2));
     assertEquals(2, allocate(am, 0, 1024, 1).size() + am.allocate(
         new ArrayList<ResourceRequest>(), new ArrayList<>()).getAllocatedContainers().size());
   }
@@ -303,11 +311,12 @@ class YarnDrfSchedulerTest {
   }
 
   @Test
-  void aQueueListInAHeartbeatReplyReplacesTheTree() throws Exception {
+  void aQueueListInAScheduleReplyReplacesTheTree() throws Exception {
     heartbeatUntil(() -> core.count("snapshot") > 0);
     ArrayNode reloaded = FakeCore.queues();
     reloaded.addObject().put("name", "root.c").put("leaf", true).put("submit_acl", "*");
     core.pushQueues = reloaded;
+    submit("alice", "a");  // something for the next call to carry
     heartbeatUntil(() -> core.pushQueues == null);
     heartbeatUntil(() -> scheduler.checkAccess(UserGroupInformation.createRemoteUser("zed"),
         QueueACL.SUBMIT_APPLICATIONS, "root.c"));
@@ -319,41 +328,56 @@ class YarnDrfSchedulerTest {
   void aRuntimeErrorInOneAssignmentRefusesItAndTheRestOfTheReplyIsApplied() throws Exception {
     restartWithFaults();
     RMApp app = submit("alice", "a");
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    MockAM am = AsyncApps.launch(rm, app);
     FaultyScheduler.failAllocations = 1;
     List<Container> got = allocate(am, 3, 1024, 1);
     assertEquals(3, got.size(), "the refused one is asked for again and allocated later");
-    List<JsonNode> refused = core.deltasOf("assignment_refused");
-    assertEquals(1, refused.size(), refused.toString());
-    String reason = refused.get(0).get("reason").asText();
+    List<Messages.Delta> refused = core.deltasOf("assignment_refused");
+    assertEquals(1, refused.size());
+    String reason = refused.get(0).reason;
     assertTrue(reason.startsWith("the shim failed to apply it: java.lang.IllegalStateException: "
         + "injected fault in fake-"), reason);
     // The request that reports the refusal also starts the other two of the same reply.
-    JsonNode report = null;
-    for (JsonNode r : requestsOf("heartbeat")) {
-      for (JsonNode d : r.get("deltas")) {
-        report = "assignment_refused".equals(d.get("op").asText()) ? r : report;
+    Messages.Schedule report = null;
+    for (Messages.Schedule r : core.requestsOf(Messages.Schedule.class)) {
+      for (Messages.Delta d : r.deltas) {
+        report = "assignment_refused".equals(d.op) ? r : report;
       }
     }
-    assertEquals(2, report.get("started").size(), report.toString());
+    assertEquals(2, report.started.size());
     heartbeatUntil(() -> core.startedRows().size() == 4);
     assertEquals(0, core.count("snapshot") - 1, "no resync: nothing was allocated for the failure");
+  }
+
+  @Test
+  void aBugInTheSchedulingThreadIsSurvivedAndSchedulingResumesFromASnapshot() throws Exception {
+    restartWithFaults();
+    RMApp app = submit("alice", "a");
+    MockAM am = AsyncApps.launch(rm, app);
+    long snapshots = core.count("snapshot");
+    FaultyScheduler.failCommits = 1;
+    List<Container> got = new ArrayList<>(am.allocate("*", 1024, 2, new ArrayList<>())
+        .getAllocatedContainers());
+    got.addAll(pull(am, 2 - got.size()));
+    assertEquals(0, FaultyScheduler.failCommits, "the injected bug was hit");
+    assertEquals(2, got.size(), "both containers, once each");
+    assertTrue(core.count("snapshot") > snapshots, "the thread started over from a snapshot");
   }
 
   @Test
   void aFailureAfterYarnAllocatedTheContainerResyncsTheCoreFromYarn() throws Exception {
     restartWithFaults();
     RMApp app = submit("alice", "a");
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    MockAM am = AsyncApps.launch(rm, app);
     long snapshots = core.count("snapshot");
     FaultyScheduler.failAccounting = 1;
     List<Container> got = allocate(am, 2, 1024, 1);
     assertEquals(2, got.size(), "YARN gave both to the AM");
     heartbeatUntil(() -> core.count("snapshot") > snapshots);
-    List<JsonNode> all = requestsOf("snapshot");
-    JsonNode snapshot = all.get(all.size() - 1);
-    assertEquals(3, snapshot.get("containers").size(), "AM + 2: the snapshot carries YARN's live "
-        + "containers, the failed one included " + snapshot.get("containers"));
+    List<Messages.Snapshot> all = core.requestsOf(Messages.Snapshot.class);
+    Messages.Snapshot snapshot = all.get(all.size() - 1);
+    assertEquals(3, snapshot.containers.size(), "AM + 2: the snapshot carries YARN's live "
+        + "containers, the failed one included");
     assertTrue(core.deltasOf("assignment_refused").isEmpty(), "not refused: YARN holds it");
   }
 
@@ -363,12 +387,12 @@ class YarnDrfSchedulerTest {
     ArrayNode reloaded = FakeCore.queues();
     reloaded.addObject().put("name", "root.c").put("leaf", true).put("submit_acl", "*");
     core.reloadThenTimeOut = reloaded;
+    long snapshots = core.count("snapshot");  // the resync may follow before reinitialize returns
     java.io.IOException e = assertThrows(java.io.IOException.class,
         () -> scheduler.reinitialize(scheduler.getConf(), rm.getRMContext()));
     assertTrue(e.getMessage().startsWith("yarn-drf: outcome unknown: the scheduler core did not "
         + "answer within 1000 ms; it may have applied the file"), e.getMessage());
     assertFalse(e.getMessage().contains("refused"), e.getMessage());
-    long snapshots = core.count("snapshot");
     heartbeatUntil(() -> core.count("snapshot") > snapshots);
     heartbeatUntil(() -> scheduler.checkAccess(UserGroupInformation.createRemoteUser("zed"),
         QueueACL.SUBMIT_APPLICATIONS, "root.c"));

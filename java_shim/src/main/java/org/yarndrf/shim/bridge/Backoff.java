@@ -16,6 +16,11 @@ public final class Backoff {
     return nowMs >= nextAttemptAtMs;
   }
 
+  /** Milliseconds from nowMs until the next attempt is allowed (0: now). */
+  public long waitMs(long nowMs) {
+    return Math.max(0, nextAttemptAtMs - nowMs);
+  }
+
   /** Records a failure at nowMs; returns the wait before the next attempt. */
   public long failed(long nowMs) {
     currentMs = currentMs == 0 ? initialMs : Math.min(maxMs, currentMs * 2);

@@ -1,6 +1,5 @@
 package org.yarndrf.shim.bridge;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -13,6 +12,8 @@ import org.slf4j.LoggerFactory;
  * answer", and leaves the session needing a resync, because the core may have half-applied the
  * batch. While failing, calls are spaced by a {@link Backoff}. A core that stops answering for
  * long can be reported to whoever can restart it ({@link #whenUnresponsive}).
+ *
+ * <p>Locking: its own; in the shim, one thread (the scheduling loop) makes every call.
  */
 public final class CoreSession {
   private static final Logger LOG = LoggerFactory.getLogger(CoreSession.class);
@@ -91,21 +92,29 @@ public final class CoreSession {
     return backoff.mayAttempt(clockMs.getAsLong());
   }
 
+  /** Milliseconds until a call may be attempted again (0: now). */
+  public long retryInMs() {
+    return backoff.waitMs(clockMs.getAsLong());
+  }
+
   /**
-   * Sends one request. Returns the checked reply, or null after logging and counting why not.
-   * @param what a short name for the log ("heartbeat node1:8041", "submit app_1")
-   * @param ignoreBackoff true for calls that must not wait for the backoff (app submission)
+   * Sends one request. Returns its reply as `decoder` reads it, or null after logging and
+   * counting why not (unreachable, timed out, or a reply the decoder refuses).
+   * @param what a short name for the log ("schedule 17", "snapshot")
+   * @param ignoreBackoff true for calls that must not wait for the backoff
    */
-  public JsonNode exchange(String what, String request, boolean ignoreBackoff) {
-    return exchange(channel, what, request, ignoreBackoff);
+  public <T> T exchange(String what, String request, boolean ignoreBackoff,
+      ReplyDecoder<T> decoder) {
+    return exchange(channel, what, request, ignoreBackoff, decoder);
   }
 
   /** Like exchange, with the slow channel's longer timeout (snapshots, reloads). */
-  public JsonNode exchangeSlow(String what, String request) {
-    return exchange(slowChannel, what, request, true);
+  public <T> T exchangeSlow(String what, String request, ReplyDecoder<T> decoder) {
+    return exchange(slowChannel, what, request, true, decoder);
   }
 
-  private JsonNode exchange(CoreChannel via, String what, String request, boolean ignoreBackoff) {
+  private <T> T exchange(CoreChannel via, String what, String request, boolean ignoreBackoff,
+      ReplyDecoder<T> decoder) {
     if (!ignoreBackoff && !mayCall()) {
       skipped.incrementAndGet();
       return null;
@@ -132,9 +141,9 @@ public final class CoreSession {
     }
     answered();
     try {
-      JsonNode node = Protocol.decodeReply(reply);
+      T decoded = decoder.decode(reply);
       backoff.succeeded();
-      return node;
+      return decoded;
     } catch (MalformedReplyException e) {
       malformed.incrementAndGet();
       fail(what, "malformed reply: " + e.getMessage());
@@ -161,12 +170,6 @@ public final class CoreSession {
       answered();  // counts afresh: the next report comes after as long again
     }
     action.accept(why);
-  }
-
-  /** Reports a reply that was well-formed as an envelope but not in its content. */
-  public void malformedContent(String what, String problem) {
-    malformed.incrementAndGet();
-    fail(what, "malformed reply: " + problem);
   }
 
   private void fail(String what, String why) {

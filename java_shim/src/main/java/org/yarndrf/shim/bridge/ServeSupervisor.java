@@ -29,6 +29,7 @@ public final class ServeSupervisor {
   private volatile Process process;
   private volatile long startedAtMs;
   private volatile String killedBecause;
+  private volatile Runnable onRestarted;
   private Thread thread;
   public final AtomicLong starts = new AtomicLong();
   public final AtomicLong unresponsiveKills = new AtomicLong();
@@ -71,8 +72,12 @@ public final class ServeSupervisor {
           startedAtMs = System.currentTimeMillis();
           killedBecause = null;
         }
-        starts.incrementAndGet();
-        LOG.info("yarn-drf: started core service (start #{}): {}", starts.get(), command);
+        LOG.info("yarn-drf: started core service (start #{}): {}", starts.incrementAndGet(),
+            command);
+        Runnable restarted = onRestarted;
+        if (starts.get() > 1 && restarted != null) {
+          restarted.run();
+        }
         int code = process.waitFor();
         if (stopping) {
           return;
@@ -110,6 +115,11 @@ public final class ServeSupervisor {
     } else {
       LOG.error("yarn-drf: core service exited with code {}; restarting", code);
     }
+  }
+
+  /** Runs `action` after every start but the first: the new service knows nothing yet. */
+  public void whenRestarted(Runnable action) {
+    onRestarted = action;
   }
 
   /**

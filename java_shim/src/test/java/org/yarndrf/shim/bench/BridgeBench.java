@@ -1,29 +1,32 @@
 package org.yarndrf.shim.bench;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
+import org.yarndrf.shim.Messages;
 import org.yarndrf.shim.bridge.Backoff;
 import org.yarndrf.shim.bridge.CoreSession;
-import org.yarndrf.shim.bridge.Protocol;
 import org.yarndrf.shim.bridge.Py4jChannel;
 
 /**
- * Heartbeat round trips as the RM's scheduler thread sees them: System.nanoTime() around
- * CoreSession.exchange() over Py4jChannel (the code YarnDrfScheduler.decide() runs) against a
- * real `yarn-drf serve`, with k pending deltas per heartbeat; and, for comparison, the same
- * message bytes over a raw loopback TCP socket (length-prefixed, TCP_NODELAY) to a Python echo.
+ * Schedule calls as the scheduling loop makes them: System.nanoTime() around
+ * CoreSession.exchange() over Py4jChannel (the code BridgeClient.schedule() runs, encoding and
+ * decoding included) against a real `yarn-drf serve`, with k pending changes per call and n nodes
+ * with room listed; and, for comparison, the same message bytes over a raw loopback TCP socket
+ * (length-prefixed, TCP_NODELAY) to a Python echo.
  *
- * Usage: BridgeBench py4j|raw PORT TOKEN DELTAS CALLS WARMUP [counts|full|containers]
+ * Usage: BridgeBench py4j|raw PORT TOKEN DELTAS CALLS WARMUP [counts|full|containers] [NODES]
  * "counts" (default): each delta changes the count of an ask the core already has, the usual
- * change between two heartbeats ("counts": id, count); "full": each delta is an ask sent in full, as the
+ * change between two calls ("counts": id, count); "full": each delta is an ask sent in full, as the
  * first ask of an app or a new shape is; "containers": half the deltas are containers finished on
- * the node, half containers started in their place (the node stays full).
+ * the first node, half containers started in their place (the node stays full). NODES (default 1):
+ * nodes listed in every call, each full, so the core decides for each and finds nothing fits.
  * Prints one JSON line of statistics (microseconds).
  */
 public final class BridgeBench {
@@ -37,6 +40,7 @@ public final class BridgeBench {
     int calls = Integer.parseInt(args[4]);
     int warmup = Integer.parseInt(args[5]);
     String kind = args.length > 6 ? args[6] : "counts";
+    int nodes = args.length > 7 ? Integer.parseInt(args[7]) : 1;
     InetAddress lo = InetAddress.getByName("127.0.0.1");
     long epoch = System.currentTimeMillis();
     long[] times = new long[calls];
@@ -44,15 +48,17 @@ public final class BridgeBench {
     if ("py4j".equals(mode)) {
       CoreSession session = new CoreSession(new Py4jChannel(lo, port, token, 5000),
           new Backoff(1, 1), System::currentTimeMillis);
-      if (session.exchange("snapshot", Protocol.encode(snapshot(epoch)), true) == null) {
+      if (session.exchange("snapshot", Messages.encode(snapshot(epoch, nodes)), true,
+          Messages::snapshotReply) == null) {
         throw new IllegalStateException("snapshot refused: " + session.counters());
       }
       for (int i = 0; i < warmup + calls; i++) {
-        String msg = heartbeat(epoch, i, deltas, kind);
-        bytes = msg.length();
+        Messages.Schedule call = schedule(epoch, i, deltas, kind, nodes);
         long t0 = System.nanoTime();
-        if (session.exchange("heartbeat", msg, true) == null) {
-          throw new IllegalStateException("heartbeat failed: " + session.counters());
+        String msg = Messages.encode(call);
+        bytes = msg.length();
+        if (session.exchange("schedule", msg, true, Messages::scheduleReply) == null) {
+          throw new IllegalStateException("schedule call failed: " + session.counters());
         }
         long dt = System.nanoTime() - t0;
         if (i >= warmup) {
@@ -66,7 +72,7 @@ public final class BridgeBench {
         DataOutputStream out = new DataOutputStream(s.getOutputStream());
         DataInputStream in = new DataInputStream(s.getInputStream());
         for (int i = 0; i < warmup + calls; i++) {
-          String msg = heartbeat(epoch, i, deltas, kind);
+          String msg = Messages.encode(schedule(epoch, i, deltas, kind, nodes));
           bytes = msg.length();
           long t0 = System.nanoTime();
           byte[] b = msg.getBytes(StandardCharsets.UTF_8);
@@ -96,89 +102,83 @@ public final class BridgeBench {
     }
     long[] sorted = times.clone();
     Arrays.sort(sorted);
-    System.out.printf("{\"mode\":\"%s\",\"asks\":\"%s\",\"deltas\":%d,\"calls\":%d,\"bytes\":%d,\"p50_us\":%.1f,"
-        + "\"p99_us\":%.1f,\"max_us\":%.1f,\"over_5ms\":%d,\"per_s\":%.0f}%n", mode,
-        kind, deltas, calls,
+    System.out.printf("{\"mode\":\"%s\",\"asks\":\"%s\",\"deltas\":%d,\"nodes\":%d,\"calls\":%d,"
+        + "\"bytes\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,\"over_5ms\":%d,"
+        + "\"per_s\":%.0f}%n", mode, kind, deltas, nodes, calls,
         bytes, sorted[calls / 2] / 1e3, sorted[(int) (calls * 0.99)] / 1e3,
         sorted[calls - 1] / 1e3, over5ms, calls / (total / 1e9));
   }
 
-  private static ObjectNode amounts(long mem, long vcores) {
-    ObjectNode r = Protocol.JSON.createObjectNode();
-    r.put("memory-mb", mem);
-    r.put("vcores", vcores);
-    r.put("gpu-mem", 0);
-    return r;
+  private static final java.util.List<String> TYPES = Arrays.asList("memory-mb", "vcores", "gpu-mem");
+
+  private static String node(int n) {
+    return "bench-node:" + (n + 1);
   }
 
   /**
-   * One node, full with one container per app, so the asks stay pending: decisions, no churn.
-   * Each app has one ANY ask, id = app index + 1, sent in full here.
+   * `nodes` nodes, the first full with one container per app, the others full with one big
+   * container each, so the asks stay pending: decisions, no churn. Each app has one ANY ask,
+   * id = app index + 1, sent in full here.
    */
-  private static ObjectNode snapshot(long epoch) {
-    ObjectNode req = Protocol.request("snapshot");
-    req.put("epoch", epoch);
-    ArrayNode types = req.putArray("resources");
-    types.add("memory-mb").add("vcores").add("gpu-mem");
-    ObjectNode node = req.putArray("nodes").addObject();
-    node.put("node", "bench-node:1");
-    node.set("capacity", amounts(APPS * 1024L, APPS));
-    node.put("rack", "/default-rack");
-    ArrayNode apps = req.putArray("apps");
-    ArrayNode containers = req.putArray("containers");
-    ArrayNode asks = req.putArray("asks");
-    for (int a = 0; a < APPS; a++) {
-      ObjectNode app = apps.addObject();
-      app.put("app", "application_1_" + a);
-      app.put("user", "bench");
-      app.put("queue", a % 2 == 0 ? "root.cpu" : "root.mem");
-      app.putArray("groups");
-      containers.add(containerRow("container_1_" + a, a));
-      asks.add(fullAsk(a, 1));
+  private static Messages.Snapshot snapshot(long epoch, int nodes) {
+    Messages.Snapshot s = new Messages.Snapshot(epoch, TYPES);
+    for (int n = 0; n < nodes; n++) {
+      Map<String, Long> capacity = new TreeMap<>();
+      capacity.put("memory-mb", APPS * 1024L);
+      capacity.put("vcores", (long) APPS);
+      capacity.put("gpu-mem", 0L);
+      s.nodes.add(new Messages.NodeInfo(node(n), capacity, "/default-rack"));
+      if (n > 0) {
+        s.containers.add(new Messages.ContainerRow("container_2_" + n, "application_1_0", node(n),
+            1, 0, null, new long[] {APPS * 1024L, APPS, 0}));
+      }
     }
-    req.putArray("counts");
-    return req;
+    for (int a = 0; a < APPS; a++) {
+      s.apps.add(new Messages.AppInfo("application_1_" + a, "bench",
+          a % 2 == 0 ? "root.cpu" : "root.mem", Collections.<String>emptyList()));
+      s.containers.add(container("container_1_" + a, a));
+      s.asks.add(fullAsk(a, 1));
+    }
+    return s;
   }
 
-  private static ArrayNode fullAsk(int app, int count) {
-    return Protocol.JSON.createArrayNode().add(app + 1).add(count).add("application_1_" + app)
-        .add(1).add(0).add("*").add(true).add(1024).add(1).add(0);
+  private static Messages.AskRow fullAsk(int app, int count) {
+    return new Messages.AskRow(app + 1, count, "application_1_" + app, 1, 0, "*", true,
+        new long[] {1024, 1, 0});
   }
 
-  /** [container, app, node, priority, allocation_id, assignment_id, amounts...]: a recovered one. */
-  private static ArrayNode containerRow(String container, int app) {
-    return Protocol.JSON.createArrayNode().add(container).add("application_1_" + app)
-        .add("bench-node:1").add(1).add(0).add((String) null).add(1024).add(1).add(0);
+  /** A container the core did not assign (a recovered one), on the first node. */
+  private static Messages.ContainerRow container(String container, int app) {
+    return new Messages.ContainerRow(container, "application_1_" + app, node(0), 1, 0, null,
+        new long[] {1024, 1, 0});
   }
 
-  /** A heartbeat with `deltas` changes of the given kind (ask counts alternate 1 and 2). */
-  private static String heartbeat(long epoch, int seq, int deltas, String kind) {
-    ObjectNode req = Protocol.request("heartbeat");
-    req.put("epoch", epoch);
-    req.put("seq", seq);
-    req.put("node", "bench-node:1");
-    req.set("free", amounts(0, 0));
-    req.putArray("deltas");
-    ArrayNode started = req.putArray("started");
-    ArrayNode finished = req.putArray("finished");
-    ArrayNode asks = req.putArray("asks");
-    ArrayNode counts = req.putArray("counts");
+  /** A call with `deltas` changes of the given kind (ask counts alternate 1 and 2). */
+  private static Messages.Schedule schedule(long epoch, int seq, int deltas, String kind,
+      int nodes) {
+    Messages.Schedule s = new Messages.Schedule(epoch, seq);
     if ("containers".equals(kind)) {
-      // container j of heartbeat seq replaces container j of heartbeat seq - 1 (or the snapshot's)
+      // container j of call seq replaces container j of call seq - 1 (or the snapshot's)
       for (int j = 0; j < deltas / 2; j++) {
-        finished.add(seq == 0 ? "container_1_" + j : "c_" + (seq - 1) + "_" + j).add("completed");
-        started.add(containerRow("c_" + seq + "_" + j, j));
+        s.finished.add(seq == 0 ? "container_1_" + j : "c_" + (seq - 1) + "_" + j);
+        s.finished.add("completed");
+        s.started.add(container("c_" + seq + "_" + j, j));
       }
     }
     for (int j = 0; j < deltas && !"containers".equals(kind); j++) {
       int app = (seq * deltas + j) % APPS;
       int count = 1 + (seq % 2);
       if ("full".equals(kind)) {
-        asks.add(fullAsk(app, count));
+        s.asks.add(fullAsk(app, count));
       } else {
-        counts.add(app + 1).add(count);
+        s.counts.add((long) app + 1);
+        s.counts.add((long) count);
       }
     }
-    return Protocol.encode(req);
+    for (int n = 0; n < nodes; n++) {
+      s.nodes.add(new Messages.NodeRow(node(n), new long[] {0, 0, 0}));
+    }
+    s.heartbeats = nodes;
+    return s;
   }
 }

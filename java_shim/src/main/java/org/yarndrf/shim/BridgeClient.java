@@ -1,0 +1,153 @@
+package org.yarndrf.shim;
+
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.yarndrf.shim.bridge.CoreSession;
+import org.yarndrf.shim.bridge.MalformedReplyException;
+import org.yarndrf.shim.bridge.ServeSupervisor;
+
+/**
+ * The shim's conversation with its core: the session (failures, backoff, the unresponsive-child
+ * restart), the epochs that keep a late request from touching a rebuilt core, the resync by a
+ * full snapshot, and the calls the scheduling loop makes (snapshot, schedule, reload). Any failure
+ * means "nothing allocated from this call, a snapshot next".
+ *
+ * <p>Locking: none of its own. The scheduling loop's thread makes every call; the scheduler only
+ * creates it and closes it when the RM stops.
+ */
+final class BridgeClient {
+  private static final Logger LOG = LoggerFactory.getLogger(BridgeClient.class);
+
+  /** What came of a reload: the core's reply, or none (then whether the call timed out). */
+  static final class ReloadOutcome {
+    final Messages.ReloadReply reply;
+    final boolean timedOut;
+
+    ReloadOutcome(Messages.ReloadReply reply, boolean timedOut) {
+      this.reply = reply;
+      this.timedOut = timedOut;
+    }
+  }
+
+  private final CoreSession session;
+  /** The channel of snapshots and reloads, sized by each snapshot; null over a test channel. */
+  private final SizedTimeoutChannel snapshotChannel;
+  private final ServeSupervisor supervisor;
+  private final int slowTimeoutMs;
+  /**
+   * Incremented by every snapshot and sent with every request: the core refuses requests of an
+   * older epoch, so a request that timed out here but reaches Python late cannot change the
+   * state rebuilt from a newer snapshot.
+   */
+  private long epoch;
+  /** The last successful schedule call, encoding and decoding included; sent with the next. */
+  private long lastRoundTripNanos;
+
+  BridgeClient(CoreSession session, SizedTimeoutChannel snapshotChannel,
+      ServeSupervisor supervisor, int slowTimeoutMs) {
+    this.session = session;
+    this.snapshotChannel = snapshotChannel;
+    this.supervisor = supervisor;
+    this.slowTimeoutMs = slowTimeoutMs;
+  }
+
+  long epoch() {
+    return epoch;
+  }
+
+  /**
+   * The epoch of the next snapshot. Milliseconds since 1970 keep epochs increasing across RM
+   * restarts, which matters when the service outlives the RM (external mode).
+   */
+  long newEpoch() {
+    epoch = Math.max(epoch + 1, System.currentTimeMillis());
+    return epoch;
+  }
+
+  /**
+   * Runs `wake` whenever the supervised service was restarted (child mode), after marking a
+   * snapshot due: the new service knows nothing, and an idle cluster would make no call to tell it.
+   */
+  void whenCoreRestarts(Runnable wake) {
+    if (supervisor != null) {
+      supervisor.whenRestarted(() -> {
+        session.resyncNext("the core service was restarted");
+        wake.run();
+      });
+    }
+  }
+
+  boolean needsResync() {
+    return session.needsResync();
+  }
+
+  boolean mayCall() {
+    return session.mayCall();
+  }
+
+  long retryInMs() {
+    return session.retryInMs();
+  }
+
+  void resyncNext(String why) {
+    session.resyncNext(why);
+  }
+
+  /** Sends YARN's full state; returns the core's queue tree, or null if the core did not take it. */
+  List<QueueSettings> resync(Messages.Snapshot snapshot) {
+    int timeoutMs = snapshotChannel == null ? slowTimeoutMs : snapshotChannel.sizeFor(snapshot.items());
+    List<QueueSettings> queues = session.exchangeSlow("snapshot", Messages.encode(snapshot),
+        Messages::snapshotReply);
+    if (queues == null) {
+      return null;
+    }
+    session.resynced();
+    LOG.info("yarn-drf bridge: core resynchronised ({} nodes, {} apps, {} containers, {} asks; "
+        + "timeout {} ms) [{}]", snapshot.nodes.size(), snapshot.apps.size(),
+        snapshot.containers.size(), snapshot.asks.size(), timeoutMs, session.counters());
+    return queues;
+  }
+
+  /** One schedule call; the reply, or null after a failure (counted and logged by the session). */
+  Messages.ScheduleReply schedule(Messages.Schedule request) {
+    if (lastRoundTripNanos > 0) {
+      request.rttMs = lastRoundTripNanos / 1e6;
+    }
+    long start = System.nanoTime();
+    Messages.ScheduleReply reply = session.exchange("schedule " + request.seq,
+        Messages.encode(request), false, text -> {
+          Messages.ScheduleReply r = Messages.scheduleReply(text);
+          if (r.seq != request.seq) {
+            throw new MalformedReplyException("reply seq " + r.seq + " for request " + request.seq);
+          }
+          return r;
+        });
+    lastRoundTripNanos = reply == null ? 0 : System.nanoTime() - start;
+    return reply;
+  }
+
+  /** `yarn rmadmin -refreshQueues`: the core re-reads its queue file (`path`: what YARN names). */
+  ReloadOutcome reload(String path) {
+    Messages.ReloadReply reply = session.exchangeSlow("reload",
+        Messages.encode(new Messages.Reload(epoch, path)), Messages::reloadReply);
+    return new ReloadOutcome(reply, reply == null && session.lastCallTimedOut());
+  }
+
+  /** How long a snapshot or reload call may take now, in milliseconds. */
+  int slowTimeoutMs() {
+    return snapshotChannel == null ? slowTimeoutMs : snapshotChannel.timeoutMs();
+  }
+
+  String counters() {
+    return session.counters();
+  }
+
+  void close() {
+    if (supervisor != null) {
+      supervisor.stop();
+    }
+    LOG.info("yarn-drf bridge stopping: {}", session.counters());
+    session.close();
+  }
+}

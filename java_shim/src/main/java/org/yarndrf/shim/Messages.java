@@ -1,0 +1,1020 @@
+package org.yarndrf.shim;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceInformation;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.yarndrf.shim.bridge.MalformedReplyException;
+
+/**
+ * The bridge's message format, version {@link #VERSION} (yarn_bridge/BRIDGE.md): every request the
+ * shim builds and every reply it decodes, as the typed values below, here and nowhere else. The
+ * golden messages of tests/bridge/contract/ are what both sides are checked against: ContractTest
+ * builds each golden request through this class and decodes each golden reply; the Python tests
+ * check that the service decodes the same requests and answers with the same replies. The fake
+ * core of the JUnit tests reads requests and writes replies through this class too.
+ *
+ * <p>Requests are written with Jackson's streaming generator, in the golden messages' field
+ * order. Replies are read as trees and checked field by field; anything else is a {@link
+ * MalformedReplyException} naming what is wrong.
+ */
+public final class Messages {
+  public static final int VERSION = 5;
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  private Messages() {
+  }
+
+  // ================================================================== values
+
+  /** A node as a snapshot lists it and node_added carries it. */
+  public static final class NodeInfo {
+    public final String node;
+    public final Map<String, Long> capacity;
+    public final String rack;
+
+    public NodeInfo(String node, Map<String, Long> capacity, String rack) {
+      this.node = node;
+      this.capacity = capacity;
+      this.rack = rack;
+    }
+  }
+
+  /**
+   * An app as a snapshot lists it and app_added carries it (one YARN runs, in its queue), or as a
+   * schedule's submissions carry it (submitted to `queue` as the user named it, not yet placed).
+   */
+  public static final class AppInfo {
+    public final String app;
+    public final String user;
+    public final String queue;
+    public final List<String> groups;
+
+    public AppInfo(String app, String user, String queue, List<String> groups) {
+      this.app = app;
+      this.user = user;
+      this.queue = queue;
+      this.groups = groups;
+    }
+  }
+
+  /** An app or node event; which fields it has depends on its op (BRIDGE.md, "Deltas"). */
+  public static final class Delta {
+    public final String op;
+    public final NodeInfo node;  // node_added; node_updated and node_removed use part of it
+    public final AppInfo app;  // app_added; app_removed and attempt_added use its id
+    public final String assignmentId;  // assignment_refused
+    public final String reason;
+
+    private Delta(String op, NodeInfo node, AppInfo app, String assignmentId, String reason) {
+      this.op = op;
+      this.node = node;
+      this.app = app;
+      this.assignmentId = assignmentId;
+      this.reason = reason;
+    }
+
+    public static Delta nodeAdded(NodeInfo node) {
+      return new Delta("node_added", node, null, null, null);
+    }
+
+    public static Delta nodeUpdated(String node, Map<String, Long> capacity) {
+      return new Delta("node_updated", new NodeInfo(node, capacity, null), null, null, null);
+    }
+
+    public static Delta nodeRemoved(String node) {
+      return new Delta("node_removed", new NodeInfo(node, null, null), null, null, null);
+    }
+
+    public static Delta appAdded(AppInfo app) {
+      return new Delta("app_added", null, app, null, null);
+    }
+
+    public static Delta appRemoved(String app) {
+      return new Delta("app_removed", null, new AppInfo(app, null, null, null), null, null);
+    }
+
+    public static Delta attemptAdded(String app) {
+      return new Delta("attempt_added", null, new AppInfo(app, null, null, null), null, null);
+    }
+
+    public static Delta assignmentRefused(String assignmentId, String reason) {
+      return new Delta("assignment_refused", null, null, assignmentId, reason);
+    }
+  }
+
+  /** A container YARN started ("started"; a snapshot's "containers"). */
+  public static final class ContainerRow {
+    public final String container;
+    public final String app;
+    public final String node;
+    public final int priority;
+    public final long allocationId;
+    /** The core's assignment it applies; null for one the core did not assign (recovered). */
+    public final String assignmentId;
+    public final long[] amounts;
+
+    public ContainerRow(String container, String app, String node, int priority, long allocationId,
+        String assignmentId, long[] amounts) {
+      this.container = container;
+      this.app = app;
+      this.node = node;
+      this.priority = priority;
+      this.allocationId = allocationId;
+      this.assignmentId = assignmentId;
+      this.amounts = amounts;
+    }
+  }
+
+  /** An ask sent in full ("asks"); later count changes go by its id ("counts"). */
+  public static final class AskRow {
+    public final long id;
+    public final int count;
+    public final String app;
+    public final int priority;
+    public final long allocationId;
+    public final String location;
+    public final boolean relax;
+    public final long[] amounts;
+
+    public AskRow(long id, int count, String app, int priority, long allocationId, String location,
+        boolean relax, long[] amounts) {
+      this.id = id;
+      this.count = count;
+      this.app = app;
+      this.priority = priority;
+      this.allocationId = allocationId;
+      this.location = location;
+      this.relax = relax;
+      this.amounts = amounts;
+    }
+  }
+
+  /** A node with free room: the nodes a schedule call decides for. */
+  public static final class NodeRow {
+    public final String node;
+    public final long[] free;
+
+    public NodeRow(String node, long[] free) {
+      this.node = node;
+      this.free = free;
+    }
+  }
+
+  /** What every request has: its type and the epoch of the snapshot it follows. */
+  public abstract static class Request {
+    public final String type;
+    public final long epoch;
+
+    Request(String type, long epoch) {
+      this.type = type;
+      this.epoch = epoch;
+    }
+  }
+
+  /** YARN's whole state: the core rebuilds itself from it (first contact, and after any failure). */
+  public static final class Snapshot extends Request {
+    public final List<String> resources;
+    public final List<NodeInfo> nodes = new ArrayList<>();
+    public final List<AppInfo> apps = new ArrayList<>();
+    public final List<ContainerRow> containers = new ArrayList<>();
+    public final List<AskRow> asks = new ArrayList<>();
+    /** Flat id, count pairs; a snapshot sends every ask in full, so it stays empty. */
+    public final List<Long> counts = new ArrayList<>();
+
+    public Snapshot(long epoch, List<String> resources) {
+      super("snapshot", epoch);
+      this.resources = resources;
+    }
+
+    /** Nodes, apps, containers and asks: what the core's work on it grows with. */
+    public long items() {
+      return nodes.size() + apps.size() + containers.size() + asks.size();
+    }
+  }
+
+  /**
+   * Everything that changed since the last call, in the order the core applies it (deltas,
+   * started, finished, asks, counts, submissions), and every node with free room to decide for.
+   */
+  public static final class Schedule extends Request {
+    public final long seq;
+    public final List<Delta> deltas = new ArrayList<>();
+    public final List<ContainerRow> started = new ArrayList<>();
+    /** Flat container, state pairs. */
+    public final List<String> finished = new ArrayList<>();
+    public final List<AskRow> asks = new ArrayList<>();
+    /** Flat id, count pairs. */
+    public final List<Long> counts = new ArrayList<>();
+    public final List<AppInfo> submissions = new ArrayList<>();
+    public final List<NodeRow> nodes = new ArrayList<>();
+    /** NodeManager heartbeats since the last call (for the service's metrics). */
+    public long heartbeats;
+    /** The last call's round trip as the shim measured it, or null (first call, or after a failure). */
+    public Double rttMs;
+
+    public Schedule(long epoch, long seq) {
+      super("schedule", epoch);
+      this.seq = seq;
+    }
+
+    /** Whether it carries any change: without one, a call could only repeat the last decision. */
+    public boolean hasChanges() {
+      return !(deltas.isEmpty() && started.isEmpty() && finished.isEmpty() && asks.isEmpty()
+          && counts.isEmpty() && submissions.isEmpty());
+    }
+  }
+
+  /** `yarn rmadmin -refreshQueues`: the core re-reads its queue file. */
+  public static final class Reload extends Request {
+    /** The file YARN's configuration names, or null. */
+    public final String path;
+
+    public Reload(long epoch, String path) {
+      super("reload", epoch);
+      this.path = path;
+    }
+  }
+
+  /** A container the core decided to start on a node, to re-check and commit. */
+  public static final class Assignment {
+    public final String id;
+    public final String app;
+    public final String node;
+    public final String queue;
+    public final int priority;
+    public final long allocationId;
+    public final Map<String, Long> resources;
+
+    public Assignment(String id, String app, String node, String queue, int priority,
+        long allocationId, Map<String, Long> resources) {
+      this.id = id;
+      this.app = app;
+      this.node = node;
+      this.queue = queue;
+      this.priority = priority;
+      this.allocationId = allocationId;
+      this.resources = resources;
+    }
+  }
+
+  /** The core's placement of a submitted app: the queue it accepts it into, or why not. */
+  public static final class Placement {
+    public final String app;
+    public final boolean accepted;
+    public final String queue;
+    public final String reason;
+
+    public Placement(String app, boolean accepted, String queue, String reason) {
+      this.app = app;
+      this.accepted = accepted;
+      this.queue = queue;
+      this.reason = reason;
+    }
+  }
+
+  public static final class ScheduleReply {
+    public final long seq;
+    public final List<Assignment> assignments;
+    public final List<Placement> placements;
+    /** The queue tree when it changed since the shim last had it (a reload, a new queue); or null. */
+    public final List<QueueSettings> queues;
+
+    ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
+        List<QueueSettings> queues) {
+      this.seq = seq;
+      this.assignments = assignments;
+      this.placements = placements;
+      this.queues = queues;
+    }
+  }
+
+  public static final class ReloadReply {
+    public final boolean accepted;
+    /** Every error of a refused file, each naming its field and line. */
+    public final List<String> errors;
+    /** Queues added, removed, changed and draining, as the core sent them (for the log). */
+    public final String changes;
+    public final List<QueueSettings> queues;
+
+    ReloadReply(boolean accepted, List<String> errors, String changes, List<QueueSettings> queues) {
+      this.accepted = accepted;
+      this.errors = errors;
+      this.changes = changes;
+      this.queues = queues;
+    }
+  }
+
+  // ================================================================== from YARN's records
+
+  /** {name: amount} in name order: capacities in snapshots and node deltas. */
+  public static Map<String, Long> amounts(Resource r) {
+    Map<String, Long> out = new TreeMap<>();
+    for (ResourceInformation ri : r.getResources()) {
+      out.put(ri.getName(), ri.getValue());
+    }
+    return out;
+  }
+
+  /** Amounts in YARN's resource type order, the order of the snapshot's "resources". */
+  public static long[] vector(Resource r) {
+    ResourceInformation[] infos = r.getResources();
+    long[] out = new long[infos.length];
+    for (int i = 0; i < infos.length; i++) {
+      out[i] = infos[i].getValue();
+    }
+    return out;
+  }
+
+  /** A container YARN runs: one the core assigned (`assignmentId`) or not (null: recovered). */
+  public static ContainerRow containerRow(RMContainer c, String assignmentId) {
+    return new ContainerRow(c.getContainerId().toString(),
+        c.getApplicationAttemptId().getApplicationId().toString(), c.getAllocatedNode().toString(),
+        c.getAllocatedSchedulerKey().getPriority().getPriority(),
+        c.getAllocatedSchedulerKey().getAllocationRequestId(), assignmentId,
+        vector(c.getAllocatedResource()));
+  }
+
+  // ================================================================== requests out
+
+  public static String encode(Request request) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.getFactory().createGenerator(out)) {
+      g.writeStartObject();
+      g.writeNumberField("v", VERSION);
+      g.writeStringField("type", request.type);
+      g.writeNumberField("epoch", request.epoch);
+      if (request instanceof Schedule) {
+        writeSchedule(g, (Schedule) request);
+      } else if (request instanceof Snapshot) {
+        writeSnapshot(g, (Snapshot) request);
+      } else if (((Reload) request).path != null) {
+        g.writeStringField("path", ((Reload) request).path);
+      }
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot encode a bridge message", e);
+    }
+    return out.toString();
+  }
+
+  private static void writeSchedule(JsonGenerator g, Schedule s) throws IOException {
+    g.writeNumberField("seq", s.seq);
+    g.writeArrayFieldStart("deltas");
+    for (Delta d : s.deltas) {
+      writeDelta(g, d);
+    }
+    g.writeEndArray();
+    writeContainers(g, "started", s.started);
+    g.writeArrayFieldStart("finished");
+    for (String x : s.finished) {
+      g.writeString(x);
+    }
+    g.writeEndArray();
+    writeAsks(g, s.asks, s.counts);
+    writeApps(g, "submissions", s.submissions);
+    g.writeArrayFieldStart("nodes");
+    for (NodeRow n : s.nodes) {
+      g.writeStartArray();
+      g.writeString(n.node);
+      writeLongs(g, n.free);
+      g.writeEndArray();
+    }
+    g.writeEndArray();
+    g.writeNumberField("heartbeats", s.heartbeats);
+    if (s.rttMs != null) {
+      g.writeNumberField("rtt_ms", s.rttMs);
+    }
+  }
+
+  private static void writeSnapshot(JsonGenerator g, Snapshot s) throws IOException {
+    writeTexts(g, "resources", s.resources);
+    g.writeArrayFieldStart("nodes");
+    for (NodeInfo n : s.nodes) {
+      g.writeStartObject();
+      writeNode(g, n);
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+    writeApps(g, "apps", s.apps);
+    writeContainers(g, "containers", s.containers);
+    writeAsks(g, s.asks, s.counts);
+  }
+
+  private static void writeDelta(JsonGenerator g, Delta d) throws IOException {
+    g.writeStartObject();
+    g.writeStringField("op", d.op);
+    switch (d.op) {
+      case "node_added":
+      case "node_updated":
+      case "node_removed":
+        writeNode(g, d.node);
+        break;
+      case "app_added":
+        writeApp(g, d.app);
+        break;
+      case "assignment_refused":
+        g.writeStringField("assignment_id", d.assignmentId);
+        g.writeStringField("reason", d.reason);
+        break;
+      default:  // app_removed, attempt_added
+        g.writeStringField("app", d.app.app);
+    }
+    g.writeEndObject();
+  }
+
+  /** node, then capacity and rack when it has them (node_removed has neither, node_updated no rack). */
+  private static void writeNode(JsonGenerator g, NodeInfo n) throws IOException {
+    g.writeStringField("node", n.node);
+    if (n.capacity != null) {
+      g.writeObjectFieldStart("capacity");
+      for (Map.Entry<String, Long> e : n.capacity.entrySet()) {
+        g.writeNumberField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
+    }
+    if (n.rack != null) {
+      g.writeStringField("rack", n.rack);
+    }
+  }
+
+  private static void writeApps(JsonGenerator g, String field, List<AppInfo> apps)
+      throws IOException {
+    g.writeArrayFieldStart(field);
+    for (AppInfo a : apps) {
+      g.writeStartObject();
+      writeApp(g, a);
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+  }
+
+  private static void writeApp(JsonGenerator g, AppInfo a) throws IOException {
+    g.writeStringField("app", a.app);
+    g.writeStringField("user", a.user);
+    g.writeStringField("queue", a.queue);
+    writeTexts(g, "groups", a.groups);
+  }
+
+  private static void writeContainers(JsonGenerator g, String field, List<ContainerRow> rows)
+      throws IOException {
+    g.writeArrayFieldStart(field);
+    for (ContainerRow r : rows) {
+      g.writeStartArray();
+      g.writeString(r.container);
+      g.writeString(r.app);
+      g.writeString(r.node);
+      g.writeNumber(r.priority);
+      g.writeNumber(r.allocationId);
+      g.writeString(r.assignmentId);
+      writeLongs(g, r.amounts);
+      g.writeEndArray();
+    }
+    g.writeEndArray();
+  }
+
+  private static void writeAsks(JsonGenerator g, List<AskRow> asks, List<Long> counts)
+      throws IOException {
+    g.writeArrayFieldStart("asks");
+    for (AskRow a : asks) {
+      g.writeStartArray();
+      g.writeNumber(a.id);
+      g.writeNumber(a.count);
+      g.writeString(a.app);
+      g.writeNumber(a.priority);
+      g.writeNumber(a.allocationId);
+      g.writeString(a.location);
+      g.writeBoolean(a.relax);
+      writeLongs(g, a.amounts);
+      g.writeEndArray();
+    }
+    g.writeEndArray();
+    g.writeArrayFieldStart("counts");
+    for (long x : counts) {
+      g.writeNumber(x);
+    }
+    g.writeEndArray();
+  }
+
+  private static void writeLongs(JsonGenerator g, long[] values) throws IOException {
+    for (long v : values) {
+      g.writeNumber(v);
+    }
+  }
+
+  private static void writeTexts(JsonGenerator g, String field, List<String> texts)
+      throws IOException {
+    g.writeArrayFieldStart(field);
+    for (String t : texts) {
+      g.writeString(t);
+    }
+    g.writeEndArray();
+  }
+
+  // ================================================================== replies in
+
+  /** A snapshot's reply: the core's queue tree. */
+  public static List<QueueSettings> snapshotReply(String text) throws MalformedReplyException {
+    return queues(envelope(text).get("queues"));
+  }
+
+  public static ScheduleReply scheduleReply(String text) throws MalformedReplyException {
+    JsonNode reply = envelope(text);
+    List<Assignment> assignments = new ArrayList<>();
+    for (JsonNode a : array(reply, "assignments")) {
+      assignments.add(new Assignment(text(a, "assignment_id"), text(a, "app"), text(a, "node"),
+          text(a, "queue"), (int) integer(a, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE),
+          integer(a, "allocation_id", Long.MIN_VALUE, Long.MAX_VALUE), resources(a)));
+    }
+    List<Placement> placements = new ArrayList<>();
+    for (JsonNode p : array(reply, "placements")) {
+      boolean accepted = bool(p, "accepted");
+      placements.add(new Placement(text(p, "app"), accepted,
+          accepted ? text(p, "queue") : null, p.path("reason").asText("")));
+    }
+    JsonNode tree = reply.get("queues");
+    return new ScheduleReply(integer(reply, "seq", 0, Long.MAX_VALUE), assignments, placements,
+        tree == null ? null : queues(tree));
+  }
+
+  public static ReloadReply reloadReply(String text) throws MalformedReplyException {
+    JsonNode reply = envelope(text);
+    if (!bool(reply, "accepted")) {
+      List<String> errors = new ArrayList<>();
+      for (JsonNode e : array(reply, "errors")) {
+        errors.add(e.asText());
+      }
+      return new ReloadReply(false, errors, null, null);
+    }
+    return new ReloadReply(true, Collections.<String>emptyList(), reply.path("changes").toString(),
+        queues(reply.get("queues")));
+  }
+
+  /**
+   * Parses and checks a reply's envelope.
+   * @throws MalformedReplyException naming what is wrong, if it is not a JSON object of this version
+   *     with "ok": true (an "ok": false reply carries the core's "error").
+   */
+  static JsonNode envelope(String text) throws MalformedReplyException {
+    JsonNode node;
+    try {
+      node = JSON.readTree(text);
+    } catch (IOException e) {
+      throw new MalformedReplyException("reply is not JSON: " + abbreviate(text));
+    }
+    if (node == null || !node.isObject()) {
+      throw new MalformedReplyException("reply is not a JSON object: " + abbreviate(text));
+    }
+    JsonNode v = node.get("v");
+    if (v == null || !v.isInt() || v.asInt() != VERSION) {
+      throw new MalformedReplyException("reply has version " + v + ", expected " + VERSION);
+    }
+    JsonNode ok = node.get("ok");
+    if (ok == null || !ok.isBoolean()) {
+      throw new MalformedReplyException("reply has no boolean \"ok\"");
+    }
+    if (!ok.asBoolean()) {
+      throw new MalformedReplyException("core error: " + node.path("error").asText("(none given)"));
+    }
+    return node;
+  }
+
+  private static Map<String, Long> resources(JsonNode a) throws MalformedReplyException {
+    JsonNode r = a.get("resources");
+    if (r == null || !r.isObject()) {
+      throw new MalformedReplyException("assignment without resources: " + abbreviate(a.toString()));
+    }
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = r.fields(); it.hasNext();) {
+      Map.Entry<String, JsonNode> e = it.next();
+      out.put(e.getKey(), integer(r, e.getKey(), 0, Long.MAX_VALUE));
+    }
+    return out;
+  }
+
+  private static JsonNode array(JsonNode node, String field) throws MalformedReplyException {
+    JsonNode a = node.get(field);
+    if (a == null || !a.isArray()) {
+      throw new MalformedReplyException("reply field \"" + field + "\" is not an array");
+    }
+    return a;
+  }
+
+  private static String text(JsonNode node, String field) throws MalformedReplyException {
+    JsonNode t = node.get(field);
+    if (t == null || !t.isTextual()) {
+      throw new MalformedReplyException("field \"" + field + "\" is not a string in "
+          + abbreviate(node.toString()));
+    }
+    return t.asText();
+  }
+
+  private static boolean bool(JsonNode node, String field) throws MalformedReplyException {
+    JsonNode b = node.get(field);
+    if (b == null || !b.isBoolean()) {
+      throw new MalformedReplyException("field \"" + field + "\" is not true or false in "
+          + abbreviate(node.toString()));
+    }
+    return b.asBoolean();
+  }
+
+  /** An integer from min to max, checked: Jackson's asLong() would wrap 2^64+5 to 5. */
+  private static long integer(JsonNode node, String field, long min, long max)
+      throws MalformedReplyException {
+    JsonNode t = node.get(field);
+    if (t == null || !t.isIntegralNumber() || !t.canConvertToLong() || t.asLong() < min
+        || t.asLong() > max) {
+      throw new MalformedReplyException("field \"" + field + "\" is not an integer from " + min
+          + " to " + max + " in " + abbreviate(node.toString()));
+    }
+    return t.asLong();
+  }
+
+  static String abbreviate(String s) {
+    if (s == null) {
+      return "null";
+    }
+    return s.length() <= 200 ? s : s.substring(0, 200) + "...";
+  }
+
+  // ================================================================== the core's side
+
+  // What the service does, for the fake core of the tests and the contract test: requests read,
+  // replies written, in the same format and field order as yarn_bridge/protocol.py.
+
+  /** Reads a request as the service would (strictly: anything unexpected is an exception). */
+  public static Request parseRequest(String text) {
+    JsonNode r;
+    try {
+      r = JSON.readTree(text);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("request is not JSON: " + abbreviate(text), e);
+    }
+    if (r.path("v").asInt() != VERSION) {
+      throw new IllegalArgumentException("request of version " + r.get("v"));
+    }
+    long epoch = r.get("epoch").asLong();
+    switch (r.get("type").asText()) {
+      case "snapshot": {
+        List<String> resources = texts(r.get("resources"));
+        Snapshot s = new Snapshot(epoch, resources);
+        for (JsonNode n : r.get("nodes")) {
+          s.nodes.add(nodeInfo(n));
+        }
+        for (JsonNode a : r.get("apps")) {
+          s.apps.add(appInfo(a));
+        }
+        readContainers(r.get("containers"), s.containers);
+        readAsks(r, s.asks, s.counts);
+        return s;
+      }
+      case "schedule": {
+        Schedule s = new Schedule(epoch, r.get("seq").asLong());
+        for (JsonNode d : r.get("deltas")) {
+          s.deltas.add(delta(d));
+        }
+        readContainers(r.get("started"), s.started);
+        s.finished.addAll(texts(r.get("finished")));
+        if (s.finished.size() % 2 != 0) {
+          throw new IllegalArgumentException("finished is not container, state pairs: " + text);
+        }
+        readAsks(r, s.asks, s.counts);
+        for (JsonNode sub : r.get("submissions")) {
+          s.submissions.add(appInfo(sub));
+        }
+        for (JsonNode n : r.get("nodes")) {
+          s.nodes.add(new NodeRow(n.get(0).asText(), longs(n, 1)));
+        }
+        s.heartbeats = r.get("heartbeats").asLong();
+        s.rttMs = r.has("rtt_ms") ? r.get("rtt_ms").asDouble() : null;
+        return s;
+      }
+      case "reload":
+        return new Reload(epoch, r.has("path") ? r.get("path").asText() : null);
+      default:
+        throw new IllegalArgumentException("unknown request type " + r.get("type"));
+    }
+  }
+
+  private static Delta delta(JsonNode d) {
+    String op = d.get("op").asText();
+    switch (op) {
+      case "node_added":
+        return Delta.nodeAdded(nodeInfo(d));
+      case "node_updated":
+        return Delta.nodeUpdated(d.get("node").asText(), capacity(d.get("capacity")));
+      case "node_removed":
+        return Delta.nodeRemoved(d.get("node").asText());
+      case "app_added":
+        return Delta.appAdded(appInfo(d));
+      case "app_removed":
+        return Delta.appRemoved(d.get("app").asText());
+      case "attempt_added":
+        return Delta.attemptAdded(d.get("app").asText());
+      case "assignment_refused":
+        return Delta.assignmentRefused(d.get("assignment_id").asText(), d.get("reason").asText());
+      default:
+        throw new IllegalArgumentException("unknown delta op " + op);
+    }
+  }
+
+  private static NodeInfo nodeInfo(JsonNode n) {
+    return new NodeInfo(n.get("node").asText(), capacity(n.get("capacity")), n.get("rack").asText());
+  }
+
+  private static AppInfo appInfo(JsonNode a) {
+    return new AppInfo(a.get("app").asText(), a.get("user").asText(), a.get("queue").asText(),
+        texts(a.get("groups")));
+  }
+
+  private static Map<String, Long> capacity(JsonNode c) {
+    Map<String, Long> out = new TreeMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = c.fields(); it.hasNext();) {
+      Map.Entry<String, JsonNode> e = it.next();
+      out.put(e.getKey(), e.getValue().asLong());
+    }
+    return out;
+  }
+
+  private static void readContainers(JsonNode rows, List<ContainerRow> out) {
+    for (JsonNode c : rows) {
+      out.add(new ContainerRow(c.get(0).asText(), c.get(1).asText(), c.get(2).asText(),
+          c.get(3).asInt(), c.get(4).asLong(), c.get(5).isNull() ? null : c.get(5).asText(),
+          longs(c, 6)));
+    }
+  }
+
+  private static void readAsks(JsonNode r, List<AskRow> asks, List<Long> counts) {
+    for (JsonNode a : r.get("asks")) {
+      asks.add(new AskRow(a.get(0).asLong(), a.get(1).asInt(), a.get(2).asText(), a.get(3).asInt(),
+          a.get(4).asLong(), a.get(5).asText(), a.get(6).asBoolean(), longs(a, 7)));
+    }
+    for (JsonNode x : r.get("counts")) {
+      counts.add(x.asLong());
+    }
+  }
+
+  private static long[] longs(JsonNode row, int from) {
+    long[] out = new long[row.size() - from];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = row.get(from + i).asLong();
+    }
+    return out;
+  }
+
+  private static List<String> texts(JsonNode list) {
+    List<String> out = new ArrayList<>();
+    for (JsonNode x : list) {
+      out.add(x.asText());
+    }
+    return out;
+  }
+
+  /** A schedule call's reply; `queues` (the core's list, as is) only when the tree changed. */
+  public static String scheduleReplyText(long seq, List<Assignment> assignments,
+      List<Placement> placements, JsonNode queues) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = replyStart(out)) {
+      g.writeNumberField("seq", seq);
+      g.writeArrayFieldStart("assignments");
+      for (Assignment a : assignments) {
+        g.writeStartObject();
+        g.writeStringField("assignment_id", a.id);
+        g.writeStringField("app", a.app);
+        g.writeStringField("node", a.node);
+        g.writeStringField("queue", a.queue);
+        g.writeNumberField("priority", a.priority);
+        g.writeNumberField("allocation_id", a.allocationId);
+        g.writeObjectFieldStart("resources");
+        for (Map.Entry<String, Long> e : a.resources.entrySet()) {
+          g.writeNumberField(e.getKey(), e.getValue());
+        }
+        g.writeEndObject();
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeArrayFieldStart("placements");
+      for (Placement p : placements) {
+        g.writeStartObject();
+        g.writeStringField("app", p.app);
+        g.writeBooleanField("accepted", p.accepted);
+        g.writeStringField("queue", p.queue);
+        g.writeStringField("reason", p.reason);
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      if (queues != null) {
+        g.writeFieldName("queues");
+        g.writeTree(queues);
+      }
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return out.toString();
+  }
+
+  public static String snapshotReplyText(JsonNode queues) {
+    return replyWith("queues", queues);
+  }
+
+  public static String reloadReplyText(boolean accepted, JsonNode changesOrErrors, JsonNode queues) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = replyStart(out)) {
+      g.writeBooleanField("accepted", accepted);
+      g.writeFieldName(accepted ? "changes" : "errors");
+      g.writeTree(changesOrErrors);
+      if (accepted) {
+        g.writeFieldName("queues");
+        g.writeTree(queues);
+      }
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return out.toString();
+  }
+
+  public static String errorText(String error) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.getFactory().createGenerator(out)) {
+      g.writeStartObject();
+      g.writeNumberField("v", VERSION);
+      g.writeBooleanField("ok", false);
+      g.writeStringField("error", error);
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return out.toString();
+  }
+
+  private static String replyWith(String field, JsonNode value) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = replyStart(out)) {
+      g.writeFieldName(field);
+      g.writeTree(value);
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return out.toString();
+  }
+
+  private static JsonGenerator replyStart(StringWriter out) throws IOException {
+    JsonGenerator g = JSON.getFactory().createGenerator(out);
+    g.setCodec(JSON);
+    g.writeStartObject();
+    g.writeNumberField("v", VERSION);
+    g.writeBooleanField("ok", true);
+    return g;
+  }
+
+  // ================================================================== the queue list
+
+  /**
+   * The core's "queues" list (BRIDGE.md), every entry read and checked before any queue changes;
+   * the exception names the queue and the field. Numbers are checked, never wrapped or rounded
+   * into range: a limit read as Jackson's asLong() reads 18446744073709551621 (as 5) would let a
+   * queue past its max. Parents come before their children.
+   */
+  public static List<QueueSettings> queues(JsonNode queues) throws MalformedReplyException {
+    if (queues == null || !queues.isArray()) {
+      throw new MalformedReplyException("\"queues\" is not an array");
+    }
+    List<QueueSettings> out = new ArrayList<>(queues.size());
+    java.util.Set<String> listed = new java.util.HashSet<>();
+    for (JsonNode spec : queues) {
+      QueueSettings s = queue(spec);
+      String parent = s.path.substring(0, Math.max(0, s.path.lastIndexOf('.')));
+      if (!s.path.equals("root") && !listed.contains(parent)) {
+        throw new MalformedReplyException("queue " + s.path + " listed before its parent");
+      }
+      listed.add(s.path);
+      out.add(s);
+    }
+    return out;
+  }
+
+  private static QueueSettings queue(JsonNode spec) throws MalformedReplyException {
+    if (spec == null || !spec.isObject()) {
+      throw new MalformedReplyException("queue entry " + shown(spec) + " is not an object");
+    }
+    JsonNode name = spec.get("name");
+    String path = name != null && name.isTextual() ? name.asText() : null;
+    if (path == null || !(path.equals("root") || path.startsWith("root."))) {
+      throw new MalformedReplyException("queue name " + shown(name) + " is not a full path from root");
+    }
+    QueueReader r = new QueueReader(path);
+    Map<String, Long> amounts = new HashMap<>();
+    Map<String, Double> fractions = new HashMap<>();
+    r.max(spec.get("max"), amounts, fractions);
+    JsonNode mf = spec.get("max_fraction");
+    return new QueueSettings(path, r.bool(spec.get("leaf"), "leaf", true), r.weight(spec.get("weight")),
+        amounts, fractions, mf == null || mf.isNull() ? Double.NaN : r.fraction(mf, "max_fraction"),
+        r.text(spec.get("submit_acl"), "submit_acl"), r.text(spec.get("admin_acl"), "admin_acl"));
+  }
+
+  /** Reads the fields of one queue entry, naming its queue in every error. */
+  private static final class QueueReader {
+    private final String path;
+
+    QueueReader(String path) {
+      this.path = path;
+    }
+
+    boolean bool(JsonNode n, String field, boolean absent) throws MalformedReplyException {
+      if (n == null || n.isNull()) {
+        return absent;
+      }
+      if (!n.isBoolean()) {
+        throw bad(field, n, "is not true or false");
+      }
+      return n.booleanValue();
+    }
+
+    String text(JsonNode n, String field) throws MalformedReplyException {
+      if (n == null || n.isNull()) {
+        return "";
+      }
+      if (!n.isTextual()) {
+        throw bad(field, n, "is not a string");
+      }
+      return n.textValue();
+    }
+
+    double weight(JsonNode w) throws MalformedReplyException {
+      if (w == null || w.isNull()) {
+        return 1.0;
+      }
+      if (!w.isObject()) {
+        return positive(w, "weight");
+      }
+      double largest = 0;
+      for (Iterator<Map.Entry<String, JsonNode>> it = w.fields(); it.hasNext();) {
+        Map.Entry<String, JsonNode> e = it.next();
+        largest = Math.max(largest, positive(e.getValue(), "weight." + e.getKey()));
+      }
+      return largest > 0 ? largest : 1.0;
+    }
+
+    void max(JsonNode max, Map<String, Long> amounts, Map<String, Double> fractions)
+        throws MalformedReplyException {
+      if (max == null || max.isNull()) {
+        return;
+      }
+      if (!max.isObject()) {
+        throw bad("max", max, "is not an object");
+      }
+      for (Iterator<Map.Entry<String, JsonNode>> it = max.fields(); it.hasNext();) {
+        Map.Entry<String, JsonNode> e = it.next();
+        String field = "max." + e.getKey();
+        JsonNode v = e.getValue();
+        if (v.isIntegralNumber()) {
+          if (!v.canConvertToLong() || v.longValue() < 0) {
+            throw bad(field, v, "is not a whole number from 0 to " + Long.MAX_VALUE);
+          }
+          amounts.put(e.getKey(), v.longValue());
+        } else {
+          fractions.put(e.getKey(), fraction(v, field));
+        }
+      }
+    }
+
+    double positive(JsonNode n, String field) throws MalformedReplyException {
+      if (!n.isNumber() || !(n.doubleValue() > 0) || Double.isInfinite(n.doubleValue())) {
+        throw bad(field, n, "is not a finite number above 0");
+      }
+      return n.doubleValue();
+    }
+
+    double fraction(JsonNode n, String field) throws MalformedReplyException {
+      if (!n.isNumber() || !(n.doubleValue() >= 0 && n.doubleValue() <= 1)) {
+        throw bad(field, n, "is not a fraction of the cluster from 0 to 1");
+      }
+      return n.doubleValue();
+    }
+
+    MalformedReplyException bad(String field, JsonNode value, String problem) {
+      return new MalformedReplyException("queue " + shown(path) + ": " + field + " " + shown(value)
+          + " " + problem);
+    }
+  }
+
+  private static String shown(Object value) {
+    String s = String.valueOf(value);
+    return s.length() <= 60 ? s : s.substring(0, 59) + "…";
+  }
+}

@@ -1,0 +1,343 @@
+package org.yarndrf.shim;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The scheduling thread, as CapacityScheduler's global scheduling (YARN-5139) has one: NODE_UPDATE
+ * only records what YARN reports, and this thread, whenever something changed, sends everything
+ * that changed since its last call (events, asks, submissions) and every node with free room in
+ * one call, then commits the core's assignments, each re-checked. Idle cluster: no calls. Busy:
+ * calls back to back, each covering every node with room.
+ *
+ * <p>Unlike CapacityScheduler's thread, which visits every node every few milliseconds, it sleeps
+ * until woken by a change ({@link #wake}), or, while YARN has asks outstanding, for at most the
+ * recheck interval: a reload on the core's side or a starvation timeout can make room for them
+ * without any change in YARN. A restarted core service wakes it too, for a snapshot at once. A
+ * failed call is retried, after the session's backoff, as a full
+ * snapshot; the thread survives any outage and allocates nothing while it lasts.
+ *
+ * <p>Locking: takes the scheduler's lock only to collect a request (cheap copies) and to commit a
+ * reply; never during a call to the core. The {@link Yarn} methods are called under that lock,
+ * except {@link Yarn#mayAllocate} and {@link Yarn#hasOutstandingAsks}, which need none. Its own
+ * monitor guards only the wake-up flag.
+ */
+public final class SchedulingLoop implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(SchedulingLoop.class);
+  /** While the RM waits for NodeManagers to re-register after a restart, readiness is polled this often. */
+  private static final long READY_POLL_MS = 200;
+  /** After an unexpected error the loop pauses this long, then resyncs. */
+  private static final long ERROR_PAUSE_MS = 1000;
+
+  /** What the loop needs from YARN's side (the scheduler), called under the scheduler's lock. */
+  interface Yarn {
+    /** Whether containers may be allocated (false while a restarted RM waits for its nodes). */
+    boolean mayAllocate();
+
+    /** Whether some app has asks the core has been told of and not yet served. */
+    boolean hasOutstandingAsks();
+
+    /** YARN's whole state; everything queued before it is superseded by it. */
+    Messages.Snapshot snapshot(long epoch);
+
+    /** After a snapshot: the core's queue tree, or null if the core did not take it. */
+    void resynced(List<QueueSettings> queues);
+
+    /**
+     * The changes since the last call and every node with room (none while !mayAllocate), or
+     * null when nothing changed and `force` is false.
+     */
+    Messages.Schedule collect(long epoch, long seq, boolean force);
+
+    /** Re-checks and commits the core's answer. */
+    void commit(Messages.ScheduleReply reply);
+
+    /** Whether something waits for the next call (events, changed asks, submissions). */
+    boolean hasPendingChanges();
+  }
+
+  /** One schedule call, as the benchmarks read it: what it covered and where its time went. */
+  public static final class CallRecord {
+    /** Nodes with room it decided for; NodeManager heartbeats since the previous call. */
+    public final int nodes;
+    public final long heartbeats;
+    /** Deltas, containers started and finished, asks and counts it carried; apps it placed. */
+    public final int changes;
+    public final int submissions;
+    /** Assignments the core made; those committed and those refused on re-check. */
+    public final int assignments;
+    public final long applied;
+    public final long refused;
+    /** Under the scheduler's lock collecting; the call (encoding, py4j, the core, decoding); under the lock committing. */
+    public final long collectNanos;
+    public final long callNanos;
+    public final long commitNanos;
+
+    CallRecord(Messages.Schedule req, Messages.ScheduleReply reply, long applied, long refused,
+        long collectNanos, long callNanos, long commitNanos) {
+      this.nodes = req.nodes.size();
+      this.heartbeats = req.heartbeats;
+      this.changes = req.deltas.size() + req.started.size() + req.finished.size() / 2
+          + req.asks.size() + req.counts.size() / 2;
+      this.submissions = req.submissions.size();
+      this.assignments = reply.assignments.size();
+      this.applied = applied;
+      this.refused = refused;
+      this.collectNanos = collectNanos;
+      this.callNanos = callNanos;
+      this.commitNanos = commitNanos;
+    }
+  }
+
+  /** Told of every schedule call that got a reply, on the loop's thread: keep it short. */
+  public interface Observer {
+    void called(CallRecord call);
+  }
+
+  /** A -refreshQueues waiting for the loop's thread. */
+  private static final class PendingReload {
+    final String path;
+    final CompletableFuture<BridgeClient.ReloadOutcome> outcome = new CompletableFuture<>();
+
+    PendingReload(String path) {
+      this.path = path;
+    }
+  }
+
+  private final Object schedulerLock;
+  private final Yarn yarn;
+  private final BridgeClient bridge;
+  private final AssignmentCommitter committer;
+  private final long recheckMs;
+  private final ConcurrentLinkedQueue<PendingReload> reloads = new ConcurrentLinkedQueue<>();
+  private volatile Observer observer;
+  private Thread thread;
+  private volatile boolean stopping;
+  /** Set by wake(): something changed since the loop last collected. Guarded by this. */
+  private boolean work = true;
+  private boolean wasReady;
+  private long seq;
+
+  /** Schedule calls that got a reply, and what they covered in all (the timing hooks). */
+  public final AtomicLong calls = new AtomicLong();
+  public final AtomicLong nodes = new AtomicLong();
+  public final AtomicLong heartbeats = new AtomicLong();
+  public final AtomicLong collectNanos = new AtomicLong();
+  public final AtomicLong callNanos = new AtomicLong();
+  public final AtomicLong commitNanos = new AtomicLong();
+
+  SchedulingLoop(Object schedulerLock, Yarn yarn, BridgeClient bridge,
+      AssignmentCommitter committer, long recheckMs) {
+    this.schedulerLock = schedulerLock;
+    this.yarn = yarn;
+    this.bridge = bridge;
+    this.committer = committer;
+    this.recheckMs = recheckMs;
+  }
+
+  synchronized void start() {
+    bridge.whenCoreRestarts(this::wake);
+    thread = new Thread(this, "yarn-drf-scheduling-loop");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  void stop() throws InterruptedException {
+    Thread t;
+    synchronized (this) {
+      stopping = true;
+      notifyAll();
+      t = thread;
+    }
+    if (t != null) {
+      t.interrupt();
+      t.join(10_000);
+    }
+    for (PendingReload r; (r = reloads.poll()) != null;) {
+      r.outcome.complete(new BridgeClient.ReloadOutcome(null, false));
+    }
+  }
+
+  /** Something changed in YARN: the loop makes a call soon. Cheap; any thread. */
+  public synchronized void wake() {
+    if (!work) {
+      work = true;
+      notifyAll();
+    }
+  }
+
+  public void setObserver(Observer observer) {
+    this.observer = observer;
+  }
+
+  /**
+   * Hands a reload to the loop's thread (the only one that talks to the core) and waits for its
+   * outcome. Call it without holding the scheduler's lock: the loop may need it meanwhile.
+   */
+  BridgeClient.ReloadOutcome reload(String path) throws InterruptedException {
+    if (stopping) {
+      return new BridgeClient.ReloadOutcome(null, false);
+    }
+    PendingReload r = new PendingReload(path);
+    reloads.add(r);
+    wake();
+    try {
+      // a snapshot may come first, then the reload: each within the slow timeout
+      return r.outcome.get(2L * bridge.slowTimeoutMs() + 5000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      reloads.remove(r);
+      return new BridgeClient.ReloadOutcome(null, e instanceof TimeoutException);
+    }
+  }
+
+  @Override
+  public void run() {
+    while (!stopping) {
+      try {
+        once();
+      } catch (InterruptedException e) {
+        return;
+      } catch (RuntimeException e) {
+        // A bug here must not end scheduling for good: start over from a snapshot.
+        LOG.error("yarn-drf: the scheduling loop failed; resyncing in {} ms", ERROR_PAUSE_MS, e);
+        bridge.resyncNext("the scheduling loop failed (" + e + ")");
+        try {
+          Thread.sleep(ERROR_PAUSE_MS);
+        } catch (InterruptedException stop) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void once() throws InterruptedException {
+    boolean force = awaitWork();
+    if (stopping) {
+      return;
+    }
+    if (bridge.needsResync()) {
+      if (!bridge.mayCall() && reloads.isEmpty()) {
+        return;  // backing off after a failure; awaitWork waits out the rest
+      }
+      Messages.Snapshot snapshot;
+      synchronized (schedulerLock) {
+        snapshot = yarn.snapshot(bridge.newEpoch());
+      }
+      List<QueueSettings> queues = bridge.resync(snapshot);
+      synchronized (schedulerLock) {
+        yarn.resynced(queues);
+      }
+      if (queues == null) {
+        failed();
+        return;
+      }
+      force = true;  // the snapshot carried asks: decide for them now
+    }
+    serveReloads();
+    long start = System.nanoTime();
+    Messages.Schedule request;
+    synchronized (schedulerLock) {
+      request = yarn.collect(bridge.epoch(), ++seq, force);
+    }
+    if (request == null) {
+      return;
+    }
+    long collected = System.nanoTime();
+    Messages.ScheduleReply reply = bridge.schedule(request);
+    long answered = System.nanoTime();
+    if (reply == null) {
+      failed();
+      return;
+    }
+    long applied = committer.applied.get();
+    long refused = committer.refused.get();
+    boolean more;
+    synchronized (schedulerLock) {
+      yarn.commit(reply);
+      more = yarn.hasPendingChanges();  // the commit's own refusals and starts, at least
+    }
+    long committed = System.nanoTime();
+    if (more) {
+      wake();
+    }
+    record(new CallRecord(request, reply, committer.applied.get() - applied,
+        committer.refused.get() - refused, collected - start, answered - collected,
+        committed - answered));
+  }
+
+  /**
+   * Waits until woken, or until a timer runs out: the backoff after a failure, the readiness
+   * poll, the recheck while asks are outstanding. Returns true when a call should be made even
+   * without changes (a timer ran out, or the RM just became ready to allocate).
+   */
+  private boolean awaitWork() throws InterruptedException {
+    boolean ready = yarn.mayAllocate();
+    if (ready != wasReady) {
+      wasReady = ready;
+      if (ready) {
+        return true;
+      }
+    }
+    long waitMs = 0;  // 0: until woken
+    if (bridge.needsResync()) {
+      if (bridge.mayCall()) {
+        return true;  // a snapshot is due (a failed reload, a restarted core): no change may come
+      }
+      waitMs = Math.max(1, bridge.retryInMs());
+    } else if (!ready) {
+      waitMs = READY_POLL_MS;
+    } else if (recheckMs > 0 && yarn.hasOutstandingAsks()) {
+      waitMs = recheckMs;
+    }
+    synchronized (this) {
+      if (!work && !stopping) {
+        wait(waitMs);
+      }
+      boolean woken = work;
+      work = false;
+      return !woken;
+    }
+  }
+
+  /** After a failed call: a snapshot next, once the backoff allows. */
+  private void failed() {
+    for (PendingReload r; (r = reloads.poll()) != null;) {
+      r.outcome.complete(new BridgeClient.ReloadOutcome(null, false));
+    }
+    synchronized (this) {
+      work = true;
+    }
+  }
+
+  private void serveReloads() {
+    for (PendingReload r; (r = reloads.poll()) != null;) {
+      r.outcome.complete(bridge.reload(r.path));
+    }
+  }
+
+  private void record(CallRecord call) {
+    calls.incrementAndGet();
+    nodes.addAndGet(call.nodes);
+    heartbeats.addAndGet(call.heartbeats);
+    collectNanos.addAndGet(call.collectNanos);
+    callNanos.addAndGet(call.callNanos);
+    commitNanos.addAndGet(call.commitNanos);
+    Observer o = observer;
+    if (o != null) {
+      o.called(call);
+    }
+  }
+
+  String counters() {
+    return "loop calls=" + calls.get() + " nodes=" + nodes.get() + " heartbeats=" + heartbeats.get()
+        + " collect_ms=" + collectNanos.get() / 1_000_000 + " call_ms=" + callNanos.get() / 1_000_000
+        + " commit_ms=" + commitNanos.get() / 1_000_000;
+  }
+}

@@ -1,0 +1,34 @@
+package org.yarndrf.shim;
+
+import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
+
+/**
+ * Apps in a MockRM whose scheduler allocates off the heartbeat: an AM container is allocated as
+ * soon as its attempt asks, without waiting for a NodeManager, so MockRM's helpers that wait for
+ * the attempt to sit in SCHEDULED (it has gone past) cannot be used; MockRM's own helper for
+ * CapacityScheduler's asynchronous scheduling can.
+ */
+final class AsyncApps {
+  private AsyncApps() {
+  }
+
+  /** Submits and waits until YARN has accepted the app (the core placed it). */
+  static RMApp submit(MockRM rm, MockRMAppSubmissionData.Builder data) throws Exception {
+    RMApp app = MockRMAppSubmitter.submit(rm, data.withWaitForAppAcceptedState(false).build());
+    rm.waitForState(app.getApplicationId(), RMAppState.ACCEPTED);
+    return app;
+  }
+
+  /** Launches and registers the AM once the core has placed its container. */
+  static MockAM launch(MockRM rm, RMApp app) throws Exception {
+    MockAM am = MockRM.launchAMWhenAsyncSchedulingEnabled(app, rm);
+    am.registerAppAttempt();
+    rm.waitForState(app.getApplicationId(), RMAppState.RUNNING);
+    return am;
+  }
+}

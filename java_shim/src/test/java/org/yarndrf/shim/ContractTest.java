@@ -1,0 +1,137 @@
+package org.yarndrf.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.InputStream;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.yarndrf.shim.bridge.MalformedReplyException;
+
+/**
+ * The golden messages of tests/bridge/contract/ (the wire contract; the Python tests check the
+ * service against the same files): {@link Messages} builds every golden request to the same
+ * bytes, decodes every golden reply and writes it back to the same bytes, and refuses the
+ * service's errors and every malformed reply.
+ */
+class ContractTest {
+  private static JsonNode examples(String file) throws Exception {
+    try (InputStream in = ContractTest.class.getResourceAsStream("/contract/" + file)) {
+      assertTrue(in != null, "the contract files are a test resource (pom.xml): " + file);
+      return Messages.JSON.readTree(in).get("examples");
+    }
+  }
+
+  private static String compact(JsonNode message) throws Exception {
+    return Messages.JSON.writeValueAsString(message);
+  }
+
+  @Test
+  void messagesBuildsEveryGoldenRequestToTheSameBytes() throws Exception {
+    int seen = 0;
+    for (String type : Arrays.asList("snapshot", "schedule", "reload")) {
+      for (JsonNode example : examples(type + ".request.json")) {
+        String golden = compact(example.get("message"));
+        Messages.Request parsed = Messages.parseRequest(golden);
+        assertEquals(type, parsed.type);
+        assertEquals(golden, Messages.encode(parsed), example.get("name").asText());
+        seen++;
+      }
+    }
+    assertTrue(seen >= 7, "examples: " + seen);
+  }
+
+  /** The snapshot as the shim's own code builds one, value by value (not from a parsed copy). */
+  @Test
+  void theGoldenSnapshotIsWhatTheShimBuildsFromYarnsValues() throws Exception {
+    Messages.Snapshot s = new Messages.Snapshot(1700000000000L,
+        Arrays.asList("memory-mb", "vcores", "gpu-mem"));
+    s.nodes.add(new Messages.NodeInfo("host1:8041", capacity(16384, 16, 0), "/rack1"));
+    s.nodes.add(new Messages.NodeInfo("host2:8041", capacity(16384, 16, 16384), "/rack2"));
+    String app = "application_1700000000000_0001";
+    s.apps.add(new Messages.AppInfo(app, "alice", "root.cpu", Collections.singletonList("staff")));
+    s.containers.add(new Messages.ContainerRow("container_1700000000000_0001_01_000001", app,
+        "host1:8041", 0, 0, null, new long[] {1024, 1, 0}));
+    s.asks.add(new Messages.AskRow(1, 2, app, 1, 0, "*", true, new long[] {2048, 2, 0}));
+    assertEquals(compact(examples("snapshot.request.json").get(0).get("message")), Messages.encode(s));
+  }
+
+  private static Map<String, Long> capacity(long memory, long vcores, long gpu) {
+    Map<String, Long> out = new TreeMap<>();
+    out.put("memory-mb", memory);
+    out.put("vcores", vcores);
+    out.put("gpu-mem", gpu);
+    return out;
+  }
+
+  @Test
+  void everyGoldenReplyDecodesAndIsWrittenBackToTheSameBytes() throws Exception {
+    for (JsonNode example : examples("schedule.reply.json")) {
+      JsonNode message = example.get("message");
+      Messages.ScheduleReply r = Messages.scheduleReply(compact(message));
+      assertEquals(message.get("seq").asLong(), r.seq);
+      assertEquals(message.get("assignments").size(), r.assignments.size());
+      assertEquals(message.get("placements").size(), r.placements.size());
+      assertEquals(message.has("queues"), r.queues != null);
+      assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
+          message.get("queues")), example.get("name").asText());
+    }
+    JsonNode first = examples("schedule.reply.json").get(0).get("message");
+    Messages.ScheduleReply r = Messages.scheduleReply(compact(first));
+    Messages.Assignment a = r.assignments.get(0);
+    assertEquals("a1", a.id);
+    assertEquals(2048L, (long) a.resources.get("memory-mb"));
+    Messages.Placement refused = r.placements.get(1);
+    assertTrue(!refused.accepted && refused.queue == null && refused.reason.contains("mallory"));
+
+    for (JsonNode example : examples("snapshot.reply.json")) {
+      JsonNode message = example.get("message");
+      List<QueueSettings> queues = Messages.snapshotReply(compact(message));
+      assertEquals(message.get("queues").size(), queues.size());
+      assertEquals(2.0, queues.get(2).weight, "root.gpu: its largest per-resource weight");
+      assertEquals(compact(message), Messages.snapshotReplyText(message.get("queues")));
+    }
+    for (JsonNode example : examples("reload.reply.json")) {
+      JsonNode message = example.get("message");
+      Messages.ReloadReply reply = Messages.reloadReply(compact(message));
+      assertEquals(message.get("accepted").asBoolean(), reply.accepted);
+      JsonNode detail = message.get(reply.accepted ? "changes" : "errors");
+      if (reply.accepted) {
+        assertEquals(message.get("queues").size(), reply.queues.size());
+      } else {
+        assertEquals(message.get("errors").size(), reply.errors.size());
+        assertNull(reply.queues);
+      }
+      assertEquals(compact(message), Messages.reloadReplyText(reply.accepted, detail,
+          message.get("queues")), example.get("name").asText());
+    }
+  }
+
+  @Test
+  void theServicesErrorRepliesAreRefusedWithTheServicesWords() throws Exception {
+    for (JsonNode example : examples("error.reply.json")) {
+      JsonNode message = example.get("message");
+      MalformedReplyException e = assertThrows(MalformedReplyException.class,
+          () -> Messages.scheduleReply(compact(message)));
+      assertEquals("core error: " + message.get("error").asText(), e.getMessage());
+      assertEquals(compact(message), Messages.errorText(message.get("error").asText()));
+    }
+  }
+
+  @Test
+  void everyMalformedReplyIsRefusedSayingWhy() throws Exception {
+    for (JsonNode example : examples("invalid.reply.json")) {
+      MalformedReplyException e = assertThrows(MalformedReplyException.class,
+          () -> Messages.scheduleReply(example.get("text").asText()), example.get("name").asText());
+      assertTrue(e.getMessage().contains(example.get("refused_because").asText()),
+          example.get("name").asText() + ": " + e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,164 @@
+package org.yarndrf.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The scheduling loop inside an in-process ResourceManager (MockRM) with a fake core: calls only
+ * when something changed (or, while asks wait, at the recheck interval), every node with room in
+ * each call, heartbeats piling up while a call runs, and placements that race with a kill.
+ */
+class SchedulingLoopTest {
+  private MockRM rm;
+  private FakeCore core;
+  private YarnDrfScheduler scheduler;
+  private final List<MockNM> nms = new ArrayList<>();
+
+  private void start(int nodes, long recheckMs) throws Exception {
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.setLong(ShimConf.RECHECK_MS, recheckMs);
+    core = new FakeCore();
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
+    for (int i = 0; i < nodes; i++) {
+      nms.add(rm.registerNode("127.0.0.1:" + (2000 + i), 8192, 8));
+    }
+  }
+
+  @AfterEach
+  void stop() {
+    if (rm != null) {
+      rm.stop();
+    }
+  }
+
+  private void until(BooleanSupplier done, String what) throws Exception {
+    for (int i = 0; i < 400 && !done.getAsBoolean(); i++) {
+      Thread.sleep(10);
+    }
+    assertTrue(done.getAsBoolean(), what);
+  }
+
+  private void heartbeatAll() throws Exception {
+    for (MockNM nm : nms) {
+      nm.nodeHeartbeat(true);
+    }
+  }
+
+  private long calls() {
+    return core.count("schedule");
+  }
+
+  @Test
+  void anIdleClusterMakesNoCallsWhateverTheHeartbeats() throws Exception {
+    start(3, 0);
+    until(() -> core.count("snapshot") == 1 && calls() >= 1, "the first snapshot and call");
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    AsyncApps.launch(rm, app);
+    core.settle();
+    long before = calls();
+    for (int i = 0; i < 20; i++) {
+      heartbeatAll();
+    }
+    Thread.sleep(300);
+    assertEquals(before, calls(), "60 heartbeats of an idle cluster: no call");
+    assertEquals(1, core.count("snapshot"));
+  }
+
+  @Test
+  void whileAsksWaitForRoomTheLoopRechecksAtTheIntervalAndNotBetween() throws Exception {
+    start(1, 200);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+    // The AM's 1024 MB and seven 1024 MB containers fill the node; the eighth waits for room.
+    am.allocate("*", 1024, 8, new ArrayList<ContainerId>());
+    until(() -> !core.startedRows().isEmpty() && core.startedRows().size() == 8, "7 tasks + AM");
+    long before = calls();
+    Thread.sleep(1000);
+    long during = calls() - before;
+    assertTrue(during >= 2 && during <= 8, during + " calls in 1 s at a 200 ms recheck: no spinning");
+    List<Messages.Schedule> recent = core.requestsOf(Messages.Schedule.class);
+    Messages.Schedule last = recent.get(recent.size() - 1);
+    assertTrue(last.nodes.isEmpty(), "the full node is not offered");
+    // The ask withdrawn, nothing waits: no more calls.
+    am.allocate("*", 1024, 0, new ArrayList<ContainerId>());
+    core.settle();
+    long after = calls();
+    Thread.sleep(700);
+    assertEquals(after, calls());
+  }
+
+  @Test
+  void oneCallCoversEveryNodeWithRoomAndHeartbeatsPileUpWhileACallRuns() throws Exception {
+    start(20, 0);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+    core.settle();
+    core.delayMs = 100;
+    long callsBefore = calls();
+    int beats = 0;
+    List<org.apache.hadoop.yarn.api.records.Container> got = new ArrayList<>(
+        am.allocate("*", 512, 40, new ArrayList<ContainerId>()).getAllocatedContainers());
+    for (int round = 0; round < 30 && got.size() < 40; round++) {
+      heartbeatAll();
+      beats += nms.size();
+      Thread.sleep(20);
+      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
+          .getAllocatedContainers());
+    }
+    assertEquals(40, got.size());
+    long calls = calls() - callsBefore;
+    assertTrue(calls * 5 < beats, calls + " calls for " + beats + " heartbeats");
+    int widest = 0;
+    long reported = 0;
+    for (Messages.Schedule s : core.requestsOf(Messages.Schedule.class)) {
+      widest = Math.max(widest, s.nodes.size());
+      reported += s.heartbeats;
+    }
+    assertEquals(20, widest, "a call lists every node with room");
+    assertTrue(reported <= beats + 20 * 2 && reported >= beats / 2, reported + " of " + beats);
+    java.util.Set<org.apache.hadoop.yarn.api.records.NodeId> used = new java.util.HashSet<>();
+    got.forEach(c -> used.add(c.getNodeId()));
+    assertTrue(used.size() > 10, "spread over the nodes of the calls: " + used.size());
+  }
+
+  @Test
+  void aPlacementThatArrivesAfterTheAppWasKilledTakesTheAppOutOfTheCoreAgain() throws Exception {
+    start(1, 0);
+    until(() -> core.count("snapshot") == 1, "the first snapshot");
+    core.delayMs = 500;
+    RMApp app = MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a")
+        .withWaitForAppAcceptedState(false).build());
+    String id = app.getApplicationId().toString();
+    until(() -> core.requestsOf(Messages.Schedule.class).stream()
+        .anyMatch(s -> s.submissions.stream().anyMatch(sub -> sub.app.equals(id))),
+        "the submission on its way");
+    rm.killApp(app.getApplicationId());
+    rm.waitForState(app.getApplicationId(), RMAppState.KILLED);
+    core.delayMs = 0;
+    until(() -> core.deltasOf("app_removed").stream().anyMatch(d -> d.app.app.equals(id)),
+        "the core told the app is gone");
+    assertEquals(RMAppState.KILLED, app.getState());
+    assertTrue(scheduler.getSchedulerApplications().get(app.getApplicationId()) == null);
+  }
+}

@@ -1,0 +1,171 @@
+"""Deciding for many nodes at once (SchedulerCore.on_nodes): on which node the per-node decision
+runs next. The per-node decision (SchedulerCore.on_heartbeat) stays the one place where fairness
+is decided; the functions here only choose the node it decides for.
+
+- `each-node`: every node in turn, in the call's order (rotated at every call): what the per-node
+  path does when every node heartbeats at once.
+- `best-fit` (the default): DRF on heterogeneous servers (DRFH, Wang, Li and Liang) places the
+  request fairness serves next on the free node where it fits best, the node whose free room has
+  the shape closest to the request's. Fitting a CPU-only request on a CPU-only node keeps a GPU
+  node's GPU memory usable for a GPU request, where the first node in line would have spent the
+  GPU node's CPUs. The request comes from the fairness order itself (`fairness_head`, the order
+  the per-node decision walks), the node from the rooms of the call's nodes (`FreeRoom`), and the
+  per-node decision then assigns one container there, so fairness is exactly the per-node path's.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from operator import sub
+from typing import TYPE_CHECKING
+
+from scheduler.resources import Vector, fits
+
+if TYPE_CHECKING:
+    from scheduler.core import SchedulerCore
+    from scheduler.model import App, Assignment, Node, Request
+
+# A best-fit lookup compares at most this many distinct free rooms: nodes with equal room count
+# once, so a cluster of a few node shapes is searched whole, and a lookup stays bounded however
+# many rooms a busy, heterogeneous cluster has.
+MAX_ROOMS = 64
+
+NodeChoice = Callable[["SchedulerCore", Sequence["Node"], float], list["Assignment"]]
+
+
+def each_node(core: SchedulerCore, nodes: Sequence[Node], now: float) -> list[Assignment]:
+    """The per-node decision for every node in turn, each until nothing more fits it."""
+    out: list[Assignment] = []
+    for node in nodes:
+        if not core.root.shapes:
+            break  # nothing pending anywhere
+        out += core.on_heartbeat(node.id, now)
+    return out
+
+
+def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float) -> list[Assignment]:
+    """One container at a time, each on the node where the request fairness serves next fits best.
+
+    A node leaves the call once the per-node decision finds nothing more for it. While the head
+    of the fairness order fits no free node (it waits for room, or its locality names busy nodes),
+    the nodes are taken in the call's order, where the per-node decision skips the blocked queue
+    (DRFH) until the head changes."""
+    free = FreeRoom(core, nodes)
+    out: list[Assignment] = []
+    blocked: Request | None = None
+    while free and core.root.shapes:
+        head = fairness_head(core)
+        node = None
+        if head is not None and head[1] is not blocked:
+            node = free.best_for(*head)
+            if node is None:
+                blocked = head[1]
+        if node is None:
+            node = free.first()
+        got = core.on_heartbeat(node.id, now, limit=1)
+        if got:
+            out += got
+            free.update(node)
+        else:
+            free.drop(node)
+    return out
+
+
+def fairness_head(core: SchedulerCore) -> tuple[App, Request] | None:
+    """The request the per-node decision serves first on a node it fits: the lowest-keyed child at
+    each level of the tree, then that app's first pending request. Reads the heaps, changes nothing."""
+    q = core.root
+    while q.children:
+        q = q.heap.peek()
+        if q is None:
+            return None
+    app = q.heap.peek()
+    if app is None:
+        return None
+    for req in app.pending:
+        return app, req
+    return None
+
+
+class FreeRoom:
+    """The free room of a call's nodes, grouped by its amounts: nodes with equal room fit any
+    request equally well, so best fit compares rooms, not nodes. `first` follows the call's order;
+    within a room, nodes are in the order they came to have it."""
+
+    def __init__(self, core: SchedulerCore, nodes: Sequence[Node]) -> None:
+        self._sub = core.types.sub
+        # per resource, 1 / the cluster's amount: shapes compare shares, whatever the units
+        self._inv = tuple(1.0 / c if c else 0.0 for c in core.capacity)
+        self._order: dict[Node, None] = dict.fromkeys(nodes)
+        self._room: dict[Node, Vector] = {}
+        self._rooms: dict[Vector, tuple[tuple[float, ...] | None, dict[Node, None]]] = {}
+        for node in nodes:
+            self._add(node)
+
+    def __bool__(self) -> bool:
+        return bool(self._order)
+
+    def first(self) -> Node:
+        return next(iter(self._order))
+
+    def update(self, node: Node) -> None:
+        """The node's room changed (it was given a container)."""
+        self._remove(node)
+        self._add(node)
+
+    def drop(self, node: Node) -> None:
+        """Nothing more fits the node in this call."""
+        self._remove(node)
+        del self._order[node]
+
+    def best_for(self, app: App, req: Request) -> Node | None:
+        """The node whose room fits `req` with the shape closest to it (the L1 distance of their
+        shares, each normalised to sum 1), among those its locality and the app's exclusions
+        allow; ties go to the room met first. None if it fits no node."""
+        demand = req.capability
+        want = self._shape(demand)
+        if want is None:
+            return None
+        scored = []
+        for rank, (room, (shape, members)) in enumerate(self._rooms.items()):
+            if rank == MAX_ROOMS:
+                break
+            if shape is not None and fits(demand, room):
+                scored.append((sum(map(abs, map(sub, want, shape))), rank, members))
+        scored.sort(key=lambda s: s[:2])
+        for _, _, members in scored:
+            for node in members:
+                if req.allows(node) and not app.excludes(node) and (node.cards is None or node.cards.holds(demand)):
+                    return node
+        return None
+
+    def _shape(self, amounts: Vector) -> tuple[float, ...] | None:
+        shares = [a * i for a, i in zip(amounts, self._inv)]
+        total = sum(shares)
+        return tuple(s / total for s in shares) if total > 0 else None
+
+    def _add(self, node: Node) -> None:
+        room = self._sub(node.capacity, node.allocated)
+        if node.cards is not None:
+            room = node.cards.room(room)  # what one container can get there (scheduler.cards)
+        self._room[node] = room
+        entry = self._rooms.get(room)
+        if entry is None:
+            entry = self._rooms[room] = (self._shape(room), {})
+        entry[1][node] = None
+
+    def _remove(self, node: Node) -> None:
+        room = self._room.pop(node)
+        members = self._rooms[room][1]
+        del members[node]
+        if not members:
+            del self._rooms[room]
+
+
+NODE_CHOICES: dict[str, NodeChoice] = {"best-fit": best_fit, "each-node": each_node}
+
+
+def get_node_choice(name: str) -> NodeChoice:
+    try:
+        return NODE_CHOICES[name]
+    except KeyError:
+        raise ValueError(f"unknown node choice {name!r} (known: {', '.join(NODE_CHOICES)})") from None

@@ -1,0 +1,80 @@
+"""The golden messages of tests/bridge/contract/ (the wire contract, also checked by the Java side's
+ContractTest): the service takes every golden request without a bad item and answers each with
+exactly the golden reply's bytes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from yarn_bridge import protocol
+from yarn_bridge.service import CoreService
+
+CONTRACT = Path(__file__).with_name("contract")
+QUEUES_PLACEHOLDER = "@QUEUES@"
+
+
+def examples(name: str) -> list[dict]:
+    doc = json.loads((CONTRACT / name).read_text())
+    assert doc["direction"] in ("request", "reply")
+    return doc["examples"]
+
+
+def compact(message) -> str:
+    return json.dumps(message, separators=(",", ":"))
+
+
+@pytest.fixture
+def service(tmp_path) -> CoreService:
+    path = tmp_path / "queues.yaml"
+    path.write_text((CONTRACT / "queues.yaml").read_text())
+    return CoreService(path)
+
+
+def answer(service: CoreService, message: dict) -> str:
+    """The service's reply, with the path of its queue file as the golden messages write it."""
+    return service.handle(compact(message)).replace(str(service.queues_path), QUEUES_PLACEHOLDER)
+
+
+def story() -> list[tuple[dict, dict]]:
+    """The golden requests in order, each with its golden reply (paired by name)."""
+    out = []
+    for kind in ("snapshot", "schedule", "reload"):
+        replies = {e["name"]: e["message"] for e in examples(f"{kind}.reply.json")}
+        requests = examples(f"{kind}.request.json")
+        assert set(replies) == {e["name"] for e in requests}, f"{kind}: a request without its reply or the reverse"
+        out += [(e, replies[e["name"]]) for e in requests]
+    return out
+
+
+def test_every_request_type_and_every_delta_op_has_a_golden_example():
+    requests = [e["message"] for e, _ in story()]
+    assert {m["type"] for m in requests} == set(protocol.REQUEST_TYPES)
+    ops = {d["op"] for m in requests for d in m.get("deltas", [])}
+    assert ops == set(protocol.DELTA_OPS)
+    fields = {f for m in requests if m["type"] == "schedule" for f in m}
+    assert fields >= {name for name, *_ in protocol.ENVELOPES["schedule"]}, "every schedule field in some example"
+
+
+def test_the_service_answers_the_golden_requests_with_the_golden_replies_byte_for_byte(service):
+    for example, golden in story():
+        got = answer(service, example["message"])
+        assert got == compact(golden), f"{example['name']}:\n got {got}\nwant {compact(golden)}"
+    assert service.counters["bad_deltas"] == 0 and service.counters["free_mismatches"] == 0
+    assert service.counters["bad_requests"] == 0 and service.core.counters["ignored_events"] == 0
+
+
+def test_the_service_refuses_the_golden_bad_requests_with_the_golden_errors(service):
+    snapshot = examples("snapshot.request.json")[0]["message"]
+    assert json.loads(answer(service, snapshot))["ok"]
+    for example in examples("error.reply.json"):
+        got = answer(service, example["request"])
+        assert got == compact(example["message"]), f"{example['name']}:\n got {got}"
+        assert example["message"]["ok"] is False
+
+
+def test_every_golden_request_passes_the_envelope_check_as_written():
+    for example, _ in story():
+        msg = protocol.decode_request(json.dumps(example["message"], indent=2))
+        assert msg == example["message"]
