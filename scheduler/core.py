@@ -55,7 +55,7 @@ class SchedulerCore:
 
     def __init__(self, config: QueueConfig, resource_types: Sequence[str] | None = None,
                  policy: str = "drf", clock: Callable[[], float] = time.monotonic,
-                 node_choice: str = "best-fit") -> None:
+                 node_choice: str = "each-node") -> None:
         self.types = ResourceTypes(resource_types or config.resource_types())
         self.policy = get_policy(policy)
         self._aggregate, self._vadd, self._vsub = self.policy.aggregate, self.types.add, self.types.sub

@@ -37,9 +37,10 @@ def register(subparsers) -> None:
     p.add_argument("--token-file", required=True,
                    help="file holding the bridge token both sides prove they hold (mode 600, owned by this user)")
     p.add_argument("--policy", default="drf", help="fairness policy of the core (default drf)")
-    p.add_argument("--node-choice", default="best-fit", choices=list(NODE_CHOICES),
-                   help="where a call's containers go among its nodes with room: best-fit (DRFH: the node whose "
-                        "free room has the request's shape) or each-node (node by node, in turn); default best-fit")
+    p.add_argument("--node-choice", default="each-node", choices=list(NODE_CHOICES),
+                   help="where a call's containers go among its nodes with room: each-node (node by node, in "
+                        "turn; default) or best-fit (DRFH: the node whose free room has the request's shape; packs "
+                        "tighter, less fair: benchmarks/core/node_choice_fairness.py)")
     p.add_argument("--status-port", type=int, default=0,
                    help="serve status, why-pending and Prometheus metrics on http://127.0.0.1:PORT/ "
                         "(default off; the status CLI expects 25335)")

@@ -46,7 +46,7 @@ class CoreService:
 
     def __init__(self, queues_path: str | Path, policy: str = "drf",
                  loader: Callable[[str | Path], QueueConfig] = load_config, *,
-                 metrics: Metrics | None = None, node_choice: str = "best-fit") -> None:
+                 metrics: Metrics | None = None, node_choice: str = "each-node") -> None:
         self.queues_path = Path(queues_path)
         self.policy = policy
         self.node_choice = node_choice

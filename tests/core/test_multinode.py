@@ -99,7 +99,7 @@ def shape_of(vector, capacity):
        queues=st.lists(st.tuples(st.integers(1, 3), SHAPES, st.integers(1, 40)), min_size=2, max_size=4))
 def test_best_fit_is_fair_like_the_per_node_path_fits_best_and_settles(nodes, queues):
     core = make_core(flat_yaml([w for w, _, _ in queues]), {f"n{i}": n for i, n in enumerate(nodes)},
-                     resource_types=TYPES)
+                     resource_types=TYPES, node_choice="best-fit")
     remaining = {}
     for qi, (_, shape, count) in enumerate(queues):
         core.submit_app(f"a{qi}", "u", f"q{qi}")
