@@ -23,10 +23,10 @@ from itertools import count
 from operator import mul
 
 from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
-from scheduler.config import ConfigError, QueueConfig, QueueSpec
+from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
 from scheduler.echo import brief
 from scheduler.heap import LazyHeap
-from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Queue, Request
+from scheduler.model import ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.preemption import PreemptionPlan, Preemptor
@@ -132,12 +132,31 @@ class SchedulerCore:
             q.up = q.up_raw = None
         if not spec.max and spec.max_fraction is None:
             q.max = None
-            return
-        limit = []
-        for name, total in zip(names, cap):
-            value = spec.max.get(name, spec.max_fraction)
-            limit.append(UNLIMITED if value is None else int(total * value) if isinstance(value, float) else value)
-        q.max = tuple(limit)
+        else:
+            limit = []
+            for name, total in zip(names, cap):
+                value = spec.max.get(name, spec.max_fraction)
+                limit.append(UNLIMITED if value is None else int(total * value) if isinstance(value, float) else value)
+            q.max = tuple(limit)
+        if q.is_leaf:
+            self._am_limit(q)
+
+    def _am_limit(self, leaf: Queue) -> None:
+        """What max-am-share lets the leaf's AMs hold: its share (the leaf's own, else its nearest
+        ancestor's, else DEFAULT_MAX_AM_SHARE) of the most the leaf may hold, per resource: the
+        smallest max of the leaf and its ancestors, else the cluster's capacity. Ancestors' limits
+        are computed first (_build, _refresh), so theirs are current."""
+        share: float | None = None
+        room = self.capacity
+        q: Queue | None = leaf
+        while q is not None:
+            if share is None:
+                share = q.spec.max_am_share
+            if q.max is not None:
+                room = vmin(room, q.max)
+            q = q.parent
+        leaf.am_share = DEFAULT_MAX_AM_SHARE if share is None else share
+        leaf.am_limit = tuple(int(v * leaf.am_share) for v in room)
 
     def reload(self, config: QueueConfig) -> dict:
         """Installs a validated config; apps keep running, queues that vanish while holding apps drain."""
@@ -196,13 +215,14 @@ class SchedulerCore:
         """Rebuilds every derived number (usage, runnable counts, shapes, heaps) from apps and containers."""
         zero = self.types.zero
         for q in self.queues.values():
-            q.usage, q.running_apps = zero, 0
+            q.usage, q.running_apps, q.am_usage = zero, 0, zero
             q.shapes.clear()
             q.waiting.clear()
         self._reset_keys()  # (masks too: _add_shape sets them again)
         for app in sorted(self.apps.values(), key=lambda a: a.seq):
             for q in app.queue.ancestors_and_self():
                 q.usage = vadd(q.usage, app.usage)
+            app.queue.am_usage = vadd(app.queue.am_usage, app.am_usage)
             if app.runnable:
                 for q in app.queue.ancestors_and_self():
                     q.running_apps += 1
@@ -519,11 +539,13 @@ class SchedulerCore:
 
     def update_request(self, app_id: str, priority: int, resources: Mapping[str, int] | Vector, count: int, *,
                        allocation_id: int = 0, location: str = ANY, relax_locality: bool = True,
-                       now: float | None = None, ask_id: int | None = None) -> None:
+                       now: float | None = None, ask_id: int | None = None, am: bool | None = None) -> None:
         """Sets one of YARN's asks: `count` containers of `resources` ({name: amount}, or a
         vector in the order of self.types) at `location` (ANY, a rack or a node) for the request
         key (priority, allocation_id). With `ask_id`, later count changes of this ask can go
-        through update_counts."""
+        through update_counts. `am=True`: the request is the app's ApplicationMaster (YARN's
+        AM ask, which the RM makes for the attempt): its containers are AM containers, held to
+        the queue's max-am-share; None leaves what the request was."""
         app = self._app(app_id, "update_request")
         if app is None:
             return
@@ -538,6 +560,8 @@ class SchedulerCore:
         req = app.requests.get(key)
         if req is None:
             req = app.requests[key] = Request(app, key, capability, self._now(now))
+        if am is not None:
+            req.am = am
         elif req.capability != capability:
             was_pending = req.count > 0
             if was_pending:
@@ -981,7 +1005,8 @@ class SchedulerCore:
             if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and req.allows(node) and (
-                            node.cards is None or node.cards.holds(req.capability)):
+                            node.cards is None or node.cards.holds(req.capability)) and (
+                            not req.am or _am_room(leaf, req.capability)):
                         got = self._assign(app, req, node, now)
                         self._requeue(app)  # still heading its heap: re-keyed in place
                         return got
@@ -1014,10 +1039,13 @@ class SchedulerCore:
         taken = req.take(node)
         req.since = now
         cards = () if node.cards is None else self._take_cards(node.cards, cap)
-        self.containers[aid] = Container(aid, app, node, cap, req.key, taken, False, cards, now)
+        c = self.containers[aid] = Container(aid, app, node, cap, req.key, taken, False, cards, now)
         app.containers.add(aid)
         node.containers.add(aid)
         self._charge(app, node, cap, self.types.add)
+        if req.am:
+            c.am = True
+            self._charge_am(c, self.types.add)
         if req.count == 0:
             self._set_pending(app, req, False)
             if req.reserved_node is not None:
@@ -1105,7 +1133,8 @@ class SchedulerCore:
     def _reservable(self, leaf: Queue, node: Node, free: Vector) -> Request | None:
         """The request of the leaf's first app in fair order to reserve `node` for, if any."""
         for app in leaf.heap.ordered():
-            asks = [r for r in app.pending if self._is_placeable(r.capability) and _within(r.capability, leaf)]
+            asks = [r for r in app.pending if self._is_placeable(r.capability) and _within(r.capability, leaf)
+                    and (not r.am or _am_room(leaf, r.capability))]
             if not asks:
                 continue
             if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
@@ -1134,7 +1163,7 @@ class SchedulerCore:
         assert req is not None  # the caller checked
         app = req.app
         if req.count == 0 or self.apps.get(app.id) is not app or not app.runnable \
-                or not _within(req.capability, app.queue):
+                or not _within(req.capability, app.queue) or (req.am and not _am_room(app.queue, req.capability)):
             self._unreserve(node)
             return None
         if not fits(req.capability, free):
@@ -1170,6 +1199,8 @@ class SchedulerCore:
             for holder in (pending.app.containers, pending.node.containers):
                 holder.discard(assignment_id)
                 holder.add(container_id)
+            if container_id.endswith(YARN_AM_SUFFIX):
+                self.mark_am(container_id)
             return
         app, node = self._app(app_id, "container_started"), self._node(node_id, "container_started")
         vec = self._vector(resources, "container_started", container_id)
@@ -1183,13 +1214,23 @@ class SchedulerCore:
         self._requeue(app)
         app.containers.add(container_id)
         node.containers.add(container_id)
+        if container_id.endswith(YARN_AM_SUFFIX):
+            self.mark_am(container_id)
 
     def mark_am(self, container_id: str) -> None:
-        """Says that the container runs its app's ApplicationMaster (preemption takes AMs last).
-        YARN's AM containers are known without it: theirs is the attempt's first id, *_000001."""
+        """Says that the container runs its app's ApplicationMaster: it counts toward its queue's
+        max-am-share, and preemption takes AMs last. Containers of a request marked `am`
+        (update_request) and YARN's *_000001 (the attempt's first id) are known without it."""
         c = self.containers.get(container_id)
-        if c is not None:
+        if c is not None and not c.am:
             c.am = True
+            self._charge_am(c, self.types.add)
+
+    @staticmethod
+    def _charge_am(c: Container, change: Callable[[Vector, Vector], Vector]) -> None:
+        """Counts the AM container `c` in (change: types.add) or out of its app's and leaf's AM usage."""
+        c.app.am_usage = change(c.app.am_usage, c.resources)
+        c.app.queue.am_usage = change(c.app.queue.am_usage, c.resources)
 
     def assignment_refused(self, assignment_id: str, reason: str) -> None:
         c = self.containers.get(assignment_id)
@@ -1243,6 +1284,8 @@ class SchedulerCore:
         c.app.containers.discard(c.id)
         c.node.containers.discard(c.id)
         self._charge(c.app, c.node, c.resources, self.types.sub)
+        if c.am:
+            self._charge_am(c, self.types.sub)
         self._requeue(c.app)
 
     @staticmethod
@@ -1295,6 +1338,8 @@ class SchedulerCore:
                 "min": dict(q.spec.min),
                 "max": self.types.to_dict(q.max) if q.max else None,
                 "running_apps": q.running_apps,
+                **({"am_usage": self.types.to_dict(q.am_usage), "am_limit": self.types.to_dict(q.am_limit),
+                    "max_am_share": q.am_share} if q.am_limit is not None else {}),
                 "waiting_apps": sum(not a.runnable for a in _apps_below(q)),
                 "leaf": q.is_leaf,
                 "draining": q.draining,
@@ -1383,6 +1428,16 @@ def _within(cap: Vector, leaf: Queue, room: Vector | None = None) -> bool:
         if q.max is not None and not fits(vadd(q.usage, cap), q.max):
             return False
     return True
+
+
+def _am_room(leaf: Queue, cap: Vector) -> bool:
+    """Whether one more AM of `cap` keeps the leaf's AMs within its max-am-share. A leaf running
+    no AM takes one whatever its share, as CapacityScheduler does when its AM limit is below a
+    single AM: else a share smaller than one AM would hold every app of the queue back forever."""
+    limit = leaf.am_limit
+    if limit is None or not any(leaf.am_usage):
+        return True
+    return fits(vadd(leaf.am_usage, cap), limit)
 
 
 def _apps_below(q: Queue):

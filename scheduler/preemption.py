@@ -49,6 +49,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from scheduler.model import YARN_AM_SUFFIX
 from scheduler.resources import Vector, dominant_share, fits, vadd, vsub
 
 if TYPE_CHECKING:
@@ -59,7 +60,6 @@ log = logging.getLogger("yarn_drf.preemption")
 
 _EPS = 1e-9
 FAIR, MIN = "fair-share", "min-share"
-YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
 REPORTED_VICTIMS = 10  # per queue, in status pages (the counts are always whole)
 
 
