@@ -53,7 +53,13 @@ class SchedulerCore:
     """The decision core. Not thread-safe: the caller serialises calls."""
 
     def __init__(self, config: QueueConfig, resource_types: Sequence[str] | None = None,
-                 policy: str = "drf", clock: Callable[[], float] = time.monotonic) -> None:
+                 policy: str = "drf", clock: Callable[[], float] = time.monotonic,
+                 max_app_priority: int | None = None) -> None:
+        """`max_app_priority`: the cluster's highest application priority (YARN's
+        yarn.cluster.max-application-priority, whose default is 0); a higher one given to
+        submit_app, recover_app or update_app_priority is lowered to it. None: priorities are
+        taken as given (the caller, like YARN's RM, has capped them)."""
+        self.max_app_priority = max_app_priority
         self.types = ResourceTypes(resource_types or config.resource_types())
         self.policy = get_policy(policy)
         self._aggregate, self._vadd, self._vsub = self.policy.aggregate, self.types.add, self.types.sub
@@ -349,7 +355,7 @@ class SchedulerCore:
         if isinstance(target, str):
             return self._reject(app_id, user, queue, target)
         leaf = self._create_leaf(target) if target.create else self.queues[target.path]
-        return self._accept(App(app_id, user, leaf, priority, self.types.zero, self._now(now)))
+        return self._accept(App(app_id, user, leaf, self._capped(priority), self.types.zero, self._now(now)))
 
     def recover_app(self, app_id: str, user: str, queue: str, groups: Sequence[str] = (), priority: int = 0,
                     now: float | None = None) -> Placement:
@@ -375,7 +381,22 @@ class SchedulerCore:
             self.counters["apps_recovered_misplaced"] += 1
             log.warning("recovered app %s of user %s in queue %s, where YARN runs it; placement would now %s",
                         app_id, user, path, target if isinstance(target, str) else f"put it in {target.path}")
-        return self._accept(App(app_id, user, leaf, priority, self.types.zero, self._now(now)))
+        return self._accept(App(app_id, user, leaf, self._capped(priority), self.types.zero, self._now(now)))
+
+    def update_app_priority(self, app_id: str, priority: int) -> int | None:
+        """Sets the app's priority (`yarn application -updatePriority`), capped at max_app_priority:
+        a fifo leaf orders its apps by it from the next decision on. Returns the priority set;
+        None for an unknown app."""
+        app = self._app(app_id, "update_app_priority")
+        if app is None:
+            return None
+        app.priority = self._capped(priority)
+        self._requeue(app)
+        return app.priority
+
+    def _capped(self, priority: int) -> int:
+        top = self.max_app_priority
+        return priority if top is None or priority <= top else top
 
     def _placement(self, user: str, queue: str | None, groups: Sequence[str]) -> Target | str:
         """Where the placement rules put a submission, ACLs checked; or why it is refused."""
@@ -1354,7 +1375,7 @@ class SchedulerCore:
                              "reserved_for": f"{n.reserved.app.id}/{n.reserved.key}" if n.reserved else None,
                              **({"cards": n.cards.to_list()} if n.cards is not None else {})}
                       for n in self.nodes.values()},
-            "apps": {a.id: {"queue": a.queue.path, "user": a.user, "runnable": a.runnable,
+            "apps": {a.id: {"queue": a.queue.path, "user": a.user, "runnable": a.runnable, "priority": a.priority,
                             "usage": self.types.to_dict(a.usage), "containers": len(a.containers),
                             "pending": sum(r.count for r in a.pending)}
                      for a in self.apps.values()},
