@@ -480,17 +480,7 @@ class SchedulerCore:
             self.container_finished(cid, "killed")
         self.reset_requests(app_id)
         del self.apps[app_id]
-        leaf = app.queue
-        leaf.apps.pop(app_id, None)
-        leaf.heap.remove(app)
-        if not app.runnable:
-            leaf.waiting.pop(app, None)
-            return
-        freed = None  # the highest queue whose max-running-apps held apps back until now
-        for q in leaf.ancestors_and_self():
-            q.running_apps -= 1
-            if q.max_apps is not None and q.running_apps == q.max_apps - 1:
-                freed = q
+        freed = self._take_out(app)
         if freed is not None:
             self._admit_waiting(freed)
 
@@ -549,6 +539,89 @@ class SchedulerCore:
             self.asks.pop(ask_id, None)
             self.located_asks.pop(ask_id, None)
         app.ask_ids.clear()
+
+    def move_app(self, app_id: str, queue: str, user: str, groups: Sequence[str] = ()) -> Placement:
+        """Moves the app to leaf `queue` (`yarn application -movetoqueue`), for `user` (in
+        `groups`), or refuses with the reason. The target is checked as a submission is: it must
+        be an existing leaf that is not draining and whose ACLs (its own or an ancestor's submit-
+        or admin-acl) let the user in; and as FairScheduler checks a move: below the queue the
+        source and target share, no queue may go over its `max` with the app's usage, nor (for an
+        app that runs) over its `max-running-apps`. The app's usage, AM usage, pending requests
+        and running-app count move with it at once; an app waiting for max-running-apps waits in
+        the target, in submission order, unless the target lets it run."""
+        app = self._app(app_id, "move_app")
+        if app is None:
+            return Placement(False, None, f"unknown app {app_id!r}")
+        path = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
+        target = self.queues.get(path)
+        refusal = self._move_refusal(app, path, target, user, groups)
+        if refusal or target is None:
+            log.info("refused to move app %s to %s for user %s: %s", app_id, path, user, refusal)
+            return Placement(False, None, refusal)
+        source = app.queue
+        if target is source:
+            return Placement(True, path, "already in that queue")
+        runs = app.runnable
+        freed = self._take_out(app)
+        app.queue = target
+        target.apps[app.id] = app
+        for q in target.ancestors_and_self():
+            q.usage = vadd(q.usage, app.usage)
+        target.am_usage = vadd(target.am_usage, app.am_usage)
+        if runs or self._app_limit(target) is None:
+            self._make_runnable(app)
+        else:
+            target.waiting = dict.fromkeys(sorted([*target.waiting, app], key=_seq))
+        if freed is not None:  # after the app is in: the queues above both count it again
+            self._admit_waiting(freed)
+        self._requeue_queues(source)
+        log.info("moved app %s of user %s from %s to %s", app_id, app.user, source.path, path)
+        return Placement(True, path, "")
+
+    def _move_refusal(self, app: App, path: str, target: Queue | None, user: str, groups: Sequence[str]) -> str:
+        if target is None:
+            return f"queue {path!r} does not exist"
+        if not target.is_leaf:
+            return f"queue {path!r} is a parent queue; apps run in leaf queues"
+        if target.draining:
+            return f"queue {path!r} is draining (removed from the configuration): it takes no apps"
+        refusal = self._acl_refusal(path, user, groups)
+        if refusal:
+            return refusal.replace("may not submit to", "may not move apps to")
+        shared = set(app.queue.ancestors_and_self())
+        for q in target.ancestors_and_self():
+            if q in shared:
+                break
+            if q.max is not None and not fits(vadd(q.usage, app.usage), q.max):
+                over = [f"{n} {u} used + {a} of the app > max {m}" for n, u, a, m
+                        in zip(self.types.names, q.usage, app.usage, q.max) if u + a > m]
+                return f"queue {q.path} would go over its max: {'; '.join(over)}"
+            if app.runnable and q.max_apps is not None and q.running_apps >= q.max_apps:
+                return f"queue {q.path} runs its max-running-apps ({q.running_apps} of {q.max_apps})"
+        return ""
+
+    def _take_out(self, app: App) -> Queue | None:
+        """Takes the app's usage, AM usage, pending shapes and running count out of its queues
+        (leaving it in none). Returns the highest queue whose max-running-apps it held others
+        back by: the caller admits them (_admit_waiting)."""
+        leaf = app.queue
+        leaf.apps.pop(app.id, None)
+        leaf.heap.remove(app)
+        for q in leaf.ancestors_and_self():
+            q.usage = vsub(q.usage, app.usage)
+        leaf.am_usage = vsub(leaf.am_usage, app.am_usage)
+        if not app.runnable:
+            leaf.waiting.pop(app, None)
+            return None
+        for req in app.pending:
+            self._drop_shape(app, req.capability)
+        app.runnable = False
+        freed = None
+        for q in leaf.ancestors_and_self():
+            q.running_apps -= 1
+            if q.max_apps is not None and q.running_apps == q.max_apps - 1:
+                freed = q
+        return freed
 
     def set_blacklist(self, app_id: str, places: Sequence[str]) -> None:
         """The nodes (ids) and racks the app's AM has blacklisted: nothing of it is placed there."""
@@ -1459,6 +1532,10 @@ def _am_room(leaf: Queue, cap: Vector) -> bool:
     if limit is None or not any(leaf.am_usage):
         return True
     return fits(vadd(leaf.am_usage, cap), limit)
+
+
+def _seq(app: App) -> int:
+    return app.seq
 
 
 def _apps_below(q: Queue):
