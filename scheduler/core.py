@@ -1393,6 +1393,24 @@ class SchedulerCore:
             q.usage = change(q.usage, vec)
             q = q.parent
 
+    # ------------------------------------------------------------------ headroom
+
+    def headroom(self, app_id: str) -> dict[str, int] | None:
+        """What the app could still get now (YARN's headroom, which an AM such as MapReduce's uses
+        to ramp reducers down): per resource, the smallest of the cluster's free room and what the
+        `max` of its queue and of each ancestor leaves, never below 0. None for an unknown app.
+        O(depth x resources): for allocate responses, not for the decision."""
+        app = self.apps.get(app_id)
+        if app is None:
+            return None
+        if self._stale:
+            self._refresh()
+        room = vsub(self.capacity, self.root.usage)
+        for q in app.queue.ancestors_and_self():
+            if q.max is not None:
+                room = vmin(room, vsub(q.max, q.usage))
+        return self.types.to_dict(tuple(max(0, v) for v in room))
+
     # ------------------------------------------------------------------ preemption
 
     def preemption_round(self, now: float | None = None) -> PreemptionPlan:
