@@ -624,10 +624,25 @@ class SchedulerCore:
         return freed
 
     def set_blacklist(self, app_id: str, places: Sequence[str]) -> None:
-        """The nodes (ids) and racks the app's AM has blacklisted: nothing of it is placed there."""
+        """The nodes (ids) and racks the app's AM has blacklisted: nothing of it is placed there,
+        and a node reserved for one of its requests there is let go."""
         app = self._app(app_id, "set_blacklist")
         if app is not None:
-            app.blacklist = frozenset(places)
+            self._blacklist(app, frozenset(places))
+
+    def update_blacklist(self, app_id: str, additions: Sequence[str] = (), removals: Sequence[str] = ()) -> None:
+        """YARN's blacklist request of an allocate call: node ids and racks added to and removed
+        from the app's blacklist (removals after additions, as YARN applies them)."""
+        app = self._app(app_id, "update_blacklist")
+        if app is not None:
+            self._blacklist(app, app.blacklist.union(additions).difference(removals))
+
+    def _blacklist(self, app: App, places: frozenset[str]) -> None:
+        app.blacklist = places
+        for req in app.requests.values():
+            node = req.reserved_node
+            if node is not None and (node.id in places or node.rack in places):
+                self._unreserve(node)
 
     # ------------------------------------------------------------------ requests
 
