@@ -37,14 +37,20 @@ def _submit_ams(core, queue: str, n: int, am=AM, start: int = 0) -> list[str]:
     return ids
 
 
+def _ams_settled(x: str, n: int):
+    """A core whose leaf root.p.x has settings `x` and n apps asking for their AM, settled."""
+    core = make_core(_yaml(x), NODES)
+    apps = _submit_ams(core, "root.p.x", n)
+    settle(core)
+    return core, apps
+
+
 def _am_running(core, apps) -> int:
     return sum(1 for a in apps if a in core.apps and core.apps[a].containers)
 
 
 def test_ams_beyond_the_default_half_of_the_queue_max_wait_and_start_when_one_finishes():
-    core = make_core(_yaml("max: {memory-mb: 4096, vcores: 16}"), NODES)
-    apps = _submit_ams(core, "root.p.x", 4)
-    settle(core)
+    core, apps = _ams_settled("max: {memory-mb: 4096, vcores: 16}", 4)
     assert _am_running(core, apps) == 2  # 0.5 of 4096 MiB: two AMs of 1024
     assert core.snapshot()["queues"]["root.p.x"]["am_usage"]["memory-mb"] == 2048
     first = next(a for a in apps if core.apps[a].containers)
@@ -77,16 +83,12 @@ def test_a_parent_share_applies_to_the_leaves_below_it_that_set_none():
 
 
 def test_a_queue_running_no_am_takes_one_even_above_its_share():
-    core = make_core(_yaml("max: {memory-mb: 1024}, max-am-share: 0.1"), NODES)
-    apps = _submit_ams(core, "root.p.x", 2)
-    settle(core)
+    core, apps = _ams_settled("max: {memory-mb: 1024}, max-am-share: 0.1", 2)
     assert _am_running(core, apps) == 1
 
 
 def test_why_names_the_am_share_in_an_operators_words():
-    core = make_core(_yaml("max: {memory-mb: 4096}"), NODES)
-    apps = _submit_ams(core, "root.p.x", 3)
-    settle(core)
+    core, apps = _ams_settled("max: {memory-mb: 4096}", 3)
     waiting = next(a for a in apps if not core.apps[a].containers)
     reasons = why_pending(core, waiting)["requests"][0]["reasons"]
     am = [r for r in reasons if r["code"] == "am-share"]
@@ -109,9 +111,7 @@ def test_yarn_am_containers_started_outside_a_decision_count_toward_the_share():
 
 
 def test_a_reload_recounts_am_usage_and_applies_a_new_share():
-    core = make_core(_yaml("max: {memory-mb: 4096}"), NODES)
-    apps = _submit_ams(core, "root.p.x", 4)
-    settle(core)
+    core, apps = _ams_settled("max: {memory-mb: 4096}", 4)
     core.reload(parse_config(_yaml("max: {memory-mb: 4096}, max-am-share: 1.0")))
     assert core.queues["root.p.x"].am_usage == (2048, 2)
     settle(core)

@@ -18,13 +18,17 @@ def _started(core) -> set[str]:
     return {a for a, app in core.apps.items() if app.containers}
 
 
-def test_a_fifo_leaf_starts_the_highest_priority_app_first():
-    core = make_core(FIFO, _node(1))
-    for app, prio in (("low", 1), ("high", 3), ("mid", 2)):
+def _started_of(core, priorities) -> set[str]:
+    """Submits one single-container app per (id, priority), in order, and runs the node."""
+    for app, prio in priorities:
         assert core.submit_app(app, "u", "root.f", priority=prio).accepted
         core.update_request(app, 1, ONE, 1)
     settle(core)
-    assert _started(core) == {"high"}
+    return _started(core)
+
+
+def test_a_fifo_leaf_starts_the_highest_priority_app_first():
+    assert _started_of(make_core(FIFO, _node(1)), (("low", 1), ("high", 3), ("mid", 2))) == {"high"}
 
 
 def test_update_app_priority_reorders_at_the_next_decision():
@@ -52,12 +56,7 @@ def test_priorities_above_the_cluster_max_are_lowered_to_it():
 
 
 def test_with_yarns_default_max_of_zero_priority_changes_nothing():
-    core = make_core(FIFO, _node(1), max_app_priority=0)
-    for app, prio in (("old", 0), ("urgent", 5)):
-        assert core.submit_app(app, "u", "root.f", priority=prio).accepted
-        core.update_request(app, 1, ONE, 1)
-    settle(core)
-    assert _started(core) == {"old"}
+    assert _started_of(make_core(FIFO, _node(1), max_app_priority=0), (("old", 0), ("urgent", 5))) == {"old"}
 
 
 def test_updating_an_unknown_app_is_ignored_and_counted():
