@@ -91,6 +91,8 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
                                else _amounts(spec.max)))
     if spec.max_running_apps is not None:
         parts.append(f"max-running-apps {spec.max_running_apps}")
+    if spec.max_am_share is not None:
+        parts.append(f"max-am-share {spec.max_am_share:g}" + ("" if spec.is_leaf else " (for the leaves below)"))
     if spec.is_leaf:
         parts.append(f"order {spec.order}")
     if not spec.preemptable:

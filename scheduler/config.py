@@ -27,6 +27,7 @@ from scheduler.resources import DEFAULT_TYPES, NAME_PATTERN
 log = logging.getLogger("yarn_drf.config")
 
 DEFAULT_STARVATION_TIMEOUT_S = 60.0
+DEFAULT_MAX_AM_SHARE = 0.5  # FairScheduler's maxAMShare default
 # The `preemption:` section's keys and defaults (README, "Preemption"): a public interface.
 PREEMPTION_DEFAULTS: dict[str, Any] = {
     "enabled": False, "observe-only": False, "fair-share-timeout-s": 30, "min-share-timeout-s": 15,
@@ -81,6 +82,7 @@ SCHEMA: dict[str, Any] = {
                     },
                 },
                 "max-running-apps": _INTEGER,
+                "max-am-share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 "order": {"enum": list(ORDERS)},
                 "preemptable": {"type": "boolean"},
                 "submit-acl": {"type": "string"},
@@ -185,6 +187,7 @@ class QueueSpec:
     max: dict[str, int | float] = field(default_factory=dict)
     max_fraction: float | None = None
     max_running_apps: int | None = None
+    max_am_share: float | None = None  # as written; None: its parent's, else DEFAULT_MAX_AM_SHARE
     order: str = "drf"
     submit_acl: Acl = field(default_factory=lambda: Acl(""))
     admin_acl: Acl = field(default_factory=lambda: Acl(""))
@@ -578,6 +581,7 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         max=limits,
         max_fraction=max_fraction,
         max_running_apps=None if running is None else int(running),
+        max_am_share=None if q.get("max-am-share") is None else float(q["max-am-share"]),
         order=q.get("order", "drf"),
         submit_acl=Acl(q.get("submit-acl", default_acl)),
         admin_acl=Acl(q.get("admin-acl", default_acl)),

@@ -23,10 +23,10 @@ from itertools import count
 from operator import mul
 
 from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
-from scheduler.config import ConfigError, QueueConfig, QueueSpec
+from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
 from scheduler.echo import brief
 from scheduler.heap import LazyHeap
-from scheduler.model import ANY, App, Assignment, Container, Node, Placement, Queue, Request
+from scheduler.model import ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request
 from scheduler.multinode import get_node_choice
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
@@ -55,7 +55,13 @@ class SchedulerCore:
 
     def __init__(self, config: QueueConfig, resource_types: Sequence[str] | None = None,
                  policy: str = "drf", clock: Callable[[], float] = time.monotonic,
-                 node_choice: str = "each-node") -> None:
+                 node_choice: str = "each-node", max_app_priority: int | None = None) -> None:
+        """`node_choice`: how on_nodes picks the node the per-node decision runs on next
+        (scheduler.multinode). `max_app_priority`: the cluster's highest application priority
+        (YARN's yarn.cluster.max-application-priority, whose default is 0); a higher one given to
+        submit_app, recover_app or update_app_priority is lowered to it. None: priorities are
+        taken as given (the caller, like YARN's RM, has capped them)."""
+        self.max_app_priority = max_app_priority
         self.types = ResourceTypes(resource_types or config.resource_types())
         self.policy = get_policy(policy)
         self._aggregate, self._vadd, self._vsub = self.policy.aggregate, self.types.add, self.types.sub
@@ -136,12 +142,31 @@ class SchedulerCore:
             q.up = q.up_raw = None
         if not spec.max and spec.max_fraction is None:
             q.max = None
-            return
-        limit = []
-        for name, total in zip(names, cap):
-            value = spec.max.get(name, spec.max_fraction)
-            limit.append(UNLIMITED if value is None else int(total * value) if isinstance(value, float) else value)
-        q.max = tuple(limit)
+        else:
+            limit = []
+            for name, total in zip(names, cap):
+                value = spec.max.get(name, spec.max_fraction)
+                limit.append(UNLIMITED if value is None else int(total * value) if isinstance(value, float) else value)
+            q.max = tuple(limit)
+        if q.is_leaf:
+            self._am_limit(q)
+
+    def _am_limit(self, leaf: Queue) -> None:
+        """What max-am-share lets the leaf's AMs hold: its share (the leaf's own, else its nearest
+        ancestor's, else DEFAULT_MAX_AM_SHARE) of the most the leaf may hold, per resource: the
+        smallest max of the leaf and its ancestors, else the cluster's capacity. Ancestors' limits
+        are computed first (_build, _refresh), so theirs are current."""
+        share: float | None = None
+        room = self.capacity
+        q: Queue | None = leaf
+        while q is not None:
+            if share is None:
+                share = q.spec.max_am_share
+            if q.max is not None:
+                room = vmin(room, q.max)
+            q = q.parent
+        leaf.am_share = DEFAULT_MAX_AM_SHARE if share is None else share
+        leaf.am_limit = tuple(int(v * leaf.am_share) for v in room)
 
     def reload(self, config: QueueConfig) -> dict:
         """Installs a validated config; apps keep running, queues that vanish while holding apps drain."""
@@ -200,13 +225,14 @@ class SchedulerCore:
         """Rebuilds every derived number (usage, runnable counts, shapes, heaps) from apps and containers."""
         zero = self.types.zero
         for q in self.queues.values():
-            q.usage, q.running_apps = zero, 0
+            q.usage, q.running_apps, q.am_usage = zero, 0, zero
             q.shapes.clear()
             q.waiting.clear()
         self._reset_keys()  # (masks too: _add_shape sets them again)
         for app in sorted(self.apps.values(), key=lambda a: a.seq):
             for q in app.queue.ancestors_and_self():
                 q.usage = vadd(q.usage, app.usage)
+            app.queue.am_usage = vadd(app.queue.am_usage, app.am_usage)
             if app.runnable:
                 for q in app.queue.ancestors_and_self():
                     q.running_apps += 1
@@ -333,7 +359,7 @@ class SchedulerCore:
         if isinstance(target, str):
             return self._reject(app_id, user, queue, target)
         leaf = self._create_leaf(target) if target.create else self.queues[target.path]
-        return self._accept(App(app_id, user, leaf, priority, self.types.zero, self._now(now)))
+        return self._accept(App(app_id, user, leaf, self._capped(priority), self.types.zero, self._now(now)))
 
     def recover_app(self, app_id: str, user: str, queue: str, groups: Sequence[str] = (), priority: int = 0,
                     now: float | None = None) -> Placement:
@@ -359,7 +385,22 @@ class SchedulerCore:
             self.counters["apps_recovered_misplaced"] += 1
             log.warning("recovered app %s of user %s in queue %s, where YARN runs it; placement would now %s",
                         app_id, user, path, target if isinstance(target, str) else f"put it in {target.path}")
-        return self._accept(App(app_id, user, leaf, priority, self.types.zero, self._now(now)))
+        return self._accept(App(app_id, user, leaf, self._capped(priority), self.types.zero, self._now(now)))
+
+    def update_app_priority(self, app_id: str, priority: int) -> int | None:
+        """Sets the app's priority (`yarn application -updatePriority`), capped at max_app_priority:
+        a fifo leaf orders its apps by it from the next decision on. Returns the priority set;
+        None for an unknown app."""
+        app = self._app(app_id, "update_app_priority")
+        if app is None:
+            return None
+        app.priority = self._capped(priority)
+        self._requeue(app)
+        return app.priority
+
+    def _capped(self, priority: int) -> int:
+        top = self.max_app_priority
+        return priority if top is None or priority <= top else top
 
     def _placement(self, user: str, queue: str | None, groups: Sequence[str]) -> Target | str:
         """Where the placement rules put a submission, ACLs checked; or why it is refused."""
@@ -443,17 +484,7 @@ class SchedulerCore:
             self.container_finished(cid, "killed")
         self.reset_requests(app_id)
         del self.apps[app_id]
-        leaf = app.queue
-        leaf.apps.pop(app_id, None)
-        leaf.heap.remove(app)
-        if not app.runnable:
-            leaf.waiting.pop(app, None)
-            return
-        freed = None  # the highest queue whose max-running-apps held apps back until now
-        for q in leaf.ancestors_and_self():
-            q.running_apps -= 1
-            if q.max_apps is not None and q.running_apps == q.max_apps - 1:
-                freed = q
+        freed = self._take_out(app)
         if freed is not None:
             self._admit_waiting(freed)
 
@@ -513,21 +544,121 @@ class SchedulerCore:
             self.located_asks.pop(ask_id, None)
         app.ask_ids.clear()
 
+    def move_app(self, app_id: str, queue: str, user: str, groups: Sequence[str] = ()) -> Placement:
+        """Moves the app to leaf `queue` (`yarn application -movetoqueue`), for `user` (in
+        `groups`), or refuses with the reason. The target is checked as a submission is: it must
+        be an existing leaf that is not draining and whose ACLs (its own or an ancestor's submit-
+        or admin-acl) let the user in; and as FairScheduler checks a move: below the queue the
+        source and target share, no queue may go over its `max` with the app's usage, nor (for an
+        app that runs) over its `max-running-apps`. The app's usage, AM usage, pending requests
+        and running-app count move with it at once; an app waiting for max-running-apps waits in
+        the target, in submission order, unless the target lets it run."""
+        app = self._app(app_id, "move_app")
+        if app is None:
+            return Placement(False, None, f"unknown app {app_id!r}")
+        path = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
+        target = self.queues.get(path)
+        refusal = self._move_refusal(app, path, target, user, groups)
+        if refusal or target is None:
+            log.info("refused to move app %s to %s for user %s: %s", app_id, path, user, refusal)
+            return Placement(False, None, refusal)
+        source = app.queue
+        if target is source:
+            return Placement(True, path, "already in that queue")
+        runs = app.runnable
+        freed = self._take_out(app)
+        app.queue = target
+        target.apps[app.id] = app
+        for q in target.ancestors_and_self():
+            q.usage = vadd(q.usage, app.usage)
+        target.am_usage = vadd(target.am_usage, app.am_usage)
+        if runs or self._app_limit(target) is None:
+            self._make_runnable(app)
+        else:
+            target.waiting = dict.fromkeys(sorted([*target.waiting, app], key=_seq))
+        if freed is not None:  # after the app is in: the queues above both count it again
+            self._admit_waiting(freed)
+        self._requeue_queues(source)
+        log.info("moved app %s of user %s from %s to %s", app_id, app.user, source.path, path)
+        return Placement(True, path, "")
+
+    def _move_refusal(self, app: App, path: str, target: Queue | None, user: str, groups: Sequence[str]) -> str:
+        if target is None:
+            return f"queue {path!r} does not exist"
+        if not target.is_leaf:
+            return f"queue {path!r} is a parent queue; apps run in leaf queues"
+        if target.draining:
+            return f"queue {path!r} is draining (removed from the configuration): it takes no apps"
+        refusal = self._acl_refusal(path, user, groups)
+        if refusal:
+            return refusal.replace("may not submit to", "may not move apps to")
+        shared = set(app.queue.ancestors_and_self())
+        for q in target.ancestors_and_self():
+            if q in shared:
+                break
+            if q.max is not None and not fits(vadd(q.usage, app.usage), q.max):
+                over = [f"{n} {u} used + {a} of the app > max {m}" for n, u, a, m
+                        in zip(self.types.names, q.usage, app.usage, q.max) if u + a > m]
+                return f"queue {q.path} would go over its max: {'; '.join(over)}"
+            if app.runnable and q.max_apps is not None and q.running_apps >= q.max_apps:
+                return f"queue {q.path} runs its max-running-apps ({q.running_apps} of {q.max_apps})"
+        return ""
+
+    def _take_out(self, app: App) -> Queue | None:
+        """Takes the app's usage, AM usage, pending shapes and running count out of its queues
+        (leaving it in none). Returns the highest queue whose max-running-apps it held others
+        back by: the caller admits them (_admit_waiting)."""
+        leaf = app.queue
+        leaf.apps.pop(app.id, None)
+        leaf.heap.remove(app)
+        for q in leaf.ancestors_and_self():
+            q.usage = vsub(q.usage, app.usage)
+        leaf.am_usage = vsub(leaf.am_usage, app.am_usage)
+        if not app.runnable:
+            leaf.waiting.pop(app, None)
+            return None
+        for req in app.pending:
+            self._drop_shape(app, req.capability)
+        app.runnable = False
+        freed = None
+        for q in leaf.ancestors_and_self():
+            q.running_apps -= 1
+            if q.max_apps is not None and q.running_apps == q.max_apps - 1:
+                freed = q
+        return freed
+
     def set_blacklist(self, app_id: str, places: Sequence[str]) -> None:
-        """The nodes (ids) and racks the app's AM has blacklisted: nothing of it is placed there."""
+        """The nodes (ids) and racks the app's AM has blacklisted: nothing of it is placed there,
+        and a node reserved for one of its requests there is let go."""
         app = self._app(app_id, "set_blacklist")
         if app is not None:
-            app.blacklist = frozenset(places)
+            self._blacklist(app, frozenset(places))
+
+    def update_blacklist(self, app_id: str, additions: Sequence[str] = (), removals: Sequence[str] = ()) -> None:
+        """YARN's blacklist request of an allocate call: node ids and racks added to and removed
+        from the app's blacklist (removals after additions, as YARN applies them)."""
+        app = self._app(app_id, "update_blacklist")
+        if app is not None:
+            self._blacklist(app, app.blacklist.union(additions).difference(removals))
+
+    def _blacklist(self, app: App, places: frozenset[str]) -> None:
+        app.blacklist = places
+        for req in app.requests.values():
+            node = req.reserved_node
+            if node is not None and (node.id in places or node.rack in places):
+                self._unreserve(node)
 
     # ------------------------------------------------------------------ requests
 
     def update_request(self, app_id: str, priority: int, resources: Mapping[str, int] | Vector, count: int, *,
                        allocation_id: int = 0, location: str = ANY, relax_locality: bool = True,
-                       now: float | None = None, ask_id: int | None = None) -> None:
+                       now: float | None = None, ask_id: int | None = None, am: bool | None = None) -> None:
         """Sets one of YARN's asks: `count` containers of `resources` ({name: amount}, or a
         vector in the order of self.types) at `location` (ANY, a rack or a node) for the request
         key (priority, allocation_id). With `ask_id`, later count changes of this ask can go
-        through update_counts."""
+        through update_counts. `am=True`: the request is the app's ApplicationMaster (YARN's
+        AM ask, which the RM makes for the attempt): its containers are AM containers, held to
+        the queue's max-am-share; None leaves what the request was."""
         app = self._app(app_id, "update_request")
         if app is None:
             return
@@ -542,6 +673,8 @@ class SchedulerCore:
         req = app.requests.get(key)
         if req is None:
             req = app.requests[key] = Request(app, key, capability, self._now(now))
+        if am is not None:
+            req.am = am
         elif req.capability != capability:
             was_pending = req.count > 0
             if was_pending:
@@ -1006,7 +1139,8 @@ class SchedulerCore:
             if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and req.allows(node) and (
-                            node.cards is None or node.cards.holds(req.capability)):
+                            node.cards is None or node.cards.holds(req.capability)) and (
+                            not req.am or _am_room(leaf, req.capability)):
                         got = self._assign(app, req, node, now)
                         self._requeue(app)  # still heading its heap: re-keyed in place
                         return got
@@ -1039,10 +1173,13 @@ class SchedulerCore:
         taken = req.take(node)
         req.since = now
         cards = () if node.cards is None else self._take_cards(node.cards, cap)
-        self.containers[aid] = Container(aid, app, node, cap, req.key, taken, False, cards, now)
+        c = self.containers[aid] = Container(aid, app, node, cap, req.key, taken, False, cards, now)
         app.containers.add(aid)
         node.containers.add(aid)
         self._charge(app, node, cap, self.types.add)
+        if req.am:
+            c.am = True
+            self._charge_am(c, self.types.add)
         if req.count == 0:
             self._set_pending(app, req, False)
             if req.reserved_node is not None:
@@ -1130,7 +1267,8 @@ class SchedulerCore:
     def _reservable(self, leaf: Queue, node: Node, free: Vector) -> Request | None:
         """The request of the leaf's first app in fair order to reserve `node` for, if any."""
         for app in leaf.heap.ordered():
-            asks = [r for r in app.pending if self._is_placeable(r.capability) and _within(r.capability, leaf)]
+            asks = [r for r in app.pending if self._is_placeable(r.capability) and _within(r.capability, leaf)
+                    and (not r.am or _am_room(leaf, r.capability))]
             if not asks:
                 continue
             if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
@@ -1159,7 +1297,7 @@ class SchedulerCore:
         assert req is not None  # the caller checked
         app = req.app
         if req.count == 0 or self.apps.get(app.id) is not app or not app.runnable \
-                or not _within(req.capability, app.queue):
+                or not _within(req.capability, app.queue) or (req.am and not _am_room(app.queue, req.capability)):
             self._unreserve(node)
             return None
         if not fits(req.capability, free):
@@ -1195,6 +1333,8 @@ class SchedulerCore:
             for holder in (pending.app.containers, pending.node.containers):
                 holder.discard(assignment_id)
                 holder.add(container_id)
+            if container_id.endswith(YARN_AM_SUFFIX):
+                self.mark_am(container_id)
             return
         app, node = self._app(app_id, "container_started"), self._node(node_id, "container_started")
         vec = self._vector(resources, "container_started", container_id)
@@ -1208,13 +1348,23 @@ class SchedulerCore:
         self._requeue(app)
         app.containers.add(container_id)
         node.containers.add(container_id)
+        if container_id.endswith(YARN_AM_SUFFIX):
+            self.mark_am(container_id)
 
     def mark_am(self, container_id: str) -> None:
-        """Says that the container runs its app's ApplicationMaster (preemption takes AMs last).
-        YARN's AM containers are known without it: theirs is the attempt's first id, *_000001."""
+        """Says that the container runs its app's ApplicationMaster: it counts toward its queue's
+        max-am-share, and preemption takes AMs last. Containers of a request marked `am`
+        (update_request) and YARN's *_000001 (the attempt's first id) are known without it."""
         c = self.containers.get(container_id)
-        if c is not None:
+        if c is not None and not c.am:
             c.am = True
+            self._charge_am(c, self.types.add)
+
+    @staticmethod
+    def _charge_am(c: Container, change: Callable[[Vector, Vector], Vector]) -> None:
+        """Counts the AM container `c` in (change: types.add) or out of its app's and leaf's AM usage."""
+        c.app.am_usage = change(c.app.am_usage, c.resources)
+        c.app.queue.am_usage = change(c.app.queue.am_usage, c.resources)
 
     def assignment_refused(self, assignment_id: str, reason: str) -> None:
         c = self.containers.get(assignment_id)
@@ -1268,6 +1418,8 @@ class SchedulerCore:
         c.app.containers.discard(c.id)
         c.node.containers.discard(c.id)
         self._charge(c.app, c.node, c.resources, self.types.sub)
+        if c.am:
+            self._charge_am(c, self.types.sub)
         self._requeue(c.app)
 
     @staticmethod
@@ -1280,6 +1432,24 @@ class SchedulerCore:
         while q is not None:  # not ancestors_and_self(): a generator costs more on this path
             q.usage = change(q.usage, vec)
             q = q.parent
+
+    # ------------------------------------------------------------------ headroom
+
+    def headroom(self, app_id: str) -> dict[str, int] | None:
+        """What the app could still get now (YARN's headroom, which an AM such as MapReduce's uses
+        to ramp reducers down): per resource, the smallest of the cluster's free room and what the
+        `max` of its queue and of each ancestor leaves, never below 0. None for an unknown app.
+        O(depth x resources): for allocate responses, not for the decision."""
+        app = self.apps.get(app_id)
+        if app is None:
+            return None
+        if self._stale:
+            self._refresh()
+        room = vsub(self.capacity, self.root.usage)
+        for q in app.queue.ancestors_and_self():
+            if q.max is not None:
+                room = vmin(room, vsub(q.max, q.usage))
+        return self.types.to_dict(tuple(max(0, v) for v in room))
 
     # ------------------------------------------------------------------ preemption
 
@@ -1320,6 +1490,8 @@ class SchedulerCore:
                 "min": dict(q.spec.min),
                 "max": self.types.to_dict(q.max) if q.max else None,
                 "running_apps": q.running_apps,
+                **({"am_usage": self.types.to_dict(q.am_usage), "am_limit": self.types.to_dict(q.am_limit),
+                    "max_am_share": q.am_share} if q.am_limit is not None else {}),
                 "waiting_apps": sum(not a.runnable for a in _apps_below(q)),
                 "leaf": q.is_leaf,
                 "draining": q.draining,
@@ -1334,7 +1506,7 @@ class SchedulerCore:
                              "reserved_for": f"{n.reserved.app.id}/{n.reserved.key}" if n.reserved else None,
                              **({"cards": n.cards.to_list()} if n.cards is not None else {})}
                       for n in self.nodes.values()},
-            "apps": {a.id: {"queue": a.queue.path, "user": a.user, "runnable": a.runnable,
+            "apps": {a.id: {"queue": a.queue.path, "user": a.user, "runnable": a.runnable, "priority": a.priority,
                             "usage": self.types.to_dict(a.usage), "containers": len(a.containers),
                             "pending": sum(r.count for r in a.pending)}
                      for a in self.apps.values()},
@@ -1408,6 +1580,20 @@ def _within(cap: Vector, leaf: Queue, room: Vector | None = None) -> bool:
         if q.max is not None and not fits(vadd(q.usage, cap), q.max):
             return False
     return True
+
+
+def _am_room(leaf: Queue, cap: Vector) -> bool:
+    """Whether one more AM of `cap` keeps the leaf's AMs within its max-am-share. A leaf running
+    no AM takes one whatever its share, as CapacityScheduler does when its AM limit is below a
+    single AM: else a share smaller than one AM would hold every app of the queue back forever."""
+    limit = leaf.am_limit
+    if limit is None or not any(leaf.am_usage):
+        return True
+    return fits(vadd(leaf.am_usage, cap), limit)
+
+
+def _seq(app: App) -> int:
+    return app.seq
 
 
 def _apps_below(q: Queue):

@@ -87,6 +87,7 @@ def why_pending(core: SchedulerCore, app_id: str) -> dict | None:
             "allocation_id": req.key[1],
             "resources": types.to_dict(req.capability),
             "pending": req.count,
+            "am": req.am,
             "relax_locality": req.relax,
             "nodes": {n: c for n, c in req.nodes.items() if c > 0},
             "racks": {r: {"count": v[0], "relax_locality": v[1]} for r, v in req.racks.items()},
@@ -133,6 +134,8 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
                      for j in over]
             out.append(_reason("queue-at-max", f"queue {q.path} is at its max: " + "; ".join(parts),
                                queue=q.path, resources=[types.names[j] for j in over]))
+    if req.am:
+        out += _am_share(core, app.queue, req)
     if req.reserved_node is not None:
         node = req.reserved_node
         free = _free(node)
@@ -142,7 +145,7 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
                            f"holds a reservation on node {node.id}; it starts there when the node frees "
                            f"{'; '.join(short) or 'room (it fits now: at the next heartbeat)'}",
                            node=node.id))
-    at_max = any(r["code"] == "queue-at-max" for r in out)
+    at_max = any(r["code"] in ("queue-at-max", "am-share") for r in out)
     # Room on a node does not make a request at its queue's max ready.
     out += [r for r in _node_reasons(core, app, req, shape) if not (at_max and r["code"] == "ready")]
     # Only a request that is large enough for some node but finds no room there can reserve one.
@@ -151,6 +154,25 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
     if core.config.preemption.enabled and any(r["code"] in ("no-node-room", "holds-reservation") for r in out):
         out.append(_preemption(core, app.queue, now))
     return out
+
+
+UNITS = {"memory-mb": "MiB", "gpu-mem": "MiB of gpu-mem"}
+
+
+def _am_share(core: SchedulerCore, leaf: Queue, req: Request) -> list[dict]:
+    """Why an AM request waits for its queue's max-am-share (SchedulerCore._am_limit), if it does."""
+    limit = leaf.am_limit
+    if limit is None or not any(leaf.am_usage):
+        return []
+    names = core.types.names
+    over = [j for j, (u, c, m) in enumerate(zip(leaf.am_usage, req.capability, limit)) if u + c > m]
+    if not over:
+        return []
+    parts = [f"{leaf.am_usage[j]} of {limit[j]} {UNITS.get(names[j], names[j])}" for j in over]
+    return [_reason("am-share", f"AM share of {leaf.path} reached: {'; '.join(parts)} (max-am-share "
+                                f"{leaf.am_share:g}); this AM needs {core.types.format(req.capability)} and starts "
+                                "when AMs of the queue finish", queue=leaf.path, resources=[names[j] for j in over],
+                    max_am_share=leaf.am_share)]
 
 
 def _preemption(core: SchedulerCore, leaf: Queue, now: float) -> dict:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from scheduler.resources import ResourceTypes, Vector
 
 ANY = "*"
+YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
 _app_sequence = count()
 
 
@@ -55,7 +56,7 @@ class Request:
     `nodes` maps node id -> count. `since` is when the request last started waiting.
     """
 
-    __slots__ = ("app", "key", "capability", "count", "relax", "racks", "nodes", "since", "reserved_node")
+    __slots__ = ("app", "key", "capability", "count", "relax", "racks", "nodes", "since", "reserved_node", "am")
 
     def __init__(self, app: App, key: tuple[int, int], capability: Vector, now: float) -> None:
         self.app = app
@@ -67,6 +68,7 @@ class Request:
         self.nodes: dict[str, int] = {}
         self.since = now
         self.reserved_node: Node | None = None
+        self.am = False  # it asks for the app's ApplicationMaster: limited by its queue's max-am-share
 
     def allows(self, node: Node) -> bool:
         """YARN's relax-locality rule for placing one container of this request on `node`."""
@@ -110,7 +112,7 @@ class Request:
 
 
 class App:
-    __slots__ = ("id", "user", "queue", "priority", "seq", "usage", "requests", "pending",
+    __slots__ = ("id", "user", "queue", "priority", "seq", "usage", "am_usage", "requests", "pending",
                  "containers", "runnable", "submitted", "blacklist", "ask_ids")
 
     def __init__(self, app_id: str, user: str, queue: Queue, priority: int, zero: Vector, now: float) -> None:
@@ -120,6 +122,7 @@ class App:
         self.priority = priority
         self.seq = next(_app_sequence)
         self.usage: Vector = zero
+        self.am_usage: Vector = zero  # the part of `usage` its AM containers hold
         self.requests: dict[tuple[int, int], Request] = {}
         self.pending = PendingRequests()  # requests with count > 0, iterated in request-key order
         self.containers: set[str] = set()
@@ -210,7 +213,7 @@ class Queue:
     """
 
     __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
-                 "max_apps", "running_apps", "heap", "shapes", "draining", "dynamic",
+                 "max_apps", "running_apps", "am_usage", "am_limit", "am_share", "heap", "shapes", "draining", "dynamic",
                  "apps", "waiting", "app_weigh", "share", "dirq", "up_dirq", "state", "weigh", "up", "up_raw",
                  "act", "idle", "asides", "aside", "mask", "head", "head_mask")
 
@@ -225,6 +228,10 @@ class Queue:
         self.max: Vector | None = None
         self.max_apps = spec.max_running_apps
         self.running_apps = 0
+        # a leaf's AM containers, and what max-am-share lets them hold (SchedulerCore._limits)
+        self.am_usage: Vector = zero
+        self.am_limit: Vector | None = None
+        self.am_share = 0.0
         self.heap = LazyHeap()
         self.shapes: Counter = Counter()
         self.draining = False

@@ -49,6 +49,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from scheduler.model import YARN_AM_SUFFIX
 from scheduler.resources import Vector, dominant_share, fits, vadd, vsub
 
 if TYPE_CHECKING:
@@ -59,7 +60,6 @@ log = logging.getLogger("yarn_drf.preemption")
 
 _EPS = 1e-9
 FAIR, MIN = "fair-share", "min-share"
-YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
 REPORTED_VICTIMS = 10  # per queue, in status pages (the counts are always whole)
 
 
@@ -467,11 +467,12 @@ def _live(core: SchedulerCore, req: Request) -> bool:
 
 
 def _fitting_requests(core: SchedulerCore, leaf: Queue) -> list[Request]:
-    """The leaf's pending requests that fit some node within its (and its parents') max, in the
-    order the decision serves them (apps by key, requests by key)."""
-    from scheduler.core import _within  # the core's own max rule
+    """The leaf's pending requests that fit some node within its (and its parents') max, and AMs
+    within its max-am-share, in the order the decision serves them (apps by key, requests by key)."""
+    from scheduler.core import _am_room, _within  # the core's own max and max-am-share rules
     return [req for app in leaf.heap.ordered() if app.runnable for req in app.pending
-            if core._is_placeable(req.capability) and _within(req.capability, leaf)]
+            if core._is_placeable(req.capability) and _within(req.capability, leaf)
+            and (not req.am or _am_room(leaf, req.capability))]
 
 
 def _victim_order(c: Container) -> tuple:

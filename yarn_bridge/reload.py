@@ -119,7 +119,8 @@ def _digest(path: Path) -> str | None:
 # ---------------------------------------------------------------------------- diff summary
 
 _FIELDS = (("weight", "weight"), ("min", "min"), ("max", "max"), ("max_fraction", "max"),
-           ("max_running_apps", "max-running-apps"), ("order", "order"), ("preemptable", "preemptable"))
+           ("max_running_apps", "max-running-apps"),
+           ("max_am_share", "max-am-share"), ("order", "order"), ("preemptable", "preemptable"))
 
 
 def describe_changes(old: QueueConfig, new: QueueConfig, changes: dict, core: SchedulerCore) -> list[str]:

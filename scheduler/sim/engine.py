@@ -442,7 +442,7 @@ class Simulation:
         app.pending = count
         if count:
             shapes[app.core_ask] += count
-        self.core.update_request(app.spec.id, priority, core_res, count, now=self.now)
+        self.core.update_request(app.spec.id, priority, core_res, count, now=self.now, am=priority == AM_PRIORITY)
 
     def _unshape(self, shape: tuple[int, ...], n: int) -> None:
         left = self.pending_shapes[shape] - n

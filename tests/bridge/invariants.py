@@ -57,6 +57,8 @@ def check_accounting(core: SchedulerCore) -> None:
         wanted = sorted((r for r in app.requests.values() if r.count > 0), key=lambda r: r.key)
         assert list(app.pending) == wanted, f"app {app_id} pending requests out of step"
         assert len(app.pending) == len(wanted) and bool(app.pending) == bool(wanted)
+        am = _sum((containers[c].resources for c in app.containers if containers[c].am), width)
+        assert app.am_usage == am, f"app {app_id} AM usage {app.am_usage}, its AM containers {am}"
         for req in app.requests.values():
             assert type(req.count) is int and 0 <= req.count < LIMIT, f"app {app_id} count {req.count}"
             assert _amounts_ok(req.capability, width), f"app {app_id} request amounts {req.capability}"
@@ -71,6 +73,8 @@ def check_accounting(core: SchedulerCore) -> None:
         below = [a for x in _below(q) for a in x.apps.values()]
         usage = _sum([a.usage for a in q.apps.values()] + [c.usage for c in q.children.values()], width)
         assert q.usage == usage, f"queue {path} usage {q.usage}, its apps and children {usage}"
+        am = _sum([a.am_usage for a in q.apps.values()], width)
+        assert q.am_usage == am, f"queue {path} AM usage {q.am_usage}, its apps' {am}"
         assert q.running_apps == sum(a.runnable for a in below), f"queue {path} running_apps {q.running_apps}"
         shapes = Counter(r.capability for a in below if a.runnable for r in a.pending)
         assert +q.shapes == shapes and all(v > 0 for v in q.shapes.values()), f"queue {path} shapes"

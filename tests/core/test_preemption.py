@@ -273,3 +273,17 @@ def test_on_a_node_with_gpu_cards_the_victim_frees_a_card_that_then_holds_the_re
     sim.run(10, 40)
     assert [v.container_id for v in sim.killed] == [small[0].id]
     assert core.queues["root.b"].usage[gpu] == 6144 and core.queues["root.a"].usage[gpu] == 3 * 6144
+
+
+def test_nothing_is_preempted_for_an_am_its_queues_max_am_share_holds_back():
+    sim = cluster(queues="a: {max-am-share: 0.1}\n      b: {}")
+    sim.ask("B", "root.b", TASK, 100)
+    sim.core.submit_app("A1", "u", "root.a")
+    sim.core.container_started("container_1_0001_01_000001", "A1", "n0", TASK)  # a's one AM, counted
+    sim.core.submit_app("A2", "u", "root.a")
+    sim.core.update_request("A2", 0, TASK, 1, am=True)  # 2 of 8 vcores > 0.1: it waits
+    sim.run(0, 20)
+    assert sim.marked() == [] and sim.killed == []
+    sim.core.update_request("A1", 1, TASK, 2)  # a task of A1 is not held back: b gives room for it
+    sim.run(20, 40)
+    assert sim.marked()

@@ -254,3 +254,17 @@ def test_fair_memory_favours_the_cpu_heavy_queue_that_drf_holds_back(files):
     assert (drf["queues"]["root.a"]["running"], drf["queues"]["root.b"]["running"]) == (2, 8)
     # Memory alone makes A's tasks look 4x cheaper than B's: A gets more, B fewer.
     assert mem["queues"]["root.a"]["running"] > 2 and mem["queues"]["root.b"]["running"] < 8
+
+
+@pytest.mark.parametrize("share, started, tasks", [(0.5, 2, 2), (1.0, 4, 0)])
+def test_max_am_share_keeps_ams_from_filling_a_queue(files, share, started, tasks):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 16, memory-mb: 16384}}\n")
+    queues = files.write("q.yaml", "queues:\n  root:\n    children:\n"
+                                   f"      a: {{max: {{vcores: 4}}, max-am-share: {share}}}\n")
+    w = files.workload("w.jsonl", [app(f"j{i}", "root.a", 0.0, [(4, CPU, 1000.0)],
+                                       am={"vcores": 1, "memory-mb": 1024}) for i in range(4)])
+    r = files.simulate(queues, cluster, w, "--until", "50")
+    # 4 vcores: at the default half two AMs run and two tasks with them; with a share of 1 the
+    # four AMs take the whole queue and no task can ever run (the wedge max-am-share prevents)
+    assert sum(a["start"] is not None for a in r["apps"]) == started
+    assert r["queues"]["root.a"]["running"] == tasks
