@@ -650,7 +650,7 @@ class SchedulerCore:
 
     # ------------------------------------------------------------------ requests
 
-    def update_request(self, app_id: str, priority: int, resources: Mapping[str, int] | Vector, count: int, *,
+    def update_request(self, app_id: str, priority: int, resources: Mapping[str, int] | Vector, count: object, *,
                        allocation_id: int = 0, location: str = ANY, relax_locality: bool = True,
                        now: float | None = None, ask_id: int | None = None, am: bool | None = None) -> None:
         """Sets one of YARN's asks: `count` containers of `resources` ({name: amount}, or a
