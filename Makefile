@@ -22,10 +22,12 @@ deps-python deps-java deps-docker deps-browser:
 
 venv: $(VENV)/.installed compiled
 
+# PYTHONWARNINGS: setuptools prints a warning banner for every editable install, even a successful
+# one (pip's own errors still show).
 $(VENV)/.installed: pyproject.toml | deps-python
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[test,compile]'
+	PYTHONWARNINGS=ignore $(PIP) install --quiet -e '.[test,compile]'
 	touch $@
 
 # The decision path compiled with mypyc (scheduler/compiled.py), rebuilt when its sources change;
