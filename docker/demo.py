@@ -171,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.screenshot:
                 browser.page_screenshot(page, args.screenshot)
                 console.print(f"dashboard screenshot: {args.screenshot}")
+        if not console.is_terminal:
+            console.line()  # Rich's Live leaves its last line open when the output is not a terminal
         plot(history, args.plot)
         # Verdict over the second half of the run (after the first containers have churned).
         steady = [(s, g) for t, s, g in history if t >= args.seconds / 2 and g]
