@@ -59,6 +59,25 @@ _MAX_AMOUNT = {
     "else": _INTEGER,
 }
 _WEIGHT_VALUE = {"type": "number", "exclusiveMinimum": 0}
+# Hadoop takes user names as the OS gives them: anything but whitespace, within reason.
+USER_NAME = r"^\S{1,256}\Z"
+_USER_LIMIT = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"max-running-apps": _INTEGER, "weight": _WEIGHT_VALUE},
+}
+_USER_LIMITS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        **_USER_LIMIT["properties"],
+        "users": {
+            "type": "object",
+            "propertyNames": {"pattern": USER_NAME},
+            "additionalProperties": _USER_LIMIT,
+        },
+    },
+}
 _QUEUE_PATH = {"type": "string", "pattern": QUEUE_PATH}
 SCHEMA: dict[str, Any] = {
     "$defs": {
@@ -83,6 +102,7 @@ SCHEMA: dict[str, Any] = {
                 },
                 "max-running-apps": _INTEGER,
                 "max-am-share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                "user-limits": _USER_LIMITS,
                 "order": {"enum": list(ORDERS)},
                 "preemptable": {"type": "boolean"},
                 "submit-acl": {"type": "string"},
@@ -178,6 +198,30 @@ class PreemptionSpec:
 
 
 @dataclass(frozen=True)
+class UserLimit:
+    """What one user of a leaf may run, and its weight among the leaf's users."""
+
+    weight: float = 1.0
+    max_running_apps: int | None = None  # None: unlimited
+
+
+@dataclass(frozen=True)
+class UserLimits:
+    """A leaf's `user-limits`: the default limit of each of its users, and named overrides
+    (each key a named user leaves out is the default's)."""
+
+    default: UserLimit = UserLimit()
+    users: dict[str, UserLimit] = field(default_factory=dict)
+
+    def of(self, user: str) -> UserLimit:
+        return self.users.get(user, self.default)
+
+    def without_app_limits(self) -> UserLimits:
+        return UserLimits(replace(self.default, max_running_apps=None),
+                          {name: replace(u, max_running_apps=None) for name, u in self.users.items()})
+
+
+@dataclass(frozen=True)
 class QueueSpec:
     """One configured queue. `max` values are ints (absolute) or floats in (0, 1] (cluster fraction)."""
 
@@ -188,6 +232,7 @@ class QueueSpec:
     max_fraction: float | None = None
     max_running_apps: int | None = None
     max_am_share: float | None = None  # as written; None: its parent's, else DEFAULT_MAX_AM_SHARE
+    user_limits: UserLimits | None = None  # a leaf's users share it by DRF (None: its apps share it directly)
     order: str = "drf"
     submit_acl: Acl = field(default_factory=lambda: Acl(""))
     admin_acl: Acl = field(default_factory=lambda: Acl(""))
@@ -380,6 +425,8 @@ def _describe(error: jsonschema.ValidationError, lines: dict) -> str:
         return _at(path, lines, f"must be an integer amount or a percentage like '50%', got {got}")
     if kind == "pattern" and value == QUEUE_NAME:
         return _at(path, lines, f"queue name {got} may only hold letters, digits, '_' and '-'")
+    if kind == "pattern" and value == USER_NAME:
+        return _at(path, lines, f"user name {got} must be 1 to 256 characters without whitespace")
     if kind == "pattern" and value == QUEUE_PATH:
         return _at(path, lines, f"must be a queue path like 'root.a.b', got {got}")
     if kind == "pattern":
@@ -452,6 +499,7 @@ class _Semantics:
         self._names(q.get("max"), path + ["max"])
         self._weights(q.get("weight"), path + ["weight"])
         self._limits(q.get("min"), q.get("max"), path)
+        self._user_limits(q.get("user-limits"), path + ["user-limits"], isinstance(children, dict))
         if isinstance(children, dict):
             for name, child in children.items():
                 if isinstance(child, dict) or child is None:
@@ -464,6 +512,18 @@ class _Semantics:
             if _is_number(w) and math.isfinite(w) and w > 0 and not MIN_WEIGHT <= w <= MAX_WEIGHT:
                 self._err(path + ([res] if res is not None else []),
                           f"must be from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {brief(w)}")
+
+    def _user_limits(self, limits, path: list, parent: bool) -> None:
+        if not isinstance(limits, dict):
+            return
+        if parent:
+            self._err(path, "only a leaf queue has users (set user-limits on the leaves below)")
+        self._weights(limits.get("weight"), path + ["weight"])
+        users = limits.get("users")
+        if isinstance(users, dict):
+            for name, limit in users.items():
+                if isinstance(limit, dict):
+                    self._weights(limit.get("weight"), path + ["users", name, "weight"])
 
     def _limits(self, minimum, maximum, path: list) -> None:
         if isinstance(maximum, dict):
@@ -582,6 +642,7 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         max_fraction=max_fraction,
         max_running_apps=None if running is None else int(running),
         max_am_share=None if q.get("max-am-share") is None else float(q["max-am-share"]),
+        user_limits=None if q.get("user-limits") is None else _build_user_limits(q["user-limits"]),
         order=q.get("order", "drf"),
         submit_acl=Acl(q.get("submit-acl", default_acl)),
         admin_acl=Acl(q.get("admin-acl", default_acl)),
@@ -590,3 +651,15 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         parent=isinstance(q.get("children"), dict),
         preemptable=q.get("preemptable", True),
     )
+
+
+def _build_user_limits(section: dict) -> UserLimits:
+    default = _build_user_limit(section, UserLimit())
+    return UserLimits(default, {name: _build_user_limit(limit or {}, default)
+                                for name, limit in (section.get("users") or {}).items()})
+
+
+def _build_user_limit(section: dict, default: UserLimit) -> UserLimit:
+    running = section.get("max-running-apps", default.max_running_apps)
+    return UserLimit(weight=float(section.get("weight", default.weight)),
+                     max_running_apps=None if running is None else int(running))

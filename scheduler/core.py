@@ -26,7 +26,8 @@ from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
 from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
 from scheduler.echo import brief
 from scheduler.heap import LazyHeap
-from scheduler.model import ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request
+from scheduler.model import (ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request, User,
+                             apps_in_order)
 from scheduler.multinode import get_node_choice
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
@@ -181,7 +182,7 @@ class SchedulerCore:
                 draining.append(old.path)
             app.queue = new
             new.apps[app.id] = app
-        self._recount()
+        self._recount()  # (it puts each app under its user again, with the new user-limits)
         self.counters["reloads"] += 1
         old_paths, new_paths = set(old_queues), set(self.queues)
         changed = [p for p in old_paths & new_paths
@@ -215,7 +216,8 @@ class SchedulerCore:
         weight and order it keeps."""
         parent_path = path.rsplit(".", 1)[0]
         parent = self.queues.get(parent_path) or self._keep_draining(parent_path, old and old.parent)
-        spec = QueueSpec(path=path, weight=old.spec.weight, order=old.spec.order) if old else QueueSpec(path=path)
+        spec = QueueSpec(path=path, weight=old.spec.weight, order=old.spec.order,
+                         user_limits=old.spec.user_limits) if old else QueueSpec(path=path)
         dynamic = old is not None and old.dynamic
         q = self._build(spec, parent, dynamic=dynamic)
         q.draining = not dynamic
@@ -228,18 +230,23 @@ class SchedulerCore:
             q.usage, q.running_apps, q.am_usage = zero, 0, zero
             q.shapes.clear()
             q.waiting.clear()
+            if q.users is not None:
+                q.users.clear()
         self._reset_keys()  # (masks too: _add_shape sets them again)
         for app in sorted(self.apps.values(), key=lambda a: a.seq):
+            owner = app.owner = self._user(app.queue, app.user)
             for q in app.queue.ancestors_and_self():
                 q.usage = vadd(q.usage, app.usage)
             app.queue.am_usage = vadd(app.queue.am_usage, app.am_usage)
+            if owner is not None:
+                owner.apps += 1
+                owner.usage = vadd(owner.usage, app.usage)
             if app.runnable:
-                for q in app.queue.ancestors_and_self():
-                    q.running_apps += 1
+                self._count_running(app, 1)
                 for req in app.pending:
                     self._add_shape(app, req.capability)
             else:
-                app.queue.waiting[app] = None
+                self._hold(app)
         self._admit_waiting(self.root)  # a reload may have raised a max-running-apps
         for app in self.apps.values():
             self._requeue(app)
@@ -342,6 +349,8 @@ class SchedulerCore:
         self._heads.clear()
         for q in self.queues.values():
             q.heap = LazyHeap()
+            for user in (q.users or {}).values():
+                user.heap = LazyHeap()
             q.act = q.dirq = q.up_dirq = zero
             q.idle, q.asides = {}, []
             q.state, q.aside, q.share, q.head, q.head_mask = _NONE, False, 0.0, None, 0
@@ -441,14 +450,55 @@ class SchedulerCore:
         """Adds an accepted app to its leaf: runnable now, or held back by max-running-apps."""
         leaf = app.queue
         self.apps[app.id] = app
-        leaf.apps[app.id] = app
+        self.enter_leaf(app, leaf)
         self.counters["apps_accepted"] += 1
         blocked = self._app_limit(leaf)
-        if blocked is None:
+        owner = app.owner
+        if blocked is None and (owner is None or not owner.full):
             self._make_runnable(app)
             return Placement(True, leaf.path, "")
-        leaf.waiting[app] = None
+        self._hold(app)
+        if blocked is None:
+            assert owner is not None  # (the user's limit held it back)
+            return Placement(True, leaf.path, f"waiting: user {app.user} runs its max-running-apps "
+                                              f"({owner.max_apps}) in {leaf.path}")
         return Placement(True, leaf.path, f"waiting: max-running-apps reached in {blocked}")
+
+    def enter_leaf(self, app: App, leaf: Queue) -> None:
+        """Puts the app in `leaf` (not yet runnable nor waiting), under its user when the leaf
+        has user-limits; its usage counts in its user's."""
+        app.queue = leaf
+        leaf.apps[app.id] = app
+        owner = app.owner = self._user(leaf, app.user)
+        if owner is not None:
+            owner.apps += 1
+            owner.usage = vadd(owner.usage, app.usage)
+
+    def _user(self, leaf: Queue, name: str) -> User | None:
+        """The leaf's record of user `name` (made on its first app), or None without user-limits."""
+        users = leaf.users
+        if users is None:
+            return None
+        user = users.get(name)
+        if user is None:
+            limits = leaf.spec.user_limits
+            assert limits is not None  # (users is None without them)
+            limit = limits.of(name)
+            user = users[name] = User(name, leaf, limit.weight, limit.max_running_apps, self.types.zero)
+        return user
+
+    @staticmethod
+    def _hold(app: App) -> None:
+        """Makes the app wait for max-running-apps, in submission order in its leaf and user."""
+        for waiting in (app.queue.waiting, app.owner.waiting if app.owner is not None else None):
+            if waiting is None:
+                continue
+            if waiting and next(reversed(waiting)).seq > app.seq:  # (a move brings an older app)
+                ordered = sorted([*waiting, app], key=_seq)
+                waiting.clear()
+                waiting.update(dict.fromkeys(ordered))
+            else:
+                waiting[app] = None
 
     def _reject(self, app_id: str, user: str, queue: str | None, reason: str) -> Placement:
         self.counters["apps_rejected"] += 1
@@ -492,31 +542,47 @@ class SchedulerCore:
         """Makes the apps waiting below `top` runnable, oldest first, as far as max-running-apps
         now allows. The apps of a leaf share their limits, so once its oldest must wait, all of
         them must: each leaf costs one look, however many apps wait in it."""
-        heads = []
+        heads: list[tuple[int, App, dict[App, None]]] = []
         for q in _queues_below(top):
-            if q.waiting:
-                first = next(iter(q.waiting))
-                heads.append((first.seq, first, q))
+            if q.users is None:
+                if q.waiting:
+                    first = next(iter(q.waiting))
+                    heads.append((first.seq, first, q.waiting))
+            else:  # each user's oldest: a user at its own limit does not hold the others back
+                for user in q.users.values():
+                    if user.waiting and not user.full:
+                        first = next(iter(user.waiting))
+                        heads.append((first.seq, first, user.waiting))
         heapify(heads)
         while heads:
-            _, app, leaf = heappop(heads)
-            if self._app_limit(leaf) is not None:
+            _, app, waiting = heappop(heads)
+            if self._app_limit(app.queue) is not None or (app.owner is not None and app.owner.full):
                 continue
-            del leaf.waiting[app]
+            del app.queue.waiting[app]
+            if app.owner is not None:
+                del app.owner.waiting[app]
             self._make_runnable(app)
-            if leaf.waiting:
-                first = next(iter(leaf.waiting))
-                heappush(heads, (first.seq, first, leaf))
+            if waiting:
+                first = next(iter(waiting))
+                heappush(heads, (first.seq, first, waiting))
 
     @staticmethod
-    def waiting_ahead(app: App, limit: Queue) -> int:
+    def waiting_ahead(app: App, limit: Queue | User) -> int:
         """How many apps wait for `limit`'s max-running-apps ahead of the waiting `app`."""
+        if isinstance(limit, User):
+            return sum(other.seq < app.seq for other in limit.waiting)
         return sum(other.seq < app.seq for q in _queues_below(limit) for other in q.waiting)
+
+    @staticmethod
+    def _count_running(app: App, change: int) -> None:
+        for q in app.queue.ancestors_and_self():
+            q.running_apps += change
+        if app.owner is not None:
+            app.owner.running_apps += change
 
     def _make_runnable(self, app: App) -> None:
         app.runnable = True
-        for q in app.queue.ancestors_and_self():
-            q.running_apps += 1
+        self._count_running(app, 1)
         for req in app.pending:
             self._add_shape(app, req.capability)
         self._requeue(app)
@@ -567,15 +633,14 @@ class SchedulerCore:
             return Placement(True, path, "already in that queue")
         runs = app.runnable
         freed = self._take_out(app)
-        app.queue = target
-        target.apps[app.id] = app
+        self.enter_leaf(app, target)
         for q in target.ancestors_and_self():
             q.usage = vadd(q.usage, app.usage)
         target.am_usage = vadd(target.am_usage, app.am_usage)
-        if runs or self._app_limit(target) is None:
+        if runs or (self._app_limit(target) is None and (app.owner is None or not app.owner.full)):
             self._make_runnable(app)
         else:
-            target.waiting = dict.fromkeys(sorted([*target.waiting, app], key=_seq))
+            self._hold(app)
         if freed is not None:  # after the app is in: the queues above both count it again
             self._admit_waiting(freed)
         self._requeue_queues(source)
@@ -602,6 +667,13 @@ class SchedulerCore:
                 return f"queue {q.path} would go over its max: {'; '.join(over)}"
             if app.runnable and q.max_apps is not None and q.running_apps >= q.max_apps:
                 return f"queue {q.path} runs its max-running-apps ({q.running_apps} of {q.max_apps})"
+        limits = target.spec.user_limits
+        if app.runnable and target.users is not None and limits is not None and target is not app.queue:
+            user = target.users.get(app.user)
+            running = 0 if user is None else user.running_apps
+            most = limits.of(app.user).max_running_apps if user is None else user.max_apps
+            if most is not None and running >= most:
+                return f"user {app.user} runs its max-running-apps in {target.path} ({running} of {most})"
         return ""
 
     def _take_out(self, app: App) -> Queue | None:
@@ -610,21 +682,34 @@ class SchedulerCore:
         back by: the caller admits them (_admit_waiting)."""
         leaf = app.queue
         leaf.apps.pop(app.id, None)
-        leaf.heap.remove(app)
         for q in leaf.ancestors_and_self():
             q.usage = vsub(q.usage, app.usage)
         leaf.am_usage = vsub(leaf.am_usage, app.am_usage)
+        owner, app.owner = app.owner, None
+        if owner is None:
+            leaf.heap.remove(app)
+        else:
+            owner.heap.remove(app)
+            owner.usage = vsub(owner.usage, app.usage)
+            owner.apps -= 1
+            if not owner.apps and leaf.users is not None:
+                del leaf.users[owner.name]
+            self._push_user(owner)
         if not app.runnable:
             leaf.waiting.pop(app, None)
+            if owner is not None:
+                owner.waiting.pop(app, None)
             return None
         for req in app.pending:
             self._drop_shape(app, req.capability)
         app.runnable = False
-        freed = None
+        freed = leaf if owner is not None and owner.full and owner.waiting else None
         for q in leaf.ancestors_and_self():
             q.running_apps -= 1
             if q.max_apps is not None and q.running_apps == q.max_apps - 1:
                 freed = q
+        if owner is not None:
+            owner.running_apps -= 1
         return freed
 
     def set_blacklist(self, app_id: str, places: Sequence[str]) -> None:
@@ -819,10 +904,12 @@ class SchedulerCore:
         return [math.fsum(col) for col in cols]
 
     def _app_key(self, app: App) -> tuple[int, float]:
+        """fifo: priority, then submission; drf: the app's dominant share, after its priority
+        among one user's apps (in a leaf with user-limits)."""
         leaf = app.queue
         if leaf.spec.order == "fifo":
             return -app.priority, app.seq
-        return 0, leaf.app_weigh(app.usage)
+        return (0 if app.owner is None else -app.priority), leaf.app_weigh(app.usage)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -867,10 +954,23 @@ class SchedulerCore:
         self._requeue_queues(app.queue)
 
     def _push_app(self, app: App) -> None:
+        owner = app.owner
+        heap = app.queue.heap if owner is None else owner.heap
         if app.runnable and app.pending:
-            app.queue.heap.push(app, *self._app_key(app))
+            heap.push(app, *self._app_key(app))
         else:
-            app.queue.heap.remove(app)
+            heap.remove(app)
+        if owner is not None:
+            self._push_user(owner)
+
+    def _push_user(self, user: User, order: int | None = None) -> None:
+        """Re-keys the user in its leaf's heap by its weighted dominant share (quantised as queue
+        keys are: equal shares tie and go by heap order), or takes it out when no app of it asks."""
+        if user.heap:
+            user.share = user.leaf.app_weigh(user.usage) / user.weight
+            user.leaf.heap.push(user, 0, int(user.share * _KEY_SCALE), order)
+        else:
+            user.leaf.heap.remove(user)
 
     def _requeue_queues(self, q: Queue, keep: bool = False) -> None:
         while q.parent is not None:
@@ -1111,7 +1211,7 @@ class SchedulerCore:
                 if child.children:
                     got = self._pick(child, free, fit, room, node, now, aside)
                 else:
-                    got = self._pick_app(child, budget, node, now, aside)
+                    got = self._pick_app(child, child.heap, budget, node, now, aside)
                 if got is not None:
                     return got
             self._set_aside(child, aside)
@@ -1130,13 +1230,18 @@ class SchedulerCore:
         self._track_head(child)
         self._push_queue(child, keep=True)
 
-    def _pick_app(self, leaf: Queue, budget: Vector, node: Node, now: float, aside: list):
-        heap = leaf.heap
+    def _pick_app(self, leaf: Queue, heap: LazyHeap, budget: Vector, node: Node, now: float, aside: list):
+        """The next assignment from `heap` (the leaf's, or one of its users'): its head app's
+        first request that fits, else the next app's; each app (or user) without one is set aside."""
         while True:
             app = heap.peek()
             if app is None:
                 return None
-            if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
+            if type(app) is User:
+                got = self._pick_app(leaf, app.heap, budget, node, now, aside)
+                if got is not None:
+                    return got
+            elif not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and req.allows(node) and (
                             node.cards is None or node.cards.holds(req.capability)) and (
@@ -1162,8 +1267,16 @@ class SchedulerCore:
                 while parent.parent is not None and parent not in above:
                     above[parent] = None
                     parent = parent.parent
+            elif type(item) is User:
+                self._push_user(item, order)
             else:
-                item.queue.heap.push(item, *self._app_key(item), order)
+                owner = item.owner
+                if owner is None:
+                    item.queue.heap.push(item, *self._app_key(item), order)
+                else:
+                    owner.heap.push(item, *self._app_key(item), order)
+                    if owner not in item.queue.heap:  # its last other app went while this one was aside
+                        self._push_user(owner)
         for q in sorted(above, key=_deepest_first):
             self._push_queue(q, keep=True)
 
@@ -1266,7 +1379,7 @@ class SchedulerCore:
 
     def _reservable(self, leaf: Queue, node: Node, free: Vector) -> Request | None:
         """The request of the leaf's first app in fair order to reserve `node` for, if any."""
-        for app in leaf.heap.ordered():
+        for app in apps_in_order(leaf):
             asks = [r for r in app.pending if self._is_placeable(r.capability) and _within(r.capability, leaf)
                     and (not r.am or _am_room(leaf, r.capability))]
             if not asks:
@@ -1428,6 +1541,8 @@ class SchedulerCore:
         the app and each of its queues; the caller re-keys."""
         node.allocated = change(node.allocated, vec)
         app.usage = change(app.usage, vec)
+        if app.owner is not None:
+            app.owner.usage = change(app.owner.usage, vec)
         q: Queue | None = app.queue
         while q is not None:  # not ancestors_and_self(): a generator costs more on this path
             q.usage = change(q.usage, vec)
@@ -1493,6 +1608,7 @@ class SchedulerCore:
                 **({"am_usage": self.types.to_dict(q.am_usage), "am_limit": self.types.to_dict(q.am_limit),
                     "max_am_share": q.am_share} if q.am_limit is not None else {}),
                 "waiting_apps": sum(not a.runnable for a in _apps_below(q)),
+                **({"users": {u.name: self._user_status(u) for u in q.users.values()}} if q.users is not None else {}),
                 "leaf": q.is_leaf,
                 "draining": q.draining,
                 "dynamic": q.dynamic,
@@ -1513,6 +1629,11 @@ class SchedulerCore:
             "containers": len(self.containers),
             "counters": dict(self.counters),
         }
+
+    def _user_status(self, user: User) -> dict:
+        return {"weight": user.weight, "max_running_apps": user.max_apps, "usage": self.types.to_dict(user.usage),
+                "weighted_share": user.leaf.app_weigh(user.usage) / user.weight,
+                "running_apps": user.running_apps, "waiting_apps": len(user.waiting)}
 
     # ------------------------------------------------------------------ input checks
 

@@ -118,6 +118,15 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
     shape = types.format(req.capability)
     if not app.runnable:
         limit = _app_limit(app.queue)
+        user = app.owner
+        if user is not None and user.full and not (limit.max_apps is not None
+                                                   and limit.running_apps >= limit.max_apps):
+            ahead = core.waiting_ahead(app, user)
+            return [_reason("user-max-running-apps",
+                            f"the app is not running yet: user {user.name} runs its max-running-apps in "
+                            f"{app.queue.path} ({user.running_apps} of {user.max_apps}); {ahead} app(s) of "
+                            f"{user.name} wait ahead of it", queue=app.queue.path, user=user.name,
+                            running=user.running_apps, limit=user.max_apps, ahead=ahead)]
         ahead = core.waiting_ahead(app, limit)
         return [_reason("max-running-apps",
                         f"the app is not running yet: max-running-apps reached in {limit.path} "

@@ -112,13 +112,14 @@ class Request:
 
 
 class App:
-    __slots__ = ("id", "user", "queue", "priority", "seq", "usage", "am_usage", "requests", "pending",
+    __slots__ = ("id", "user", "queue", "owner", "priority", "seq", "usage", "am_usage", "requests", "pending",
                  "containers", "runnable", "submitted", "blacklist", "ask_ids")
 
     def __init__(self, app_id: str, user: str, queue: Queue, priority: int, zero: Vector, now: float) -> None:
         self.id = app_id
         self.user = user
         self.queue = queue
+        self.owner: User | None = None  # its user in a leaf with user-limits (SchedulerCore.enter_leaf)
         self.priority = priority
         self.seq = next(_app_sequence)
         self.usage: Vector = zero
@@ -134,6 +135,47 @@ class App:
     def excludes(self, node: Node) -> bool:
         """Whether the app's AM has blacklisted the node or its rack."""
         return bool(self.blacklist) and (node.id in self.blacklist or node.rack in self.blacklist)
+
+
+class User:
+    """A user of a leaf with `user-limits`: the leaf's heap holds its users, each user's heap its
+    apps (one more level of hierarchical DRF, below the queues). `share` is its key: the weighted
+    dominant share of `usage`, the usage of its apps in the leaf. It exists while it has apps there."""
+
+    __slots__ = ("name", "leaf", "weight", "max_apps", "usage", "apps", "running_apps", "waiting", "heap", "share")
+
+    def __init__(self, name: str, leaf: Queue, weight: float, max_apps: int | None, zero: Vector) -> None:
+        self.name = name
+        self.leaf = leaf
+        self.weight = weight
+        self.max_apps = max_apps
+        self.usage: Vector = zero
+        self.apps = 0
+        self.running_apps = 0
+        self.waiting: dict[App, None] = {}  # its apps held back by max-running-apps, oldest first
+        self.heap = LazyHeap()  # its runnable apps with pending requests, by the leaf's order
+        self.share = 0.0
+
+    @property
+    def full(self) -> bool:
+        """Whether it runs its max-running-apps: its next app waits."""
+        return self.max_apps is not None and self.running_apps >= self.max_apps
+
+
+def apps_in_order(leaf: Queue):
+    """The leaf's apps with pending requests in the order the decision serves them (through
+    its users when it has them), lazily, without changing the heaps."""
+    for item in leaf.heap.ordered():
+        if type(item) is User:
+            yield from item.heap.ordered()
+        else:
+            yield item
+
+
+def head_app(leaf: Queue) -> App | None:
+    """The app the decision serves first in the leaf, left in place."""
+    item = leaf.heap.peek()
+    return item.heap.peek() if type(item) is User else item
 
 
 _by_key = attrgetter("key")
@@ -197,7 +239,8 @@ class PendingRequests:
 
 
 class Queue:
-    """A queue in the live tree. Parents keep a heap of active children, leaves a heap of apps.
+    """A queue in the live tree. Parents keep a heap of active children, leaves a heap of apps
+    (or, with `user-limits`, of users, each with a heap of its apps).
 
     `shapes` counts, per request capability, the pending requests of runnable apps below this
     queue: it tells in O(distinct shapes) whether anything below could fit a node at all.
@@ -214,7 +257,7 @@ class Queue:
 
     __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
                  "max_apps", "running_apps", "am_usage", "am_limit", "am_share", "heap", "shapes", "draining", "dynamic",
-                 "apps", "waiting", "app_weigh", "share", "dirq", "up_dirq", "state", "weigh", "up", "up_raw",
+                 "apps", "waiting", "users", "app_weigh", "share", "dirq", "up_dirq", "state", "weigh", "up", "up_raw",
                  "act", "idle", "asides", "aside", "mask", "head", "head_mask")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
@@ -237,9 +280,11 @@ class Queue:
         self.draining = False
         self.dynamic = dynamic
         self.apps: dict[str, App] = {}
-        # its apps held back by max-running-apps, oldest first: they all have the same limits,
-        # so only the first can be the next to run
+        # its apps held back by max-running-apps, oldest first: they all have the same queue
+        # limits, so only the first (the first of each user, with user-limits) can run next
         self.waiting: dict[App, None] = {}
+        # its users by name when it has `user-limits`: then `heap` holds users, not apps
+        self.users: dict[str, User] | None = None if spec.user_limits is None else {}
         self.share = 0.0
         self.dirq: tuple[int, ...] = zero
         self.up_dirq: tuple[int, ...] = zero
@@ -253,7 +298,7 @@ class Queue:
         self.asides: list[Queue] = []
         self.aside = False
         self.mask = 0
-        self.head: Queue | App | None = None  # the child heading its heap when it was last looked at
+        self.head: Queue | App | User | None = None  # the child heading its heap when it was last looked at
         self.head_mask = 0
 
     @property

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from operator import sub
 from typing import TYPE_CHECKING
 
+from scheduler.model import head_app
 from scheduler.resources import Vector, fits
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def fairness_head(core: SchedulerCore) -> tuple[App, Request] | None:
         q = q.heap.peek()
         if q is None:
             return None
-    app = q.heap.peek()
+    app = head_app(q)
     if app is None:
         return None
     for req in app.pending:

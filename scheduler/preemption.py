@@ -49,7 +49,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from scheduler.model import YARN_AM_SUFFIX
+from scheduler.model import YARN_AM_SUFFIX, apps_in_order
 from scheduler.resources import Vector, dominant_share, fits, vadd, vsub
 
 if TYPE_CHECKING:
@@ -470,7 +470,7 @@ def _fitting_requests(core: SchedulerCore, leaf: Queue) -> list[Request]:
     """The leaf's pending requests that fit some node within its (and its parents') max, and AMs
     within its max-am-share, in the order the decision serves them (apps by key, requests by key)."""
     from scheduler.core import _am_room, _within  # the core's own max and max-am-share rules
-    return [req for app in leaf.heap.ordered() if app.runnable for req in app.pending
+    return [req for app in apps_in_order(leaf) if app.runnable for req in app.pending
             if core._is_placeable(req.capability) and _within(req.capability, leaf)
             and (not req.am or _am_room(leaf, req.capability))]
 

@@ -151,7 +151,9 @@ _last: tuple[tuple, dict[str, tuple[float, ...]]] | None = None
 def _live_spec(q: Queue) -> QueueSpec:
     """The live queue as a spec (dynamic and draining queues included), without app limits:
     the replay admits the runnable apps only."""
-    return replace(q.spec, max_running_apps=None, children=tuple(_live_spec(c) for c in q.children.values()),
+    limits = q.spec.user_limits
+    return replace(q.spec, max_running_apps=None, user_limits=limits and limits.without_app_limits(),
+                   children=tuple(_live_spec(c) for c in q.children.values()),
                    parent=bool(q.children) or q.spec.parent)
 
 
@@ -193,9 +195,8 @@ def _admit(core: SchedulerCore, spec: _ReplayApp) -> None:
     app = App(spec.id, spec.user, leaf, spec.priority, core.types.zero, 0.0)
     app.runnable = True
     core.apps[app.id] = app
-    leaf.apps[app.id] = app
-    for q in leaf.ancestors_and_self():
-        q.running_apps += 1
+    core.enter_leaf(app, leaf)
+    core._count_running(app, 1)  # the core's own count: its queues' and its user's
 
 
 def _shape_id(app: App, shape: tuple[int, ...]) -> int:
