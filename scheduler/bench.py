@@ -6,7 +6,9 @@ decision goes through hierarchical DRF), fills the cluster, then measures steady
 containers finish on a random node and that node heartbeats, as in a busy YARN cluster. Only
 on_heartbeat is timed; cost per container = heartbeat time / containers it assigned. When the
 decision path runs compiled (scheduler/compiled.py), each size also runs on the pure-Python
-modules, in a child process right after, and the table shows both.
+modules, in a child process right after, and the table shows both. With `--users U` every leaf
+has `user-limits` (weights 1-3 by user) and the apps belong to U users, so every decision also
+goes through the user level.
 """
 from __future__ import annotations
 
@@ -56,9 +58,12 @@ class Result:
         return self.pct(50), self.pct(99), statistics.fmean(self.per_container_us)
 
 
-def queue_yaml(tree: tuple[int, int, int], rng: random.Random) -> tuple[str, list[str]]:
-    """The queue file of a three-level tree, and its leaves' paths."""
+def queue_yaml(tree: tuple[int, int, int], rng: random.Random, users: int = 0) -> tuple[str, list[str]]:
+    """The queue file of a three-level tree, and its leaves' paths; with `users`, leaves with
+    user-limits weighing users user0..user<users-1> 1-3."""
     teams, groups, leaves = tree
+    named = ", ".join(f"user{u}: {{weight: {1 + u % 3}}}" for u in range(users))
+    user_limits = f", user-limits: {{users: {{{named}}}}}" if users else ""
     lines = ["resources: [memory-mb, vcores, gpu-mem]", "queues:", "  root:", "    children:"]
     paths = []
     for t in range(teams):
@@ -66,19 +71,20 @@ def queue_yaml(tree: tuple[int, int, int], rng: random.Random) -> tuple[str, lis
         for g in range(groups):
             lines += [f"          g{g}:", f"            weight: {rng.choice((1, 2, 3))}", "            children:"]
             for leaf in range(leaves):
-                lines.append(f"              q{leaf}: {{weight: {rng.choice((1, 2, 3))}}}")
+                lines.append(f"              q{leaf}: {{weight: {rng.choice((1, 2, 3))}{user_limits}}}")
                 paths.append(f"root.t{t}.g{g}.q{leaf}")
     return "\n".join(lines) + "\n", paths
 
 
-def run_size(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int, seed: int) -> Result:
+def run_size(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int, seed: int,
+             users: int = 0) -> Result:
     rng = random.Random(seed)
-    text, leaves = queue_yaml(tree, rng)
+    text, leaves = queue_yaml(tree, rng, users)
     core = SchedulerCore(parse_config(text), clock=lambda: 0.0)
     for n in range(nodes):
         core.add_node(f"node{n}", NODE_SHAPES[n % len(NODE_SHAPES)])
     for a in range(apps):
-        core.submit_app(f"app{a}", "bench", leaves[a % len(leaves)])
+        core.submit_app(f"app{a}", f"user{a // len(leaves) % users}" if users else "bench", leaves[a % len(leaves)])
         core.update_request(f"app{a}", 1, rng.choice(SHAPES), 1_000_000)
     running: dict[str, list[str]] = {f"node{n}": [] for n in range(nodes)}
     for node_id, held in running.items():  # fill the cluster
@@ -101,36 +107,38 @@ def run_size(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int,
 
 
 def pure_figures(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int,
-                 seed: int) -> tuple[float, float, float]:
+                 seed: int, users: int = 0) -> tuple[float, float, float]:
     """run_size's figures on the pure-Python modules, from a child process (a process imports
     the decision path one way)."""
     code = (f"from scheduler.bench import run_size; import json; "
-            f"print(json.dumps(run_size({apps}, {tree!r}, {nodes}, {heartbeats}, {seed}).figures()))")
+            f"print(json.dumps(run_size({apps}, {tree!r}, {nodes}, {heartbeats}, {seed}, {users}).figures()))")
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, PURE_ENV: "1"},
                           capture_output=True, text=True, check=True)
     return tuple(json.loads(done.stdout.splitlines()[-1]))
 
 
 def main(nodes: int = 10_000, heartbeats: int = 20_000, seed: int = 1,
-         sizes: tuple[tuple[int, tuple[int, int, int]], ...] = SIZES) -> list[Result]:
+         sizes: tuple[tuple[int, tuple[int, int, int]], ...] = SIZES, users: int = 0) -> list[Result]:
     compiled = scheduler.MODE == "compiled"
     print(f"yarn-drf core benchmark: {nodes:,} nodes, {heartbeats:,} steady-state heartbeats per size, "
           f"three-level queue trees (teams x groups x leaves), cost per assigned container (heartbeat time "
-          f"/ containers it assigned); decision path: {scheduler.MODE}"
+          f"/ containers it assigned); "
+          + (f"{users} users per leaf (user-limits); " if users else "")
+          + f"decision path: {scheduler.MODE}"
           + (", then pure-Python in a child process" if compiled else ""))
     print(f"{'apps':>7} {'tree':>10} {'leaves':>7} {'containers':>11} {'samples':>8} {'p50 us':>8} {'p99 us':>8} "
           f"{'mean us':>8}" + (f" {'pure p50':>9} {'pure p99':>9} {'pure mean':>9} {'pure/compiled p50':>18}"
                                if compiled else ""))
     results, pure_p50 = [], []
     for apps, tree in sizes:
-        r = run_size(apps, tree, nodes, heartbeats, seed)
+        r = run_size(apps, tree, nodes, heartbeats, seed, users)
         results.append(r)
         shape = "x".join(map(str, tree))
         p50, p99, mean = r.figures()
         row = (f"{apps:>7,} {shape:>10} {tree[0] * tree[1] * tree[2]:>7,} {r.containers:>11,} "
                f"{len(r.per_container_us):>8,} {p50:>8.1f} {p99:>8.1f} {mean:>8.1f}")
         if compiled:
-            pure = pure_figures(apps, tree, nodes, heartbeats, seed)
+            pure = pure_figures(apps, tree, nodes, heartbeats, seed, users)
             pure_p50.append(pure[0])
             row += f" {pure[0]:>9.1f} {pure[1]:>9.1f} {pure[2]:>9.1f} {pure[0] / p50:>18.2f}"
         print(row, flush=True)

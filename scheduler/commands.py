@@ -18,6 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench.add_argument("--nodes", type=int, default=10_000)
     bench.add_argument("--heartbeats", type=int, default=20_000, help="steady-state heartbeats per size")
     bench.add_argument("--seed", type=int, default=1)
+    bench.add_argument("--users", type=int, default=0,
+                       help="users per leaf, each leaf with user-limits (default 0: one user, no user-limits)")
     bench.set_defaults(func=run_bench)
 
     replay = subparsers.add_parser("replay", help="replay the built-in example workload through the core and "
@@ -114,7 +116,7 @@ def _amounts(values: dict) -> str:
 
 def run_bench(args: argparse.Namespace) -> int:
     from scheduler import bench
-    bench.main(nodes=args.nodes, heartbeats=args.heartbeats, seed=args.seed)
+    bench.main(nodes=args.nodes, heartbeats=args.heartbeats, seed=args.seed, users=args.users)
     return 0
 
 

@@ -669,9 +669,9 @@ class SchedulerCore:
                 return f"queue {q.path} runs its max-running-apps ({q.running_apps} of {q.max_apps})"
         limits = target.spec.user_limits
         if app.runnable and target.users is not None and limits is not None and target is not app.queue:
-            user = target.users.get(app.user)
-            running = 0 if user is None else user.running_apps
-            most = limits.of(app.user).max_running_apps if user is None else user.max_apps
+            owner = target.users.get(app.user)
+            running = 0 if owner is None else owner.running_apps
+            most = limits.of(app.user).max_running_apps if owner is None else owner.max_apps
             if most is not None and running >= most:
                 return f"user {app.user} runs its max-running-apps in {target.path} ({running} of {most})"
         return ""

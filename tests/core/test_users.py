@@ -1,0 +1,405 @@
+"""Users inside a leaf (`user-limits`) against references written here, not the core's code.
+
+The allocation reference extends test_hdrf's brute-force H-DRF by one level: in a leaf with
+user-limits, the container goes to the user with the lowest weighted dominant share (its apps'
+usage in the leaf over the cluster, divided by its weight) among the users with a request that
+fits the node's room (DRFH), equal shares to the user served longest ago. The leaf's own share
+among its siblings stays that of all its usage. The admission reference keeps, per user, the
+apps in submission order and starts the oldest waiting app whose user and queue have room.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scheduler.config import ConfigError, parse_config
+from scheduler.explain import why_pending
+from tests.core.helpers import make_core, settle
+from tests.core.test_hdrf import TYPES, Ref, evaluate, fits, shapes, walk, weight, weights, wshare
+
+
+class UserRef:
+    def __init__(self, name: str, weight_: float, asks: list) -> None:
+        self.name, self.weight, self.asks = name, weight_, [[s, n] for s, n in asks]
+        self.usage = [0] * len(TYPES)
+
+
+def pick(root: Ref, users: dict[str, list[UserRef]], room, capacity, served: dict[str, int]):
+    """(leaf, user or None) that gets the next container on a node with `room` free, or None."""
+    values: dict[str, tuple[float, bool]] = {}
+    evaluate(root, room, capacity, values)
+    q = root
+    while q.children:
+        fitting = [c for c in q.children if values[c.path][1]]
+        if not fitting:
+            return None
+        q = min(fitting, key=lambda c: (round(values[c.path][0], 12), served.get(c.path, -1)))
+    if q.path not in users:
+        return q, None
+    fitting_users = [u for u in users[q.path] if any(n > 0 and fits(s, room) for s, n in u.asks)]
+    return q, min(fitting_users, key=lambda u: (round(wshare(u.usage, (u.weight,) * len(TYPES), capacity), 12),
+                                                served.get(f"{q.path}/{u.name}", -1)))
+
+
+def reference_settle(root: Ref, users: dict[str, list[UserRef]], nodes, capacity) -> dict[str, int]:
+    """Containers per app (`<leaf>` or `<leaf>/<user>`): every node heartbeats, round after round."""
+    free = [list(n) for n in nodes]
+    held: dict[str, int] = {}
+    clock = itertools.count()
+    served: dict[str, int] = {}
+    while True:
+        assigned = False
+        for room in free:
+            while (chosen := pick(root, users, room, capacity, served)) is not None:
+                leaf, user = chosen
+                holder = leaf if user is None else user
+                ask = next(a for a in holder.asks if a[1] > 0 and fits(a[0], room))
+                ask[1] -= 1
+                for j, v in enumerate(ask[0]):
+                    room[j] -= v
+                    leaf.usage[j] += v
+                    if user is not None:
+                        user.usage[j] += v
+                app = leaf.path if user is None else f"{leaf.path}/{user.name}"
+                held[app] = held.get(app, 0) + 1
+                served[app] = next(clock)
+                path = leaf.path
+                while path != "root":
+                    served[path] = next(clock)
+                    path = path.rsplit(".", 1)[0]
+                assigned = True
+        if not assigned:
+            return held
+
+
+user_lists = st.lists(st.tuples(weight, st.lists(st.tuples(shapes, st.integers(1, 25)), min_size=1, max_size=2)),
+                      min_size=1, max_size=3)
+
+
+def trees(depth: int):
+    leaf = st.tuples(st.just("leaf"), weights, st.one_of(st.none(), user_lists),
+                     st.lists(st.tuples(shapes, st.integers(1, 25)), max_size=2))
+    if depth == 0:
+        return leaf
+    return st.one_of(leaf, st.tuples(st.just("node"), weights, st.lists(trees(depth - 1), min_size=2, max_size=3)))
+
+
+@st.composite
+def clusters(draw):
+    top = draw(st.lists(trees(1), min_size=1, max_size=3))
+    nodes = draw(st.lists(st.tuples(*[st.integers(0, 12) for _ in TYPES]), min_size=1, max_size=5))
+    return top, nodes
+
+
+def prepare(cluster):
+    """(reference tree, reference users by leaf, nodes, capacity, core) of a drawn cluster. A leaf
+    without users holds one app of user "u" (named by the leaf); each user of a leaf with users one
+    app (named <leaf>/<user>)."""
+    top, nodes = cluster
+    lines = [f"resources: [{', '.join(TYPES)}]", "reservation: {starvation-timeout-s: null}", "queues:", "  root:",
+             "    children:"]
+    counter = itertools.count()
+    users: dict[str, list[UserRef]] = {}
+    apps: list[tuple[str, str, str, list]] = []  # (app id, user, leaf, asks)
+
+    def text(w):
+        return f"{w:g}" if isinstance(w, float) else "{" + ", ".join(f"{t}: {x:g}" for t, x in zip(TYPES, w)) + "}"
+
+    def add(node, path: str, indent: int) -> Ref:
+        name = f"q{next(counter)}"
+        full = f"{path}.{name}"
+        w = node[1]
+        vec = (w,) * len(TYPES) if isinstance(w, float) else w
+        lines.extend([f"{' ' * indent}{name}:", f"{' ' * indent}  weight: {text(w)}"])
+        if node[0] == "node":
+            lines.append(f"{' ' * indent}  children:")
+            return Ref(full, vec, children=[add(c, full, indent + 4) for c in node[2]])
+        drawn_users, own_asks = node[2], node[3]
+        if drawn_users is None:
+            apps.append((full, "u", full, own_asks))
+            return Ref(full, vec, asks=[[s, n] for s, n in own_asks])
+        named = ", ".join(f"user{i}: {{weight: {w:g}}}" for i, (w, _) in enumerate(drawn_users))
+        lines.append(f"{' ' * indent}  user-limits: {{users: {{{named}}}}}")
+        users[full] = [UserRef(f"user{i}", w, asks) for i, (w, asks) in enumerate(drawn_users)]
+        apps.extend((f"{full}/user{i}", f"user{i}", full, asks) for i, (_, asks) in enumerate(drawn_users))
+        return Ref(full, vec, asks=[ask for u in users[full] for ask in u.asks])  # (the same lists)
+
+    root = Ref("root", (1.0,) * len(TYPES), children=[add(t, "root", 6) for t in top])
+    core = make_core("\n".join(lines) + "\n", {f"n{i}": dict(zip(TYPES, n)) for i, n in enumerate(nodes)},
+                     resource_types=TYPES)
+    for app_id, user, leaf, asks in apps:
+        if asks:
+            assert core.submit_app(app_id, user, leaf).accepted
+            for priority, (shape, count) in enumerate(asks, start=1):
+                core.update_request(app_id, priority, dict(zip(TYPES, shape)), count)
+    return root, users, nodes, tuple(map(sum, zip(*nodes))), core
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_each_users_allocation_settles_within_one_container_of_the_reference(cluster):
+    root, users, nodes, capacity, core = prepare(cluster)
+    settle(core)
+    expected = reference_settle(root, users, nodes, capacity)
+    got = {app_id: len(app.containers) for app_id, app in core.apps.items()}
+    for app_id in set(got) | set(expected):
+        assert abs(got.get(app_id, 0) - expected.get(app_id, 0)) <= 1, (app_id, got, expected)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_every_container_in_a_leaf_with_users_goes_to_its_lowest_share_user_with_a_fitting_request(cluster):
+    _, _, _, capacity, core = prepare(cluster)
+    progress = True
+    while progress:
+        progress = False
+        for node_id, node in core.nodes.items():
+            room = [c - a for c, a in zip(node.capacity, node.allocated)]
+            users = [(q.path, u.name, wshare(u.usage, (u.weight,) * len(TYPES), capacity),
+                      any(fits(r.capability, room) for a in q.apps.values() if a.user == u.name for r in a.pending))
+                     for q in core.queues.values() if q.users for u in q.users.values()]
+            got = core.on_heartbeat(node_id, limit=1)
+            if not got:
+                continue
+            progress = True
+            app = core.apps[got[0].app_id]
+            if app.owner is None:
+                continue
+            mine = next(share for leaf, name, share, _ in users if (leaf, name) == (app.queue.path, app.user))
+            for leaf, name, share, fitting in users:
+                if leaf == app.queue.path and fitting:
+                    assert share >= mine * (1 - 1e-9) - 1e-12, (leaf, name, share, app.user, mine)
+
+
+# ---------------------------------------------------------------- max-running-apps per user
+
+def limited(queue_max: int | None, user_max: int | None, alice_max: int | None) -> str:
+    """Leaf `research` with these max-running-apps (None: the key left out, unlimited)."""
+    def key(value):
+        return "" if value is None else f"max-running-apps: {value}, "
+    return ("queues: {root: {children: {research: {" + key(queue_max) + "user-limits: {" + key(user_max)
+            + "users: {alice: {" + key(alice_max).rstrip(", ") + "}}}}}}}\n")
+
+
+NODES = {"n1": {"memory-mb": 64 * 1024, "vcores": 64}}
+
+
+class Admission:
+    """The reference: apps of each user in submission order; the oldest waiting app whose user and
+    queue have room starts whenever one can."""
+
+    def __init__(self, queue_max: int | None, limits: dict[str, int | None]) -> None:
+        self.queue_max, self.limits = queue_max, limits
+        self.live: list[tuple[str, str]] = []  # (app, user) in submission order
+        self.running: set[str] = set()
+
+    def room(self, user: str) -> bool:
+        mine = sum(app in self.running for app, u in self.live if u == user)
+        limit = self.limits[user]
+        return (limit is None or mine < limit) and (self.queue_max is None or len(self.running) < self.queue_max)
+
+    def admit(self) -> None:
+        for app, user in self.live:
+            if app not in self.running and self.room(user):
+                self.running.add(app)
+
+    def submit(self, app: str, user: str) -> None:
+        self.live.append((app, user))
+        if self.room(user):
+            self.running.add(app)
+
+    def finish(self, app: str) -> None:
+        self.live = [(a, u) for a, u in self.live if a != app]
+        self.running.discard(app)
+        self.admit()
+
+
+events = st.lists(st.one_of(st.tuples(st.just("submit"), st.sampled_from(["alice", "bob", "carol"])),
+                            st.tuples(st.just("finish"), st.integers(0, 1000))), max_size=40)
+limits = st.one_of(st.none(), st.integers(0, 3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(events, limits, limits, limits)
+def test_no_user_runs_more_than_its_max_running_apps_and_waiting_apps_start_in_order_as_room_frees(
+        script, queue_max, user_max, alice_max):
+    core = make_core(limited(queue_max, user_max, alice_max), NODES)
+    ref = Admission(queue_max, {"alice": user_max if alice_max is None else alice_max, "bob": user_max,
+                                "carol": user_max})
+    ids = itertools.count()
+    for kind, arg in script:
+        if kind == "submit":
+            app_id = f"app{next(ids)}"
+            waits = "waiting" in core.submit_app(app_id, arg, "research").reason
+            ref.submit(app_id, arg)
+            assert waits == (app_id not in ref.running)
+        elif ref.live:
+            app_id = ref.live[arg % len(ref.live)][0]
+            core.remove_app(app_id)
+            ref.finish(app_id)
+        assert {a for a, app in core.apps.items() if app.runnable} == ref.running
+        users = core.queues["root.research"].users
+        for name, user in users.items():
+            assert user.max_apps is None or user.running_apps <= user.max_apps
+            assert user.running_apps == sum(app.runnable for app in core.apps.values() if app.user == name)
+
+
+def test_an_app_waiting_for_its_user_says_so_and_starts_when_its_users_app_finishes():
+    core = make_core(limited(None, 1, 1), NODES)
+    assert core.submit_app("a1", "alice", "research").reason == ""
+    placed = core.submit_app("a2", "alice", "research")
+    assert placed.accepted and placed.reason == "waiting: user alice runs its max-running-apps (1) in root.research"
+    assert core.submit_app("b1", "bob", "research").reason == ""  # another user is not held back
+    core.update_request("a2", 1, {"memory-mb": 1024, "vcores": 1}, 1)
+    (reason,) = why_pending(core, "a2")["requests"][0]["reasons"]
+    assert reason["code"] == "user-max-running-apps" and reason["user"] == "alice" and reason["limit"] == 1
+    users = core.snapshot()["queues"]["root.research"]["users"]
+    assert (users["alice"]["running_apps"], users["alice"]["waiting_apps"]) == (1, 1)
+    core.remove_app("a1")
+    assert core.apps["a2"].runnable
+    assert [a.app_id for a in core.on_heartbeat("n1")] == ["a2"]
+
+
+def test_a_reload_that_raises_a_users_max_running_apps_starts_its_waiting_apps():
+    core = make_core(limited(None, 1, 1), NODES)
+    for app in ("a1", "a2", "a3"):
+        core.submit_app(app, "alice", "research")
+    core.reload(parse_config(limited(None, 1, 2)))
+    assert [a for a, app in core.apps.items() if app.runnable] == ["a1", "a2"]
+    assert core.snapshot()["queues"]["root.research"]["users"]["alice"]["max_running_apps"] == 2
+
+
+# ---------------------------------------------------------------- order inside a leaf
+
+TWO_USERS = """
+queues:
+  root:
+    children:
+      research:
+        order: {order}
+        user-limits:
+          weight: 1
+          users:
+            alice: {{weight: 2}}
+"""
+
+
+@pytest.mark.parametrize("order", ["drf", "fifo"])
+def test_users_share_a_leaf_by_weight_whatever_the_number_of_their_apps(order):
+    """bob runs five apps, alice (weight 2) one: alice still gets twice bob's containers."""
+    core = make_core(TWO_USERS.format(order=order), {"n1": {"memory-mb": 12 * 1024, "vcores": 12}})
+    apps = [("a1", "alice")] + [(f"b{i}", "bob") for i in range(5)]
+    for app, user in apps:
+        core.submit_app(app, user, "research")
+        core.update_request(app, 1, {"memory-mb": 1024, "vcores": 1}, 100)
+    settle(core)
+    users = core.snapshot()["queues"]["root.research"]["users"]
+    assert users["alice"]["usage"]["vcores"] == 8 and users["bob"]["usage"]["vcores"] == 4
+
+
+def test_among_one_users_apps_priority_comes_first_then_the_leafs_order():
+    core = make_core(TWO_USERS.format(order="drf"), {"n1": {"memory-mb": 4 * 1024, "vcores": 4}})
+    for app, priority in (("low", 0), ("high", 5)):
+        core.submit_app(app, "alice", "research", priority=priority)
+        core.update_request(app, 1, {"memory-mb": 1024, "vcores": 1}, 100)
+    settle(core)
+    assert len(core.apps["high"].containers) == 4 and not core.apps["low"].containers
+    core.update_app_priority("low", 9)
+    core.container_finished(next(iter(core.apps["high"].containers)))
+    assert [a.app_id for a in core.on_heartbeat("n1")] == ["low"]
+
+
+one_user_script = st.lists(st.tuples(st.integers(0, 3), st.sampled_from([(1, 1024), (2, 512), (1, 3072)]),
+                                     st.integers(1, 6)), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(one_user_script, st.sampled_from(["drf", "fifo"]))
+def test_a_leaf_with_user_limits_and_one_user_decides_exactly_as_a_leaf_without(script, order):
+    plain = f"queues: {{root: {{children: {{a: {{order: {order}}}, b: {{}}}}}}}}"
+    with_users = f"queues: {{root: {{children: {{a: {{order: {order}, user-limits: {{}}}}, b: {{}}}}}}}}"
+    runs = []
+    for text in (plain, with_users):
+        core = make_core(text, {f"n{i}": {"memory-mb": 8192, "vcores": 6} for i in range(3)})
+        for i, (app, (vcores, mem), count) in enumerate(script):
+            app_id = f"app{app}"
+            if app_id not in core.apps:
+                core.submit_app(app_id, "u", "a")
+            core.update_request(app_id, i, {"memory-mb": mem, "vcores": vcores}, count)
+        core.submit_app("other", "u", "b")
+        core.update_request("other", 1, {"memory-mb": 1024, "vcores": 1}, 10)
+        runs.append([(a.app_id, a.node_id, a.priority) for a in settle(core)])
+    assert runs[0] == runs[1]
+
+
+# ---------------------------------------------------------------- moves and recovery
+
+def test_a_move_to_a_leaf_where_the_user_runs_its_max_running_apps_is_refused_with_the_reason():
+    text = limited(None, 1, 1).replace("{research:", "{other: {}, research:")
+    core = make_core(text, NODES)
+    core.submit_app("a1", "alice", "research")
+    core.submit_app("a2", "alice", "other")
+    refused = core.move_app("a2", "research", "alice")
+    assert not refused.accepted and refused.reason == "user alice runs its max-running-apps in root.research (1 of 1)"
+    core.remove_app("a1")
+    assert core.move_app("a2", "research", "alice").accepted
+    assert core.queues["root.research"].users["alice"].running_apps == 1
+
+
+def test_recovering_apps_and_containers_in_submission_order_restores_every_users_state():
+    text = limited(None, 1, 2)
+    live = make_core(text, NODES)
+    submitted = [("a1", "alice"), ("b1", "bob"), ("a2", "alice"), ("a3", "alice"), ("b2", "bob")]
+    for app, user in submitted:
+        live.submit_app(app, user, "research")
+        live.update_request(app, 1, {"memory-mb": 2048, "vcores": 1}, 3)
+    settle(live)
+    restarted = make_core(text, NODES)
+    for app, user in submitted:  # what a resync sends: the apps, then their running containers
+        assert restarted.recover_app(app, user, "root.research").accepted
+    for c in live.containers.values():
+        restarted.container_started(c.id, c.app.id, c.node.id, live.types.to_dict(c.resources))
+    want, got = live.snapshot()["queues"]["root.research"], restarted.snapshot()["queues"]["root.research"]
+    assert got["users"] == want["users"]
+    assert {a: app.runnable for a, app in restarted.apps.items()} == {a: app.runnable for a, app in live.apps.items()}
+
+
+# ---------------------------------------------------------------- configuration
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("queues: {root: {children: {a: {user-limits: {weight: 0}}}}}",
+     "queues.root.children.a.user-limits.weight: must be > 0, got 0"),
+    ("queues: {root: {children: {a: {user-limits: {max-running-apps: -1}}}}}",
+     "queues.root.children.a.user-limits.max-running-apps: must be >= 0, got -1"),
+    ("queues: {root: {children: {a: {user-limits: {users: {alice: {weight: 2000000}}}}}}}",
+     "queues.root.children.a.user-limits.users.alice.weight: must be from 1e-06 to 1e+06"),
+    ("queues: {root: {children: {a: {user-limits: {users: {alice: {max-apps: 2}}}}}}}",
+     "queues.root.children.a.user-limits.users.alice.max-apps: unknown field"),
+    ("queues: {root: {children: {a: {user-limits: {user: {}}}}}}",
+     "queues.root.children.a.user-limits.user: unknown field (did you mean 'users'?)"),
+    ("queues: {root: {children: {a: {user-limits: {users: {'al ice': {}}}}}}}",
+     "user name 'al ice' must be 1 to 256 characters without whitespace"),
+    ("queues: {root: {children: {a: {user-limits: {}, children: {b: {}}}}}}",
+     "queues.root.children.a.user-limits: only a leaf queue has users"),
+    ("queues: {root: {children: {a: {user-limits: 3}}}}",
+     "queues.root.children.a.user-limits: must be a mapping, got 3"),
+])
+def test_a_bad_user_limits_field_is_refused_naming_its_path(text, error):
+    with pytest.raises(ConfigError) as refused:
+        parse_config(text)
+    assert any(error in e for e in refused.value.errors), refused.value.errors
+
+
+def test_named_users_override_the_default_limit_key_by_key():
+    config = parse_config("queues: {root: {children: {a: {user-limits: {max-running-apps: 3, weight: 2, "
+                          "users: {alice: {weight: 5}, bob: {max-running-apps: 1}}}}}}}")
+    limits = config.queues()["root.a"].user_limits
+    assert (limits.of("alice").weight, limits.of("alice").max_running_apps) == (5.0, 3)
+    assert (limits.of("bob").weight, limits.of("bob").max_running_apps) == (2.0, 1)
+    assert (limits.of("carol").weight, limits.of("carol").max_running_apps) == (2.0, 3)
+    assert math.isclose(limits.without_app_limits().of("bob").weight, 2.0)
+    assert limits.without_app_limits().of("bob").max_running_apps is None
