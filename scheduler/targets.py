@@ -16,6 +16,11 @@ lock and computes after it) gives every queue two figures:
   It ignores node boundaries and whole containers, so it can promise a queue room that no node
   has (e.g. vcores left on a node whose memory is used up).
 
+In a leaf with `user-limits`, each user gets both figures too (`Target.users`): the replay's
+decisions go through the user level as the live core's do; the pooled figure divides the leaf's
+pooled allocation among its users by the same fluid fill, one level down (users by weighted
+dominant share, each up to what its apps use and ask for).
+
 The replay is bounded: when the demand comes to more than REPLAY_BUDGET containers, it replays on
 a sample of the nodes spread evenly over each node shape, with each request's count scaled by the
 sample's fraction, and scales the result back (then the figures are approximate: a few percent).
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from operator import mul
 from zlib import crc32
 
@@ -40,6 +45,15 @@ _RUNNING = -(1 << 30)  # request priority of an ended container asked for again:
 
 
 @dataclass(frozen=True)
+class UserTarget:
+    """A user's targets in its leaf: reachable (the replay) and pooled (the leaf's pooled part, filled)."""
+
+    allocation: tuple[float, ...]
+    pooled_allocation: tuple[float, ...]
+    demand: tuple[int, ...]  # usage + pending of its runnable apps in the leaf
+
+
+@dataclass(frozen=True)
 class Target:
     """A queue's targets: reachable (the replay) and pooled (the fluid fill)."""
 
@@ -50,6 +64,7 @@ class Target:
     pooled_allocation: tuple[float, ...]
     pooled_dominant_share: float
     pooled_weighted_share: float
+    users: dict[str, UserTarget] = field(default_factory=dict)  # a leaf with user-limits: per user
 
 
 class TargetInput:
@@ -63,12 +78,16 @@ class TargetInput:
 
     def compute(self) -> dict[str, Target]:
         """Every queue's targets (see the module doc). Runs once per input."""
-        _fill(self.root, self.aggregate is sum)
-        reached = self.replay.compute()
+        additive = self.aggregate is sum
+        _fill(self.root, additive)
+        reached, reached_users = self.replay.compute()
         cap = self.capacity
+        none = tuple(0.0 for _ in cap)
         out = {}
         for node in _fill_nodes(self.root):
-            alloc = reached.get(node.path, tuple(0.0 for _ in cap))
+            alloc = reached.get(node.path, none)
+            users = {name: UserTarget(reached_users.get((node.path, name), none), pooled, user.raw)
+                     for (name, user), pooled in zip(node.users, _user_fill(node, additive))}
             out[node.path] = Target(
                 allocation=alloc,
                 dominant_share=dominant_share(alloc, cap),
@@ -77,6 +96,7 @@ class TargetInput:
                 pooled_allocation=node.alloc,
                 pooled_dominant_share=dominant_share(node.alloc, cap),
                 pooled_weighted_share=self.aggregate(map(mul, node.alloc, node.scale)) if node.scale else 0.0,
+                users=users,
             )
         return out
 
@@ -135,8 +155,9 @@ class ReplayInput:
             if app.id in holding or (app.runnable and app.pending))
         self.key = (self.config, self.nodes, self.running, self.apps)
 
-    def compute(self) -> dict[str, tuple[float, ...]]:
-        """Each queue's allocation once the replay settles (cached while the input is the same)."""
+    def compute(self) -> _Reached:
+        """Each queue's allocation once the replay settles, and each user's in a leaf with users
+        (by (leaf, user)); cached while the input is the same."""
         global _last
         if _last is not None and _last[0] == self.key:
             return _last[1]
@@ -145,7 +166,8 @@ class ReplayInput:
         return result
 
 
-_last: tuple[tuple, dict[str, tuple[float, ...]]] | None = None
+_Reached = tuple[dict[str, tuple[float, ...]], dict[tuple[str, str], tuple[float, ...]]]
+_last: tuple[tuple, _Reached] | None = None
 
 
 def _live_spec(q: Queue) -> QueueSpec:
@@ -157,7 +179,7 @@ def _live_spec(q: Queue) -> QueueSpec:
                    parent=bool(q.children) or q.spec.parent)
 
 
-def _replay(inp: ReplayInput) -> dict[str, tuple[float, ...]]:
+def _replay(inp: ReplayInput) -> _Reached:
     """The decisions' own churn from the live placement: the running containers stay where they
     are; what apps ask for fills the free room; then every running container ends once, in turn,
     its app asks for it again and its node heartbeats; then every node heartbeats until nothing
@@ -186,7 +208,9 @@ def _replay(inp: ReplayInput) -> dict[str, tuple[float, ...]]:
         core.update_request(app_id, key[0], shape, asked + 1, allocation_id=key[1])  # it asks for it again
         core.on_heartbeat(node_id)
     _settle(core, [n[0] for n in nodes])
-    return {path: tuple(u / scale for u in q.usage) for path, q in core.queues.items()}
+    return ({path: tuple(u / scale for u in q.usage) for path, q in core.queues.items()},
+            {(path, user.name): tuple(u / scale for u in user.usage)
+             for path, q in core.queues.items() if q.users for user in q.users.values()})
 
 
 def _admit(core: SchedulerCore, spec: _ReplayApp) -> None:
@@ -244,19 +268,19 @@ class _Fill:
     """
 
     __slots__ = ("path", "is_root", "children", "raw", "demand", "t", "frozen", "scale", "min_inv", "limit",
-                 "alloc", "growable", "growing", "krate", "slope", "v", "rate")
+                 "alloc", "growable", "growing", "krate", "slope", "v", "rate", "users")
 
-    def __init__(self, q: Queue, raw: tuple[int, ...], limit: tuple[float, ...] | None,
-                 scale: tuple[float, ...]) -> None:
-        self.path = q.path
-        self.is_root = q.parent is None
+    def __init__(self, path: str, is_root: bool, raw: tuple[int, ...], limit: tuple[float, ...] | None,
+                 scale: tuple[float, ...], min_inv: tuple[float, ...] | None = None) -> None:
+        self.path = path
+        self.is_root = is_root
         self.children: list[_Fill] = []
         self.raw = raw  # usage + pending of the queue's own apps (then of its subtree, once built)
         self.demand = tuple(float(v) for v in raw)
         self.t = 0.0
         self.frozen = not any(raw)
         self.scale = scale
-        self.min_inv = q.min_inv
+        self.min_inv = min_inv
         self.limit = limit
         self.alloc = self.demand
         self.growable = False
@@ -265,18 +289,28 @@ class _Fill:
         self.slope = 1.0  # how fast its key rises per unit its children's common key rises (leaf: per t)
         self.v: tuple[float, ...] = ()
         self.rate = 0.0  # leaves: dt per unit of fill time
+        self.users: list[tuple[str, _Fill]] = []  # a leaf with user-limits: its users, filled by _user_fill
 
 
 def _build_fill(q: Queue, core: SchedulerCore, limit: tuple[float, ...] | None = None) -> _Fill:
     raw = core.types.zero
+    users: dict[str, tuple[int, ...]] = {}
     for app in q.apps.values():
-        raw = vadd(raw, app.usage)
+        own = app.usage
         if app.runnable:
             for req in app.pending:
-                raw = vadd(raw, tuple(v * req.count for v in req.capability))
+                own = vadd(own, tuple(v * req.count for v in req.capability))
+        raw = vadd(raw, own)
+        if app.owner is not None:
+            users[app.user] = vadd(users.get(app.user, core.types.zero), own)
     if limit is None and q.max is not None:
         limit = tuple(math.inf if m >= UNLIMITED else float(m) for m in q.max)
-    node = _Fill(q, raw, limit, share_scale(core, q))
+    node = _Fill(q.path, q.parent is None, raw, limit, share_scale(core, q), q.min_inv)
+    if q.users is not None:
+        unit = core.policy.scale(core.types.names, core.divided, core.capacity, 1.0)
+        node.users = [(name, _Fill(f"{q.path}/{name}", False, demand, None,
+                                   tuple(x / q.users[name].weight for x in unit)))
+                      for name, demand in users.items()]
     for child in q.children.values():
         node.children.append(_build_fill(child, core))
         raw = vadd(raw, node.children[-1].raw)
@@ -284,6 +318,18 @@ def _build_fill(q: Queue, core: SchedulerCore, limit: tuple[float, ...] | None =
     if node.children:
         node.frozen = True  # parents grow through their leaves only
     return node
+
+
+def _user_fill(leaf: _Fill, additive: bool) -> list[tuple[float, ...]]:
+    """The leaf's pooled allocation divided among its users (in the order of leaf.users): the
+    fluid fill one level down, the leaf's part as the pool."""
+    if not leaf.users:
+        return []
+    pool = _Fill(leaf.path, True, leaf.raw, leaf.alloc, tuple(0.0 for _ in leaf.alloc))  # (its own key is never compared)
+    pool.children = [user for _, user in leaf.users]
+    pool.frozen = True
+    _fill(pool, additive)
+    return [user.alloc for user in pool.children]
 
 
 def _fill_nodes(node: _Fill):

@@ -5,7 +5,8 @@ from typing import Any
 
 from scheduler.sim.engine import Simulation
 from scheduler.sim.stats import summary
-from scheduler.targets import TargetInput
+from scheduler.resources import dominant_share
+from scheduler.targets import TargetInput, UserTarget
 
 FORMAT_VERSION = 1
 
@@ -41,6 +42,23 @@ def _preemption(sim: Simulation) -> dict[str, Any] | None:
             "killed": sim.preemption["killed"], "released_in_grace": counters["released"],
             "cancelled": counters["cancelled"],
             "work_lost_container_s": round(sim.preemption["work_lost_container_s"], 3)}
+
+
+def _users(sim: Simulation, queue: str, goals: dict[str, UserTarget], capacity: tuple[int, ...]) -> dict[str, Any]:
+    """Per user of a leaf with user-limits: its apps, their queueing delay (max-running-apps per
+    user holds apps back) and, for users with apps at the end, the user's target shares."""
+    out: dict[str, Any] = {}
+    for user in sorted({a.spec.user for a in sim.states.values() if a.queue == queue}):
+        mine = [a for a in sim.states.values() if a.queue == queue and a.spec.user == user]
+        goal = goals.get(user)
+        out[user] = {
+            "apps": len(mine),
+            "completed_apps": sum(a.finish is not None for a in mine),
+            "queueing_delay_s": summary([a.start - a.spec.submit for a in mine if a.start is not None], (50, 99)),
+            "target_share": None if goal is None else round(dominant_share(goal.allocation, capacity), 6),
+            "pooled_target_share": None if goal is None else round(dominant_share(goal.pooled_allocation, capacity), 6),
+        }
+    return out
 
 
 def build_result(sim: Simulation) -> dict[str, Any]:
@@ -85,6 +103,9 @@ def build_result(sim: Simulation) -> dict[str, Any]:
             "queueing_delay_s": summary(delay[q], (50, 99)),
             "apps_not_started": sum(1 for a in sim.states.values() if a.queue == q and a.start is None),
         }
+        leaf = sim.core.queues.get(q) if sim.setup.submit_queue is None else None
+        if leaf is not None and leaf.users is not None:
+            queues[q]["users"] = _users(sim, q, goals[q].users if q in goals else {}, capacity)
     utilization = {t: round(sim.area[j] / (capacity[j] * end), 6) if capacity[j] and end > 0 else 0.0
                    for j, t in enumerate(types)}
     p50, p99 = sim.latency.percentile(50), sim.latency.percentile(99)

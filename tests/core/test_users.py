@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.config import ConfigError, parse_config
-from scheduler.explain import why_pending
+from scheduler.explain import targets, why_pending
 from tests.core.helpers import make_core, settle
 from tests.core.test_hdrf import TYPES, Ref, evaluate, fits, shapes, walk, weight, weights, wshare
 
@@ -219,11 +219,11 @@ class Admission:
 
 
 events = st.lists(st.one_of(st.tuples(st.just("submit"), st.sampled_from(["alice", "bob", "carol"])),
-                            st.tuples(st.just("finish"), st.integers(0, 1000))), max_size=40)
+                            st.tuples(st.just("finish"), st.integers(0, 3))), max_size=40)
 limits = st.one_of(st.none(), st.integers(0, 3))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(events, limits, limits, limits)
 def test_no_user_runs_more_than_its_max_running_apps_and_waiting_apps_start_in_order_as_room_frees(
         script, queue_max, user_max, alice_max):
@@ -403,3 +403,31 @@ def test_named_users_override_the_default_limit_key_by_key():
     assert (limits.of("carol").weight, limits.of("carol").max_running_apps) == (2.0, 3)
     assert math.isclose(limits.without_app_limits().of("bob").weight, 2.0)
     assert limits.without_app_limits().of("bob").max_running_apps is None
+
+
+# ---------------------------------------------------------------- targets
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([1.0, 2.0, 3.0]), st.sampled_from([(1, 0, 0), (0, 1, 0), (1, 1, 0)])),
+                min_size=1, max_size=3))
+def test_users_targets_are_where_their_leaf_settles_within_one_container(drawn):
+    """On many small identical nodes every container fits anywhere: each user settles at its
+    reachable target exactly; when its leaf's users ask for one shape (the pooled fill grows a leaf
+    along its whole demand, so only then is the leaf's pooled part what its users can use), at its
+    pooled target up to one container."""
+    named = ", ".join(f"user{i}: {{weight: {w:g}}}" for i, (w, _) in enumerate(drawn))
+    text = (f"resources: [{', '.join(TYPES)}]\nqueues: {{root: {{children: {{other: {{}}, "
+            f"research: {{user-limits: {{users: {{{named}}}}}}}}}}}}}\n")
+    core = make_core(text, {f"n{i}": dict(zip(TYPES, (2, 2, 2))) for i in range(30)}, resource_types=TYPES)
+    for i, (_, shape) in enumerate(drawn):
+        core.submit_app(f"app{i}", f"user{i}", "research")
+        core.update_request(f"app{i}", 1, dict(zip(TYPES, shape)), 100)
+    core.submit_app("rival", "x", "other")
+    core.update_request("rival", 1, dict(zip(TYPES, (1, 1, 0))), 100)
+    goal = targets(core)["root.research"].users
+    settle(core)
+    for name, user in core.queues["root.research"].users.items():
+        assert tuple(user.usage) == tuple(round(x) for x in goal[name].allocation), name
+        if len({shape for _, shape in drawn}) == 1:
+            assert all(abs(u - p) <= 1 for u, p in zip(user.usage, goal[name].pooled_allocation)), \
+                (name, user.usage, goal[name].pooled_allocation)

@@ -268,3 +268,19 @@ def test_max_am_share_keeps_ams_from_filling_a_queue(files, share, started, task
     # four AMs take the whole queue and no task can ever run (the wedge max-am-share prevents)
     assert sum(a["start"] is not None for a in r["apps"]) == started
     assert r["queues"]["root.a"]["running"] == tasks
+
+
+def test_a_users_max_running_apps_runs_its_apps_one_after_another_while_another_user_runs_at_once(files):
+    cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 16, memory-mb: 16384}}\n")
+    queues = files.write("q.yaml", "queues:\n  root:\n    children:\n"
+                                   "      a: {user-limits: {max-running-apps: 1, users: {bob: {max-running-apps: 3}}}}\n")
+    w = files.workload("w.jsonl", [app(f"{user}{i}", "root.a", 0.0, [(1, CPU, 10.0)], user=user, am=None)
+                                   for user in ("alice", "bob") for i in range(3)])
+    r = files.simulate(queues, cluster, w)
+    starts = {a["id"]: a["start"] for a in r["apps"]}
+    assert [starts[f"alice{i}"] for i in range(3)] == sorted(starts[f"alice{i}"] for i in range(3))
+    assert starts["alice1"] >= starts["alice0"] + 10 and starts["alice2"] >= starts["alice1"] + 10
+    assert max(starts[f"bob{i}"] for i in range(3)) < 10
+    users = r["queues"]["root.a"]["users"]
+    assert users["alice"]["apps"] == users["alice"]["completed_apps"] == 3
+    assert users["alice"]["queueing_delay_s"]["mean"] >= 10 and users["bob"]["queueing_delay_s"]["p99"] < 10
