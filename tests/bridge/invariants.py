@@ -80,14 +80,17 @@ def check_accounting(core: SchedulerCore) -> None:
         assert +q.shapes == shapes and all(v > 0 for v in q.shapes.values()), f"queue {path} shapes"
         waiting = sorted((a for a in q.apps.values() if not a.runnable), key=lambda a: a.seq)
         assert list(q.waiting) == waiting, f"queue {path} waiting apps out of step"
-        for app in waiting:  # held back only while some max-running-apps above it is reached
-            assert any(x.max_apps is not None and x.running_apps >= x.max_apps for x in app.queue.ancestors_and_self()), \
+        for app in waiting:  # held back only while some max-running-apps above it (or its user's) is reached
+            assert any(x.max_apps is not None and x.running_apps >= x.max_apps for x in app.queue.ancestors_and_self()) \
+                or (app.owner is not None and app.owner.full), \
                 f"app {app.id} waits in {path} though no max-running-apps holds it back"
         in_heap = set(q.heap.items())
         if q.children:
             assert in_heap == {c for c in q.children.values() if c.shapes}, f"queue {path} heap of children"
-        else:
+        elif q.users is None:
             assert in_heap == {a for a in q.apps.values() if a.runnable and a.pending}, f"queue {path} heap of apps"
+        else:
+            _check_users(q, width)
 
     # the ask registry: every id names a request of a live app, listed by that app
     for ask_id, req in core.asks.items():
@@ -95,6 +98,22 @@ def check_accounting(core: SchedulerCore) -> None:
         assert ask_id in req.app.ask_ids, f"ask {ask_id} not listed by app {req.app.id}"
     for ask_id, (req, _) in core.located_asks.items():
         assert core.apps.get(req.app.id) is req.app and ask_id in req.app.ask_ids, f"located ask {ask_id} stray"
+
+
+def _check_users(leaf, width: int) -> None:
+    """A leaf with user-limits: a record per user of its apps, holding their usage, counts, waiting
+    apps and heap; the leaf's heap holds the users with an app that asks."""
+    path = leaf.path
+    assert set(leaf.users) == {a.user for a in leaf.apps.values()}, f"queue {path} users out of step"
+    assert set(leaf.heap.items()) == {u for u in leaf.users.values() if u.heap}, f"queue {path} heap of users"
+    for name, user in leaf.users.items():
+        mine = [a for a in leaf.apps.values() if a.user == name]
+        assert all(a.owner is user for a in mine), f"user {name} of {path}: an app under another record"
+        assert user.usage == _sum([a.usage for a in mine], width), f"user {name} of {path} usage {user.usage}"
+        assert user.apps == len(mine) and user.running_apps == sum(a.runnable for a in mine), f"user {name} counts"
+        assert list(user.waiting) == sorted((a for a in mine if not a.runnable), key=lambda a: a.seq), \
+            f"user {name} of {path} waiting apps out of step"
+        assert set(user.heap.items()) == {a for a in mine if a.runnable and a.pending}, f"user {name} heap of apps"
 
 
 def _below(q):

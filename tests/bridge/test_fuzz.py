@@ -30,8 +30,8 @@ queues:
     admin-acl: " "
     children:
       cpu: {weight: 1, submit-acl: "*"}
-      mem: {weight: 2, submit-acl: "*", max-running-apps: 2}
-      gpu: {weight: 1, submit-acl: "*"}
+      mem: {weight: 2, submit-acl: "*", max-running-apps: 2, user-limits: {max-running-apps: 1}}
+      gpu: {weight: 1, submit-acl: "*", user-limits: {users: {alice: {weight: 2, max-running-apps: 2}}}}
       batch: {weight: 1, submit-acl: "*", max-running-apps: 1}
       restricted: {submit-acl: "alice"}
       users: {children: {}}

@@ -143,3 +143,28 @@ queues:
     # a reload is checked against the cluster it would run on: the same file is refused there
     reply = call(svc, type="reload", epoch=1)
     assert reply["accepted"] is False and any("gpu-mem: unknown resource type" in e for e in reply["errors"])
+
+
+def test_a_resync_restores_each_users_usage_running_and_waiting_apps_in_a_leaf_with_user_limits(tmp_path):
+    path = tmp_path / "queues.yaml"
+    path.write_text("queues: {root: {children: {research: {user-limits: {max-running-apps: 1, "
+                    "users: {alice: {weight: 2, max-running-apps: 2}}}}}}}\n")
+    node = {"node": "n0:1", "capacity": NODES["n0:1"], "rack": "/r"}
+    live = CoreService(path)
+    call(live, type="snapshot", epoch=1, resources=TYPES, apps=[], containers=[], asks=[], nodes=[node])
+    apps = [("a1", "alice"), ("b1", "bob"), ("a2", "alice"), ("a3", "alice"), ("b2", "bob")]
+    for app, user in apps:
+        assert submit(live, app, user, "research", epoch=1)["accepted"]
+    asks = [[i, 1 + i, app, 1, 0, "*", True, 1024, 1, 0] for i, (app, _) in enumerate(apps)]
+    rows = [[f"c_{i}", a["app"], a["node"], a["priority"], a["allocation_id"], None,
+             *(a["resources"][t] for t in TYPES)]
+            for i, a in enumerate(schedule(live, epoch=1, nodes=["n0:1"], asks=asks)["assignments"])]
+    assert {r[1] for r in rows} == {"a1", "a2", "b1"}  # a3 and b2 wait for their users' max-running-apps
+    restarted = CoreService(path)
+    call(restarted, type="snapshot", epoch=2, resources=TYPES, nodes=[node], asks=[], counts=[],
+         apps=[{"app": a, "user": u, "queue": "root.research", "groups": []} for a, u in apps], containers=rows)
+    want = {n: (u.usage, u.running_apps, len(u.waiting)) for n, u in live.core.queues["root.research"].users.items()}
+    got = {n: (u.usage, u.running_apps, len(u.waiting)) for n, u in restarted.core.queues["root.research"].users.items()}
+    assert got == want
+    assert {a for a, app in restarted.core.apps.items() if app.runnable} == {"a1", "a2", "b1"}
+    check_accounting(restarted.core)

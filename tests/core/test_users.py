@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from scheduler.config import ConfigError, parse_config
 from scheduler.explain import targets, why_pending
+from tests.bridge.invariants import check_accounting
 from tests.core.helpers import make_core, settle
 from tests.core.test_hdrf import TYPES, Ref, evaluate, fits, shapes, walk, weight, weights, wshare
 
@@ -144,6 +145,7 @@ def prepare(cluster):
 def test_each_users_allocation_settles_within_one_container_of_the_reference(cluster):
     root, users, nodes, capacity, core = prepare(cluster)
     settle(core)
+    check_accounting(core)
     expected = reference_settle(root, users, nodes, capacity)
     got = {app_id: len(app.containers) for app_id, app in core.apps.items()}
     for app_id in set(got) | set(expected):
@@ -163,6 +165,7 @@ def test_every_container_in_a_leaf_with_users_goes_to_its_lowest_share_user_with
                       any(fits(r.capability, room) for a in q.apps.values() if a.user == u.name for r in a.pending))
                      for q in core.queues.values() if q.users for u in q.users.values()]
             got = core.on_heartbeat(node_id, limit=1)
+            check_accounting(core)  # (what a heartbeat set aside is back in its heaps)
             if not got:
                 continue
             progress = True
@@ -242,6 +245,7 @@ def test_no_user_runs_more_than_its_max_running_apps_and_waiting_apps_start_in_o
             core.remove_app(app_id)
             ref.finish(app_id)
         assert {a for a, app in core.apps.items() if app.runnable} == ref.running
+        check_accounting(core)
         users = core.queues["root.research"].users
         for name, user in users.items():
             assert user.max_apps is None or user.running_apps <= user.max_apps
