@@ -85,8 +85,9 @@ class SchedulerCore:
         # most, map to the request alone; rack and node asks to (request, location).
         self.asks: dict[int, Request] = {}
         self.located_asks: dict[int, tuple[Request, str]] = {}
-        # inside batch(): apps whose heap keys are stale, in the order they were last touched
-        self._rekey: dict[App, None] | None = None
+        # inside batch(): apps (and users an app left) whose heap keys are stale, in the order
+        # they were last touched
+        self._rekey: dict[App | User, None] | None = None
         self._view: QueueView | None = None  # what placement sees of the tree; None: to rebuild
         self._stale = False  # cluster capacity changed: shares and limits to recompute
         self._placeable: dict[Vector, bool] = {}  # shape -> fits some node's capacity
@@ -541,7 +542,8 @@ class SchedulerCore:
     def _admit_waiting(self, top: Queue) -> None:
         """Makes the apps waiting below `top` runnable, oldest first, as far as max-running-apps
         now allows. The apps of a leaf share their limits, so once its oldest must wait, all of
-        them must: each leaf costs one look, however many apps wait in it."""
+        them must: each leaf costs one look, however many apps wait in it; in a leaf with
+        user-limits, the apps of one user do: one look per user with room."""
         heads: list[tuple[int, App, dict[App, None]]] = []
         for q in _queues_below(top):
             if q.users is None:
@@ -694,7 +696,11 @@ class SchedulerCore:
             owner.apps -= 1
             if not owner.apps and leaf.users is not None:
                 del leaf.users[owner.name]
-            self._push_user(owner)
+            if self._rekey is not None:  # re-keyed with the batch: ties keep the eager order
+                self._rekey.pop(owner, None)
+                self._rekey[owner] = None
+            else:
+                self._push_user(owner)
         if not app.runnable:
             leaf.waiting.pop(app, None)
             if owner is not None:
@@ -927,11 +933,14 @@ class SchedulerCore:
             touched, self._rekey = self._rekey, None
             self._settle(touched)
 
-    def _settle(self, touched: dict[App, None]) -> None:
+    def _settle(self, touched: dict[App | User, None]) -> None:
         """Eager re-keying pushes a queue into its parent's heap once per touch below it; only
         the last push counts, so each queue goes once, in the order of its last touch."""
         queues: dict[Queue, None] = {}
         for app in touched:
+            if isinstance(app, User):  # one of its apps left: its usage changed (its queues' with that app's)
+                self._push_user(app)
+                continue
             leaf = app.queue
             if self.apps.get(app.id) is app:
                 self._push_app(app)

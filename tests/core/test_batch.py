@@ -11,6 +11,11 @@ YAML = ("queues:\n  root:\n    children:\n      a: {weight: 2}\n      b:\n      
         "          b1: {}\n          b2: {order: fifo}\n")
 NODES = {"h1": {"vcores": 8, "memory-mb": 8192}, "h2": {"vcores": 4, "memory-mb": 16384}}
 APPS = {"x": "a", "y": "a", "z": "b1", "w": "b2"}
+# the same tree with users in a and b1: three apps of two users in a, two users in b1
+USERS_YAML = YAML.replace("a: {weight: 2}", "a: {weight: 2, user-limits: {users: {alice: {weight: 2}}}}").replace(
+    "b1: {}", "b1: {user-limits: {max-running-apps: 1}}")
+USERS_APPS = {**APPS, "v": "a", "u": "b1"}
+OWNERS = {"x": "alice", "y": "bob", "v": "alice", "z": "alice", "u": "bob", "w": "u"}
 SHAPES = ({"vcores": 1, "memory-mb": 1024}, {"vcores": 2, "memory-mb": 512}, {"vcores": 1, "memory-mb": 3072})
 
 events = st.one_of(
@@ -24,10 +29,10 @@ events = st.one_of(
 scripts = st.lists(st.lists(events, max_size=12), min_size=1, max_size=10)
 
 
-def fresh():
-    core = make_core(YAML, NODES)
-    for app, queue in APPS.items():
-        assert core.submit_app(app, "u", queue).accepted
+def fresh(users: bool = False):
+    core = make_core(USERS_YAML if users else YAML, NODES)
+    for app, queue in (USERS_APPS if users else APPS).items():
+        assert core.submit_app(app, OWNERS[app] if users else "u", queue).accepted
     core.snapshot()  # settles the nodes' capacity: otherwise the first decision re-keys everything
     return core
 
@@ -48,13 +53,15 @@ def apply(core, event, serial: list[int]) -> None:
         if event[1] in core.apps:
             core.remove_app(event[1])
     elif event[1] not in core.apps:
-        core.submit_app(event[1], "u", APPS[event[1]])
+        users = core.queues["root.a"].users is not None
+        core.submit_app(event[1], OWNERS[event[1]] if users else "u", APPS[event[1]])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scripts)
-def test_a_batch_decides_exactly_as_events_one_by_one(script):
-    eager, batched = fresh(), fresh()
+@given(scripts, st.booleans())
+def test_a_batch_decides_exactly_as_events_one_by_one(script, users):
+    """With users in leaves too (user-limits): users tied on share come out in the same order."""
+    eager, batched = fresh(users), fresh(users)
     serials = [0], [0]
     for t, group in enumerate(script):
         for event in group:
@@ -110,3 +117,19 @@ def test_queues_tied_on_share_come_out_in_the_order_of_their_last_touch():
             apply(batched, event, [0])
     firsts = [core.on_heartbeat("h1", now=0)[0].app_id for core in (eager, batched)]
     assert firsts == ["x", "x"]
+
+
+def test_users_tied_on_share_come_out_in_the_order_of_their_last_touch_also_when_an_app_leaves():
+    # alice is touched through x, then bob through y, then alice again as v leaves: eager re-keying
+    # pushes alice last, so bob goes first, though alice was touched first.
+    script = [("ask", "x", 3), ("ask", "y", 3), ("remove", "v")]
+    eager, batched = fresh(users=True), fresh(users=True)
+    for core in (eager, batched):
+        core.update_request("v", 1, SHAPES[0], 1)
+    for event in script:
+        apply(eager, event, [0])
+    with batched.batch():
+        for event in script:
+            apply(batched, event, [0])
+    firsts = [core.on_heartbeat("h1", now=0)[0].app_id for core in (eager, batched)]
+    assert firsts == ["y", "y"]
