@@ -5,7 +5,7 @@ import argparse
 import shutil
 import sys
 
-from scheduler.config import ConfigError, PreemptionSpec, QueueSpec, load_config
+from scheduler.config import ConfigError, PreemptionSpec, QueueSpec, UserLimit, UserLimits, load_config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -97,6 +97,8 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
         parts.append(f"max-am-share {spec.max_am_share:g}" + ("" if spec.is_leaf else " (for the leaves below)"))
     if spec.is_leaf:
         parts.append(f"order {spec.order}")
+    if spec.user_limits is not None:
+        parts.append("users " + _user_limits_text(spec.user_limits))
     if not spec.preemptable:
         parts.append("not preemptable" + ("" if spec.is_leaf else " (nor any queue below)"))
     pieces = _joined([p for p in parts if p], ";")
@@ -108,6 +110,15 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
     print(_wrapped(f"{indent}{spec.name}  ", pieces, width))
     for child in spec.children:
         _print_tree(child, indent + "  ", width)
+
+
+def _user_limits_text(limits: UserLimits) -> str:
+    """`weight 1, max-running-apps 3 each (alice: weight 2, max-running-apps 5)`."""
+    def one(limit: UserLimit) -> str:
+        apps = "unlimited" if limit.max_running_apps is None else limit.max_running_apps
+        return f"weight {limit.weight:g}, max-running-apps {apps}"
+    named = "; ".join(f"{name}: {one(limit)}" for name, limit in limits.users.items())
+    return f"{one(limits.default)} each" + (f" ({named})" if named else "")
 
 
 def _amounts(values: dict) -> str:

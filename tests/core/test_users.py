@@ -9,6 +9,7 @@ apps in submission order and starts the oldest waiting app whose user and queue 
 """
 from __future__ import annotations
 
+import argparse
 import itertools
 import math
 
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from scheduler.commands import check_config
 from scheduler.config import ConfigError, parse_config
 from scheduler.explain import targets, why_pending
 from tests.bridge.invariants import check_accounting
@@ -435,3 +437,13 @@ def test_users_targets_are_where_their_leaf_settles_within_one_container(drawn):
         if len({shape for _, shape in drawn}) == 1:
             assert all(abs(u - p) <= 1 for u, p in zip(user.usage, goal[name].pooled_allocation)), \
                 (name, user.usage, goal[name].pooled_allocation)
+
+
+def test_check_config_shows_each_leafs_user_limits(tmp_path, capsys):
+    path = tmp_path / "queues.yaml"
+    path.write_text("queues: {root: {children: {research: {user-limits: {max-running-apps: 3, "
+                    "users: {alice: {weight: 2}}}}, adhoc: {}}}}\n")
+    assert check_config(argparse.Namespace(file=str(path))) == 0
+    out = capsys.readouterr().out
+    assert "users weight 1, max-running-apps 3 each (alice: weight 2, max-running-apps 3)" in out
+    assert "adhoc  weight 1; order drf\n" in out
