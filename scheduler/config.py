@@ -61,16 +61,13 @@ _MAX_AMOUNT = {
 _WEIGHT_VALUE = {"type": "number", "exclusiveMinimum": 0}
 # Hadoop takes user names as the OS gives them: anything but whitespace, within reason.
 USER_NAME = r"^\S{1,256}\Z"
-_USER_LIMIT = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {"max-running-apps": _INTEGER, "weight": _WEIGHT_VALUE},
-}
+_USER_LIMIT_FIELDS = {"max-running-apps": _INTEGER, "weight": _WEIGHT_VALUE}
+_USER_LIMIT = {"type": "object", "additionalProperties": False, "properties": _USER_LIMIT_FIELDS}
 _USER_LIMITS = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        **_USER_LIMIT["properties"],
+        **_USER_LIMIT_FIELDS,
         "users": {
             "type": "object",
             "propertyNames": {"pattern": USER_NAME},

@@ -44,7 +44,7 @@ def _preemption(sim: Simulation) -> dict[str, Any] | None:
             "work_lost_container_s": round(sim.preemption["work_lost_container_s"], 3)}
 
 
-def _users(sim: Simulation, queue: str, goals: dict[str, UserTarget], capacity: tuple[int, ...]) -> dict[str, Any]:
+def _users(sim: Simulation, queue: str, goals: dict[str, UserTarget], capacity: tuple) -> dict[str, Any]:
     """Per user of a leaf with user-limits: its apps, their queueing delay (max-running-apps per
     user holds apps back) and, for users with apps at the end, the user's target shares."""
     out: dict[str, Any] = {}
