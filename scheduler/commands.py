@@ -98,7 +98,7 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
     if spec.is_leaf:
         parts.append(f"order {spec.order}")
     if spec.user_limits is not None:
-        parts.append("users " + _user_limits_text(spec.user_limits))
+        parts += _user_limits_text(spec.user_limits)
     if not spec.preemptable:
         parts.append("not preemptable" + ("" if spec.is_leaf else " (nor any queue below)"))
     pieces = _joined([p for p in parts if p], ";")
@@ -112,13 +112,13 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
         _print_tree(child, indent + "  ", width)
 
 
-def _user_limits_text(limits: UserLimits) -> str:
-    """`weight 1, max-running-apps 3 each (alice: weight 2, max-running-apps 5)`."""
+def _user_limits_text(limits: UserLimits) -> list[str]:
+    """["each user: weight 1, max-running-apps 3", "user alice: weight 2, max-running-apps 5"]."""
     def one(limit: UserLimit) -> str:
         apps = "unlimited" if limit.max_running_apps is None else limit.max_running_apps
         return f"weight {limit.weight:g}, max-running-apps {apps}"
-    named = "; ".join(f"{name}: {one(limit)}" for name, limit in limits.users.items())
-    return f"{one(limits.default)} each" + (f" ({named})" if named else "")
+    named = [f"user {name}: {one(limit)}" for name, limit in limits.users.items()]
+    return [f"each user: {one(limits.default)}", *named]
 
 
 def _amounts(values: dict) -> str:

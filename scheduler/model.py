@@ -256,9 +256,9 @@ class Queue:
     """
 
     __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
-                 "max_apps", "running_apps", "am_usage", "am_limit", "am_share", "heap", "shapes", "draining", "dynamic",
-                 "apps", "waiting", "users", "app_weigh", "share", "dirq", "up_dirq", "state", "weigh", "up", "up_raw",
-                 "act", "idle", "asides", "aside", "mask", "head", "head_mask")
+                 "max_apps", "running_apps", "am_usage", "am_limit", "am_share", "heap", "shapes", "draining",
+                 "dynamic", "apps", "waiting", "users", "app_weigh", "share", "dirq", "up_dirq", "state", "weigh", "up",
+                 "up_raw", "act", "idle", "asides", "aside", "mask", "head", "head_mask")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
         self.spec = spec

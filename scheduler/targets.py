@@ -325,7 +325,7 @@ def _user_fill(leaf: _Fill, additive: bool) -> list[tuple[float, ...]]:
     fluid fill one level down, the leaf's part as the pool."""
     if not leaf.users:
         return []
-    pool = _Fill(leaf.path, True, leaf.raw, leaf.alloc, tuple(0.0 for _ in leaf.alloc))  # (its own key is never compared)
+    pool = _Fill(leaf.path, True, leaf.raw, leaf.alloc, tuple(0.0 for _ in leaf.alloc))  # (its key: never compared)
     pool.children = [user for _, user in leaf.users]
     pool.frozen = True
     _fill(pool, additive)

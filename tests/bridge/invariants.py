@@ -81,8 +81,8 @@ def check_accounting(core: SchedulerCore) -> None:
         waiting = sorted((a for a in q.apps.values() if not a.runnable), key=lambda a: a.seq)
         assert list(q.waiting) == waiting, f"queue {path} waiting apps out of step"
         for app in waiting:  # held back only while some max-running-apps above it (or its user's) is reached
-            assert any(x.max_apps is not None and x.running_apps >= x.max_apps for x in app.queue.ancestors_and_self()) \
-                or (app.owner is not None and app.owner.full), \
+            held = any(x.max_apps is not None and x.running_apps >= x.max_apps for x in app.queue.ancestors_and_self())
+            assert held or (app.owner is not None and app.owner.full), \
                 f"app {app.id} waits in {path} though no max-running-apps holds it back"
         in_heap = set(q.heap.items())
         if q.children:

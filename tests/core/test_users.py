@@ -445,5 +445,5 @@ def test_check_config_shows_each_leafs_user_limits(tmp_path, capsys):
                     "users: {alice: {weight: 2}}}}, adhoc: {}}}}\n")
     assert check_config(argparse.Namespace(file=str(path))) == 0
     out = capsys.readouterr().out
-    assert "users weight 1, max-running-apps 3 each (alice: weight 2, max-running-apps 3)" in out
+    assert "each user: weight 1, max-running-apps 3; user alice: weight 2, max-running-apps 3" in " ".join(out.split())
     assert "adhoc  weight 1; order drf\n" in out
