@@ -42,10 +42,9 @@ class NodeShape:
     memory_mb: int
     gpu_mem: int
     # GPU cards (MiB each), declared in the NodeManager's configuration as README "GPU cards" says.
-    # YARN keeps node attributes per host, so a NodeManager with cards needs a host of its own:
-    # `host` (another name of the loopback address) gives it one on this machine.
+    # YARN keeps node attributes per host, and every NodeManager here runs on this one host: a
+    # cluster with a card node must have no other NodeManager.
     cards: tuple[int, ...] = ()
-    host: str = "127.0.0.1"
 
     def capacity(self) -> dict[str, int]:
         return {"memory-mb": self.memory_mb, "vcores": self.vcores, GPU: self.gpu_mem}
@@ -134,7 +133,6 @@ class Cluster:
             # the RM image carries the project's jar, whose CardsContainerExecutor a card node runs
             nm = self._container(RM_IMAGE if shape.cards else HADOOP_IMAGE, "nodemanager", {
                 **self.env,
-                "NM_HOST": shape.host,
                 "NM_VCORES": str(shape.vcores), "NM_MEMORY_MB": str(shape.memory_mb),
                 "NM_GPU_MEM": str(shape.gpu_mem), "NM_RPC_PORT": str(p[0]),
                 "NM_LOCALIZER_PORT": str(p[1]), "NM_WEB_PORT": str(p[2]), "NM_SHUFFLE_PORT": str(p[3]),

@@ -14,10 +14,8 @@ from tests.e2e.conftest import QUEUES
 from tests.e2e.test_drf import wait_until
 
 CARD = 10240
-SHAPES = (
-    NodeShape("nm-cpu", vcores=8, memory_mb=8192, gpu_mem=0),
-    NodeShape("nm-cards", vcores=8, memory_mb=16384, gpu_mem=2 * CARD, cards=(CARD, CARD), host="localhost"),
-)
+# One NodeManager: YARN's node attributes are per host, and here every NodeManager shares one.
+SHAPES = (NodeShape("nm-cards", vcores=8, memory_mb=16384, gpu_mem=2 * CARD, cards=(CARD, CARD)),)
 PRINT_CARDS = 'echo "cards=[$CUDA_VISIBLE_DEVICES]"; sleep 3600'
 
 
