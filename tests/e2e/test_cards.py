@@ -16,7 +16,9 @@ from tests.e2e.test_drf import wait_until
 CARD = 10240
 # One NodeManager: YARN's node attributes are per host, and here every NodeManager shares one.
 SHAPES = (NodeShape("nm-cards", vcores=8, memory_mb=16384, gpu_mem=2 * CARD, cards=(CARD, CARD)),)
-PRINT_CARDS = 'echo "cards=[$CUDA_VISIBLE_DEVICES]"; sleep 3600'
+# The NodeManager runs it as `bash -c "COMMAND 1>LOGDIR/stdout ..."`: one command, so the echo's
+# output goes to the container's stdout too, and no double quote.
+PRINT_CARDS = "sh -c 'echo cards=/$CUDA_VISIBLE_DEVICES/; sleep 3600'"
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +43,12 @@ def card_node(c: Cluster) -> str:
 
 def printed_cards(c: Cluster) -> dict[str, str]:
     """What each container on the card node printed: {container id: CUDA_VISIBLE_DEVICES}."""
-    script = ("find /tmp/hadoop-logs/userlogs -name stdout -path '*container_*' 2>/dev/null "
+    script = ("find / -xdev -name stdout -path '*userlogs*container_*' 2>/dev/null "
               "| while read f; do echo \"$f $(cat \"$f\")\"; done")
     res = c.nms["nm-cards"].get_wrapped_container().exec_run(["bash", "-c", script])
     out = {}
     for line in res.output.decode(errors="replace").splitlines():
-        m = re.search(r"/(container_[0-9_e]+)/stdout cards=\[([0-9,]*)\]", line)
+        m = re.search(r"/(container_[0-9_e]+)/stdout cards=/([0-9,]*)/", line)
         if m:
             out[m.group(1)] = m.group(2)
     return out
@@ -79,7 +81,10 @@ def test_each_container_sees_the_card_the_core_charged_and_no_card_is_overfilled
         gpu = {cid for cid, info in c.running_containers().items() if info["resources"].get(GPU)}
         seen = {cid: v for cid, v in printed_cards(c).items() if cid in gpu}
         return seen if len(seen) == 2 else None
-    seen = wait_until(two_printed, 180, "two GPU containers printing their cards", c)
+    try:
+        seen = wait_until(two_printed, 180, "two GPU containers printing their cards", c)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\nprinted: {printed_cards(c)}\nNodeManager log:\n{c.logs(c.nms['nm-cards'])}") from None
 
     # the third 6 GiB container fits on no card (each has 4 GiB left), though the node has 8 GiB
     cards = c.core_status()["nodes"][node]["cards"]
