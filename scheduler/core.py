@@ -279,6 +279,18 @@ class SchedulerCore:
         if cards is not None or node.cards is not None:
             self._set_cards(node, cards)
 
+    def cards_problem(self, capacity: Mapping[str, int], cards: object) -> str:
+        """Why `cards` cannot be the cards of a node of `capacity` (add_node would ignore the
+        node), or "": for a caller that would rather add the node without them."""
+        problem = card_sizes_problem(cards)
+        if problem or not isinstance(cards, (list, tuple)):
+            return problem
+        try:
+            vec = self.types.vector(capacity)
+        except (UnknownResourceError, ValueError, AttributeError, TypeError) as exc:
+            return str(exc)
+        return self._cards_problem(cards, vec)
+
     def _cards_problem(self, cards: Sequence[int], vec: Vector) -> str:
         problem = card_sizes_problem(cards)
         if problem:

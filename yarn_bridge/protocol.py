@@ -10,6 +10,10 @@ the queue named, without placement or ACLs (SchedulerCore.recover_app).
 Version 5: decisions left the heartbeat. One "schedule" request carries everything that changed
 since the last (events, asks, submissions) and every node with free room ("nodes" rows); the core
 decides for all of them at once. It replaces "heartbeat", "events" and "submit".
+Version 6: GPU cards. A node (snapshot, node_added) may carry "cards", the MiB of each of its GPU
+cards as its NodeManager declares them; node_updated carries "cards" when they changed ([]: the
+node no longer declares any). An assignment on a node with cards carries "cards", the indices of
+the cards it goes on.
 
 decode_request checks the envelope of a request (its version, type, epoch and the types of its
 top-level fields) so a request that passes changes nothing in a way it did not mean; the items
@@ -28,7 +32,7 @@ from scheduler.echo import brief
 if TYPE_CHECKING:
     from scheduler.model import Assignment, Placement, Queue
 
-VERSION = 5
+VERSION = 6
 # Epochs, sequence numbers, ids: Java longs, 0 <= x < LONG_LIMIT.
 LONG_LIMIT = 1 << 63
 # A snapshot's epoch is the shim's clock in ms (the same host's): one further ahead is refused.
@@ -173,7 +177,8 @@ ENVELOPES: dict[str, tuple[Field, ...]] = {
                  _field("rtt_ms", _milliseconds, "a number of milliseconds from 0", False)),
     "reload": (_field("path", _text, TEXT, False),),
 }
-# A snapshot's nodes and apps, and the node_added and app_added deltas.
+# A snapshot's nodes and apps, and the node_added and app_added deltas. A node's "cards" are
+# checked apart (CoreService._cards): a node whose cards are wrong still comes in, without them.
 NODE_FIELDS = (_field("node", _text, TEXT), _field("capacity", _object, "an object of amounts"),
                _field("rack", _text, TEXT, False))
 APP_FIELDS = (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT),
@@ -284,8 +289,12 @@ def error(message: str) -> str:
 
 
 def assignment(a: Assignment) -> dict[str, Any]:
-    return {"assignment_id": a.assignment_id, "app": a.app_id, "node": a.node_id, "queue": a.queue,
-            "priority": a.priority, "allocation_id": a.allocation_id, "resources": a.resources}
+    """An assignment; "cards" only on a node with cards (the shim tells the container which)."""
+    out = {"assignment_id": a.assignment_id, "app": a.app_id, "node": a.node_id, "queue": a.queue,
+           "priority": a.priority, "allocation_id": a.allocation_id, "resources": a.resources}
+    if a.cards:
+        out["cards"] = list(a.cards)
+    return out
 
 
 def placement(app: str, placed: Placement) -> dict[str, Any]:

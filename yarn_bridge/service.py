@@ -266,7 +266,7 @@ class CoreService:
             if op == "assignment_refused":
                 core.assignment_refused(d["assignment_id"], d.get("reason") or "")
             elif op == "node_updated":
-                core.update_node(d["node"], d["capacity"])
+                self._update_node(core, d)
             elif op == "node_removed":
                 core.remove_node(d["node"])
             elif op == "app_removed":
@@ -281,8 +281,30 @@ class CoreService:
         if problem:
             self._bad("node", n, problem)
             return
-        core.add_node(n["node"], n["capacity"], n.get("rack") or "/default-rack")
+        core.add_node(n["node"], n["capacity"], n.get("rack") or "/default-rack", self._cards(core, n))
         self.counters["deltas"] += 1
+
+    def _update_node(self, core: SchedulerCore, d: dict) -> None:
+        """A node_updated delta: with "cards", the node's cards change too ([]: it has none now);
+        without, they stay while their sum is still its gpu-mem."""
+        node = core.nodes.get(d["node"])
+        if d.get("cards") is None or node is None:
+            core.update_node(d["node"], d["capacity"])
+            return
+        core.add_node(node.id, d["capacity"], node.rack, self._cards(core, d))
+
+    def _cards(self, core: SchedulerCore, n: dict) -> list[int] | None:
+        """A node's cards, or None when it has none, or they cannot be its cards: then the node
+        comes in without them (gpu-mem one node total, as for a node that declares none), logged,
+        rather than not at all."""
+        cards = n.get("cards")
+        if cards is None or cards == []:
+            return None
+        problem = core.cards_problem(n["capacity"], cards)
+        if problem:
+            self._bad(f"cards of node {brief(n['node'])}", cards, f"{problem}; the node is taken without cards")
+            return None
+        return cards
 
     def _recover_app(self, core: SchedulerCore, a: dict, where: str) -> None:
         """A snapshot's app, or an app_added delta: an app YARN runs, taken into its queue as is."""

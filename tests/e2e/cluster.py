@@ -41,9 +41,24 @@ class NodeShape:
     vcores: int
     memory_mb: int
     gpu_mem: int
+    # GPU cards (MiB each), declared in the NodeManager's configuration as README "GPU cards" says.
+    # YARN keeps node attributes per host, and every NodeManager here runs on this one host: a
+    # cluster with a card node must have no other NodeManager.
+    cards: tuple[int, ...] = ()
 
     def capacity(self) -> dict[str, int]:
         return {"memory-mb": self.memory_mb, "vcores": self.vcores, GPU: self.gpu_mem}
+
+    def card_settings(self) -> dict[str, str]:
+        """The NodeManager's settings for its cards (README, "GPU cards"), as render_conf overrides."""
+        if not self.cards:
+            return {}
+        return {
+            "YARN-SITE.XML_yarn.nodemanager.node-attributes.provider": "config",
+            "YARN-SITE.XML_yarn.nodemanager.node-attributes.provider.configured-node-attributes":
+                "yarn-drf-gpu-cards,STRING," + "_".join(map(str, self.cards)),
+            "YARN-SITE.XML_yarn.nodemanager.container-executor.class": "org.yarndrf.nm.CardsContainerExecutor",
+        }
 
 
 # The shapes of docker/compose.yaml: CPU-rich, memory-rich, and 2 x 10 GiB of GPU memory.
@@ -83,14 +98,15 @@ class Cluster:
     env: dict[str, str]
     web_port: int
     volume: str
+    shapes: tuple[NodeShape, ...] = SHAPES
     rm: DockerContainer | None = None
     nms: dict[str, DockerContainer] = field(default_factory=dict)
     client: docker.DockerClient = field(default_factory=docker.from_env)
 
     # ---- lifecycle -------------------------------------------------------------------------
     @classmethod
-    def create(cls, scheduler: str, queues_file: Path) -> "Cluster":
-        ports = free_ports(7 + 4 * len(SHAPES))
+    def create(cls, scheduler: str, queues_file: Path, shapes: tuple[NodeShape, ...] = SHAPES) -> "Cluster":
+        ports = free_ports(7 + 4 * len(shapes))
         env = {
             "RM_HOST": "127.0.0.1",
             "RM_RPC_PORT": str(ports[0]),
@@ -102,7 +118,7 @@ class Cluster:
             "YARN_DRF_STATUS_PORT": str(ports[6]),
         }
         cluster = cls(scheduler=scheduler, queues_file=queues_file, env=env, web_port=ports[4],
-                      volume=f"yarn-drf-e2e-{uuid.uuid4().hex[:8]}")
+                      volume=f"yarn-drf-e2e-{uuid.uuid4().hex[:8]}", shapes=shapes)
         cluster._nm_ports = ports[7:]
         return cluster
 
@@ -112,17 +128,19 @@ class Cluster:
             **self.env, "YARN_SCHEDULER_CLASS": self.scheduler,
         }, queues=True)
         self.rm.start()
-        for i, shape in enumerate(SHAPES):
+        for i, shape in enumerate(self.shapes):
             p = self._nm_ports[4 * i: 4 * i + 4]
-            nm = self._container(HADOOP_IMAGE, "nodemanager", {
+            # the RM image carries the project's jar, whose CardsContainerExecutor a card node runs
+            nm = self._container(RM_IMAGE if shape.cards else HADOOP_IMAGE, "nodemanager", {
                 **self.env,
                 "NM_VCORES": str(shape.vcores), "NM_MEMORY_MB": str(shape.memory_mb),
                 "NM_GPU_MEM": str(shape.gpu_mem), "NM_RPC_PORT": str(p[0]),
                 "NM_LOCALIZER_PORT": str(p[1]), "NM_WEB_PORT": str(p[2]), "NM_SHUFFLE_PORT": str(p[3]),
+                **shape.card_settings(),
             })
             nm.start()
             self.nms[shape.name] = nm
-        self.wait_for_nodes(len(SHAPES), timeout_s)
+        self.wait_for_nodes(len(self.shapes), timeout_s)
 
     def _container(self, image: str, command: str, env: dict[str, str], queues: bool = False) -> DockerContainer:
         c = DockerContainer(image).with_command(command).with_kwargs(network_mode="host", labels={"yarn-drf": "1"})

@@ -1,5 +1,6 @@
 package org.yarndrf.shim;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,12 +19,13 @@ import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.yarndrf.nm.GpuCards;
 
 /**
  * Commits the core's assignments, as CapacityScheduler's tryCommit commits proposals: each is
  * re-checked against YARN's state now (the app still runs, the ask is still outstanding with the
- * same size, locality and the app's exclusions allow the node, it fits the node's free room, the
- * queue and its ancestors stay within their max) and allocated through YARN's own path, or
+ * same size, locality and the app's exclusions allow the node, it fits the node's free room, its
+ * GPU cards are cards of the node, the queue and its ancestors stay within their max) and allocated through YARN's own path, or
  * refused back to the core with the reason. Whatever goes wrong with one assignment stays with
  * it: the rest of the reply is still committed.
  *
@@ -144,6 +146,13 @@ class AssignmentCommitter {
       return "does not fit node " + node.getNodeID() + " (free " + node.getUnallocatedResource()
           + ", asked " + capability + ")";
     }
+    List<Long> cards = scheduler.nodeCards.of(node.getNodeID());
+    for (int card : a.cards) {
+      if (cards == null || card >= cards.size()) {
+        return "node " + node.getNodeID() + " has " + (cards == null ? 0 : cards.size())
+            + " GPU cards; card " + card + " is not one of them";
+      }
+    }
     return ((ShimQueue) attempt.getQueue()).checkLimits(capability, scheduler.getClusterResource());
   }
 
@@ -177,6 +186,10 @@ class AssignmentCommitter {
     Container container = BuilderUtils.newContainer(containerId, node.getNodeID(),
         node.getRMNode().getHttpAddress(), capability, key.getPriority(), null,
         key.getAllocationRequestId());
+    if (!a.cards.isEmpty()) {
+      // in the container token the RM signs: the NodeManager's CardsContainerExecutor reads it
+      container.setAllocationTags(Collections.singleton(GpuCards.tag(a.cards)));
+    }
     return attempt.allocate(type, node, key, container);
   }
 

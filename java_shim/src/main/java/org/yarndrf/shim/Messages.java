@@ -16,6 +16,7 @@ import java.util.TreeMap;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.yarndrf.nm.GpuCards;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
 /**
@@ -31,7 +32,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
  * MalformedReplyException} naming what is wrong.
  */
 public final class Messages {
-  public static final int VERSION = 5;
+  public static final int VERSION = 6;
   static final ObjectMapper JSON = new ObjectMapper();
 
   private Messages() {
@@ -39,16 +40,26 @@ public final class Messages {
 
   // ================================================================== values
 
-  /** A node as a snapshot lists it and node_added carries it. */
+  /**
+   * A node as a snapshot lists it and node_added carries it; `cards`: the MiB of each of its GPU
+   * cards when its NodeManager declares them, else null (node_updated: null when they did not
+   * change, empty when the node no longer declares any).
+   */
   public static final class NodeInfo {
     public final String node;
     public final Map<String, Long> capacity;
     public final String rack;
+    public final List<Long> cards;
 
     public NodeInfo(String node, Map<String, Long> capacity, String rack) {
+      this(node, capacity, rack, null);
+    }
+
+    public NodeInfo(String node, Map<String, Long> capacity, String rack, List<Long> cards) {
       this.node = node;
       this.capacity = capacity;
       this.rack = rack;
+      this.cards = cards;
     }
   }
 
@@ -90,8 +101,8 @@ public final class Messages {
       return new Delta("node_added", node, null, null, null);
     }
 
-    public static Delta nodeUpdated(String node, Map<String, Long> capacity) {
-      return new Delta("node_updated", new NodeInfo(node, capacity, null), null, null, null);
+    public static Delta nodeUpdated(String node, Map<String, Long> capacity, List<Long> cards) {
+      return new Delta("node_updated", new NodeInfo(node, capacity, null, cards), null, null, null);
     }
 
     public static Delta nodeRemoved(String node) {
@@ -257,9 +268,17 @@ public final class Messages {
     public final int priority;
     public final long allocationId;
     public final Map<String, Long> resources;
+    /** The indices of the node's GPU cards it goes on; empty on a node without cards. */
+    public final List<Integer> cards;
 
     public Assignment(String id, String app, String node, String queue, int priority,
         long allocationId, Map<String, Long> resources) {
+      this(id, app, node, queue, priority, allocationId, resources, Collections.<Integer>emptyList());
+    }
+
+    public Assignment(String id, String app, String node, String queue, int priority,
+        long allocationId, Map<String, Long> resources, List<Integer> cards) {
+      this.cards = cards;
       this.id = id;
       this.app = app;
       this.node = node;
@@ -435,7 +454,10 @@ public final class Messages {
     g.writeEndObject();
   }
 
-  /** node, then capacity and rack when it has them (node_removed has neither, node_updated no rack). */
+  /**
+   * node, then capacity, rack and cards when it has them (node_removed has none, node_updated no
+   * rack).
+   */
   private static void writeNode(JsonGenerator g, NodeInfo n) throws IOException {
     g.writeStringField("node", n.node);
     if (n.capacity != null) {
@@ -447,6 +469,13 @@ public final class Messages {
     }
     if (n.rack != null) {
       g.writeStringField("rack", n.rack);
+    }
+    if (n.cards != null) {
+      g.writeArrayFieldStart("cards");
+      for (long mib : n.cards) {
+        g.writeNumber(mib);
+      }
+      g.writeEndArray();
     }
   }
 
@@ -536,7 +565,7 @@ public final class Messages {
     for (JsonNode a : array(reply, "assignments")) {
       assignments.add(new Assignment(text(a, "assignment_id"), text(a, "app"), text(a, "node"),
           text(a, "queue"), (int) integer(a, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE),
-          integer(a, "allocation_id", Long.MIN_VALUE, Long.MAX_VALUE), resources(a)));
+          integer(a, "allocation_id", Long.MIN_VALUE, Long.MAX_VALUE), resources(a), cards(a)));
     }
     List<Placement> placements = new ArrayList<>();
     for (JsonNode p : array(reply, "placements")) {
@@ -600,6 +629,26 @@ public final class Messages {
     for (Iterator<Map.Entry<String, JsonNode>> it = r.fields(); it.hasNext();) {
       Map.Entry<String, JsonNode> e = it.next();
       out.put(e.getKey(), integer(r, e.getKey(), 0, Long.MAX_VALUE));
+    }
+    return out;
+  }
+
+  /** An assignment's card indices: absent (none), or distinct integers 0 to MAX_CARDS-1. */
+  private static List<Integer> cards(JsonNode a) throws MalformedReplyException {
+    JsonNode c = a.get("cards");
+    if (c == null) {
+      return Collections.emptyList();
+    }
+    List<Integer> out = new ArrayList<>();
+    boolean valid = c.isArray() && c.size() <= GpuCards.MAX_CARDS;
+    for (int i = 0; valid && i < c.size(); i++) {
+      JsonNode x = c.get(i);
+      valid = x.isInt() && x.asInt() >= 0 && x.asInt() < GpuCards.MAX_CARDS && !out.contains(x.asInt());
+      out.add(x.asInt());
+    }
+    if (!valid) {
+      throw new MalformedReplyException("field \"cards\" must be distinct card indices from 0 to "
+          + (GpuCards.MAX_CARDS - 1) + " in " + abbreviate(a.toString()));
     }
     return out;
   }
@@ -714,7 +763,7 @@ public final class Messages {
       case "node_added":
         return Delta.nodeAdded(nodeInfo(d));
       case "node_updated":
-        return Delta.nodeUpdated(d.get("node").asText(), capacity(d.get("capacity")));
+        return Delta.nodeUpdated(d.get("node").asText(), capacity(d.get("capacity")), sizes(d.get("cards")));
       case "node_removed":
         return Delta.nodeRemoved(d.get("node").asText());
       case "app_added":
@@ -731,7 +780,19 @@ public final class Messages {
   }
 
   private static NodeInfo nodeInfo(JsonNode n) {
-    return new NodeInfo(n.get("node").asText(), capacity(n.get("capacity")), n.get("rack").asText());
+    return new NodeInfo(n.get("node").asText(), capacity(n.get("capacity")), n.get("rack").asText(),
+        sizes(n.get("cards")));
+  }
+
+  private static List<Long> sizes(JsonNode cards) {
+    if (cards == null) {
+      return null;
+    }
+    List<Long> out = new ArrayList<>();
+    for (JsonNode x : cards) {
+      out.add(x.asLong());
+    }
+    return out;
   }
 
   private static AppInfo appInfo(JsonNode a) {
@@ -802,6 +863,13 @@ public final class Messages {
           g.writeNumberField(e.getKey(), e.getValue());
         }
         g.writeEndObject();
+        if (!a.cards.isEmpty()) {
+          g.writeArrayFieldStart("cards");
+          for (int card : a.cards) {
+            g.writeNumber(card);
+          }
+          g.writeEndArray();
+        }
         g.writeEndObject();
       }
       g.writeEndArray();

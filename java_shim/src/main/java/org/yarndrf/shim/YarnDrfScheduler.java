@@ -56,6 +56,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptR
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerExpiredSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAttributesUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
@@ -104,6 +105,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    */
   private final Map<ApplicationId, Submission> awaitingPlacement = new LinkedHashMap<>();
   private final Resource usedResource = Resource.newInstance(0, 0);
+  /** The GPU cards the nodes' NodeManagers declare (node attributes). */
+  final NodeCards nodeCards = new NodeCards(
+      () -> rmContext == null ? null : rmContext.getNodeAttributesManager());
   /** NodeManager heartbeats since the last call, for the service's metrics. */
   private final AtomicLong heartbeats = new AtomicLong();
   private BridgeClient bridge;
@@ -386,6 +390,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       case NODE_UPDATE:
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
         break;
+      case NODE_ATTRIBUTES_UPDATE:
+        attributesChanged(((NodeAttributesUpdateSchedulerEvent) event).getUpdatedNodeToAttributes().keySet());
+        break;
       case APP_ADDED: {
         AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
         addApplication(e.getApplicationId(), e.getQueue(), e.getUser(), e.getIsAppRecovering(),
@@ -423,7 +430,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         break;
       }
       default:
-        // Labels, attributes, reservations and preemption marks are not used by yarn-drf.
+        // Labels, reservations and preemption marks are not used by yarn-drf.
         LOG.warn("yarn-drf: ignoring scheduler event {}", event.getType());
     }
   }
@@ -437,7 +444,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     FiCaSchedulerNode node = new FiCaSchedulerNode(rmNode, usePortForNodeName);
     nodeTracker.addNode(node);
     events.add(Messages.Delta.nodeAdded(new Messages.NodeInfo(bridgeName(rmNode.getNodeID()),
-        Messages.amounts(rmNode.getTotalCapability()), rmNode.getRackName())));
+        Messages.amounts(rmNode.getTotalCapability()), rmNode.getRackName(),
+        nodeCards.added(rmNode.getNodeID()))));
     // Recovered containers reach the core through ShimQueue.recoverContainer.
     recoverContainersOnNode(recovered, rmNode);
   }
@@ -452,6 +460,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
           c.getContainerId(), SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
     }
     nodeTracker.removeNode(rmNode.getNodeID());
+    nodeCards.removed(rmNode.getNodeID());
     events.add(Messages.Delta.nodeRemoved(bridgeName(rmNode.getNodeID())));
   }
 
@@ -460,7 +469,24 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(e.getRMNode().getNodeID());
     if (node != null) {
       events.add(Messages.Delta.nodeUpdated(bridgeName(node.getNodeID()),
-          Messages.amounts(node.getTotalResource())));
+          Messages.amounts(node.getTotalResource()), null));
+    }
+  }
+
+  /**
+   * The node attributes of these hosts changed (YARN keeps them per host): each of their nodes
+   * whose GPU cards changed goes to the core as updated.
+   */
+  private synchronized void attributesChanged(Set<String> hosts) {
+    for (FiCaSchedulerNode node : nodeTracker.getAllNodes()) {
+      if (hosts.contains(node.getNodeID().getHost())) {
+        List<Long> cards = nodeCards.changed(node.getNodeID());
+        if (cards != null) {
+          LOG.info("yarn-drf: node {} GPU cards now {}", node.getNodeID(), cards);
+          events.add(Messages.Delta.nodeUpdated(bridgeName(node.getNodeID()),
+              Messages.amounts(node.getTotalResource()), cards));
+        }
+      }
     }
   }
 
@@ -729,7 +755,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       Messages.Snapshot s = new Messages.Snapshot(epoch, types);
       for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
         s.nodes.add(new Messages.NodeInfo(bridgeName(n.getNodeID()),
-            Messages.amounts(n.getTotalResource()), n.getRackName()));
+            Messages.amounts(n.getTotalResource()), n.getRackName(), nodeCards.of(n.getNodeID())));
       }
       // The snapshot supersedes everything queued before it; every ask goes in full.
       events.clear();

@@ -54,7 +54,8 @@ class ContractTest {
     Messages.Snapshot s = new Messages.Snapshot(1700000000000L,
         Arrays.asList("memory-mb", "vcores", "gpu-mem"));
     s.nodes.add(new Messages.NodeInfo("host1:8041", capacity(16384, 16, 0), "/rack1"));
-    s.nodes.add(new Messages.NodeInfo("host2:8041", capacity(16384, 16, 16384), "/rack2"));
+    s.nodes.add(new Messages.NodeInfo("host2:8041", capacity(16384, 16, 16384), "/rack2",
+        Arrays.asList(8192L, 8192L)));
     String app = "application_1700000000000_0001";
     s.apps.add(new Messages.AppInfo(app, "alice", "root.cpu", Collections.singletonList("staff")));
     s.containers.add(new Messages.ContainerRow("container_1700000000000_0001_01_000001", app,
@@ -88,8 +89,12 @@ class ContractTest {
     Messages.Assignment a = r.assignments.get(0);
     assertEquals("a1", a.id);
     assertEquals(2048L, (long) a.resources.get("memory-mb"));
+    assertTrue(a.cards.isEmpty(), "a1 is on a node without cards");
     Messages.Placement refused = r.placements.get(1);
     assertTrue(!refused.accepted && refused.queue == null && refused.reason.contains("mallory"));
+    Messages.Assignment onCards = Messages.scheduleReply(compact(examples("schedule.reply.json").get(1)
+        .get("message"))).assignments.get(1);
+    assertEquals(Arrays.asList("a4", 0), Arrays.asList(onCards.id, onCards.cards.get(0)));
 
     for (JsonNode example : examples("snapshot.reply.json")) {
       JsonNode message = example.get("message");

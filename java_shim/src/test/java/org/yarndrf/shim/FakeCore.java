@@ -3,6 +3,7 @@ package org.yarndrf.shim;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +31,8 @@ final class FakeCore implements CoreChannel {
   volatile ArrayNode pushQueues;
   /** Set: the next reload is applied (this becomes the queue tree) but its reply never comes. */
   volatile ArrayNode reloadThenTimeOut;
+  /** The GPU cards every assignment names (as the core does on a node with cards). */
+  volatile List<Integer> cards = Collections.emptyList();
   private ArrayNode queueTree = queues();
   final List<Messages.Request> requests = new ArrayList<>();
   final List<Messages.Delta> deltas = new ArrayList<>();
@@ -127,7 +130,7 @@ final class FakeCore implements CoreChannel {
         for (int i = 0; i < a.count + extra; i++) {
           String node = s.nodes.get((firstNode + out.size()) % s.nodes.size()).node;
           Messages.Assignment as = new Messages.Assignment("fake-" + (++nextId), a.row.app, node,
-              "root.a", a.row.priority, a.row.allocationId, resources(a.row));
+              "root.a", a.row.priority, a.row.allocationId, resources(a.row), cards);
           out.add(as);
           if (i < a.count) {  // the extra ones were never asked for
             assigned.put(as.id, a);

@@ -1,0 +1,118 @@
+package org.yarndrf.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.NodeAttribute;
+import org.apache.hadoop.yarn.api.records.NodeAttributeType;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.security.ContainerTokenIdentifier;
+import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.utils.BuilderUtils;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * GPU cards in an in-process ResourceManager (MockRM) with a fake core: a node's cards come from
+ * the attribute its NodeManager reports (applied through the RM's NodeAttributesManager, as the
+ * RM's ResourceTrackerService does with what a NodeManager sends), go to the core with the node,
+ * and the cards the core chose ride on the container, in its token, for the NodeManager.
+ */
+class NodeCardsTest {
+  @TempDir
+  Path attributeStore;
+  private MockRM rm;
+  private FakeCore core;
+
+  @BeforeEach
+  void start() {
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR, attributeStore.toUri().toString());
+    core = new FakeCore();
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+  }
+
+  @AfterEach
+  void stop() {
+    rm.stop();
+  }
+
+  /** What a NodeManager with this attribute value reports for its host. */
+  private void declare(String host, String cards) throws Exception {
+    rm.getRMContext().getNodeAttributesManager().replaceNodeAttributes(NodeAttribute.PREFIX_DISTRIBUTED,
+        Collections.singletonMap(host, Collections.singleton(NodeAttribute.newInstance(
+            NodeAttribute.PREFIX_DISTRIBUTED, "yarn-drf-gpu-cards", NodeAttributeType.STRING, cards))));
+  }
+
+  private static void until(BooleanSupplier done, String what) throws Exception {
+    for (int i = 0; i < 500 && !done.getAsBoolean(); i++) {
+      Thread.sleep(10);
+    }
+    assertTrue(done.getAsBoolean(), what);
+  }
+
+  private List<List<Long>> updatedCards() {
+    List<List<Long>> out = new ArrayList<>();
+    for (Messages.Delta d : core.deltasOf("node_updated")) {
+      out.add(d.node.cards);
+    }
+    return out;
+  }
+
+  @Test
+  void aNodeHasTheCardsItsNodeManagerDeclaresAndNoneOnceTheyAreNoCardList() throws Exception {
+    rm.registerNode("gpuhost:1234", 8192, 8);
+    until(() -> core.deltasOf("node_added").size() == 1, "node added");
+    assertNull(core.deltasOf("node_added").get(0).node.cards, "no attribute yet: no cards");
+    declare("gpuhost", "10240_10240");
+    until(() -> updatedCards().contains(Arrays.asList(10240L, 10240L)), "cards sent as node_updated");
+    declare("gpuhost", "10240-10240");  // a valid attribute value, but no card list: logged
+    until(() -> updatedCards().contains(Collections.<Long>emptyList()), "the cards withdrawn: []");
+    declare("otherhost", "81920");
+    Thread.sleep(200);
+    assertEquals(2, updatedCards().size(), "another host's attributes change nothing here: " + updatedCards());
+  }
+
+  @Test
+  void theCoresCardsRideOnTheContainerTokenAndACardTheNodeLacksIsRefused() throws Exception {
+    declare("localhost", "10240_10240");  // a host that resolves: YARN builds the container token for it
+    rm.registerNode("localhost:1234", 8192, 8);
+    until(() -> core.deltasOf("node_added").size() == 1, "node added");
+    assertEquals(Arrays.asList(10240L, 10240L), core.deltasOf("node_added").get(0).node.cards);
+    core.cards = Collections.singletonList(1);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+    List<Container> got = new ArrayList<>(am.allocate("*", 1024, 1, new ArrayList<ContainerId>())
+        .getAllocatedContainers());
+    for (int i = 0; i < 100 && got.isEmpty(); i++) {
+      Thread.sleep(20);
+      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
+          .getAllocatedContainers());
+    }
+    assertEquals(1, got.size());
+    ContainerTokenIdentifier token = BuilderUtils.newContainerTokenIdentifier(got.get(0).getContainerToken());
+    assertEquals(Collections.singleton("yarn-drf.gpu-cards=1"), token.getAllcationTags());
+
+    core.cards = Collections.singletonList(5);
+    am.allocate("*", 1024, 1, new ArrayList<ContainerId>());
+    until(() -> !core.deltasOf("assignment_refused").isEmpty(), "the assignment refused");
+    assertTrue(core.deltasOf("assignment_refused").get(0).reason
+        .contains("has 2 GPU cards; card 5 is not one of them"), core.deltasOf("assignment_refused").get(0).reason);
+  }
+}
