@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from operator import add, le, sub
+from operator import add, sub
 
 from scheduler.echo import brief
 
@@ -119,14 +119,20 @@ def vsub(a: Vector, b: Vector) -> Vector:
 
 
 def fits(request: Vector, available: Vector) -> bool:
-    """True when every amount of `request` is at most the same amount of `available`."""
-    return all(map(le, request, available))
+    """True when every amount of `request` is at most the same amount of `available`.
+
+    An index loop: compiled, it is native integer compares with nothing allocated (all(map(...))
+    allocated a map object per call, a tenth of a decision's time with the collections it set off)."""
+    for i in range(len(request)):
+        if request[i] > available[i]:
+            return False
+    return True
 
 
 def fits_any(shapes: Iterable[Vector], available: Vector) -> bool:
     """True when at least one of `shapes` fits in `available`."""
     for shape in shapes:
-        if all(map(le, shape, available)):
+        if fits(shape, available):
             return True
     return False
 
