@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import mul
+from typing import Final
 
 from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
 from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
@@ -37,17 +38,22 @@ from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceErr
 
 log = logging.getLogger("yarn_drf.core")
 
-UNLIMITED = 1 << 62
-DEFAULT_RACK = "/default-rack"
-FINISH_STATES = frozenset({"completed", "released", "preempted", "expired", "killed", "lost"})
-_RESERVED = object()  # a heartbeat stopped because it reserved its node
-_RETRY = object()  # a walk set a queue aside, which re-keyed the queues above: walk again from the root
+# Final: compiled, these are constants, not a lookup in the module's globals at every use.
+UNLIMITED: Final = 1 << 62
+DEFAULT_RACK: Final = "/default-rack"
+FINISH_STATES: Final = frozenset({"completed", "released", "preempted", "expired", "killed", "lost"})
+_RESERVED: Final = object()  # a heartbeat stopped because it reserved its node
+_RETRY: Final = object()  # a walk set a queue aside, which re-keyed the queues above: walk again from the root
 # Directions a parent sums are quantised to 2**-48 of a share: integer sums are exact in any
 # order, so keys depend on the state alone (batch() must decide as eager re-keying).
-_QUANTUM = float(1 << 48)
-_NONE, _ACTIVE, _ASIDE, _IDLE = range(4)  # how a queue's direction counts in its parent's sums
-_KEY_SCALE = 1e12
-UNBLOCK_BUDGET = 64  # queues (and apps) a heartbeat sets aside before its walk (see _unblock)
+_QUANTUM: Final = float(1 << 48)
+# how a queue's direction counts in its parent's sums
+_NONE: Final = 0
+_ACTIVE: Final = 1
+_ASIDE: Final = 2
+_IDLE: Final = 3
+_KEY_SCALE: Final = 1e12
+UNBLOCK_BUDGET: Final = 64  # queues (and apps) a heartbeat sets aside before its walk (see _unblock)
 
 
 class SchedulerCore:
