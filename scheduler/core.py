@@ -33,7 +33,7 @@ from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.preemption import PreemptionPlan, Preemptor
 from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceError, Vector, dominant_resource,
-                                 dominant_share, fit_test, fits, fits_any, linear_form, quantised_ratio, vadd,
+                                 dominant_share, fit_test, fits, fits_any, LinearForm, QuantisedRatio, vadd,
                                  vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
@@ -137,13 +137,13 @@ class SchedulerCore:
         q.scale = self.policy.scale(names, self.divided, cap, spec.weight)
         inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
         q.min_inv = inv if any(inv) else None
-        q.weigh = linear_form(q.scale, self.policy.aggregate)
-        q.app_weigh = linear_form(self.policy.scale(names, self.divided, cap, 1.0), self.policy.aggregate)
+        q.weigh = LinearForm(q.scale, self.policy.aggregate)
+        q.app_weigh = LinearForm(self.policy.scale(names, self.divided, cap, 1.0), self.policy.aggregate)
         if q.parent is not None and q.parent.parent is not None:  # (the root keeps no sums)
             # a leaf measures in resource units, a parent in its own share units
             up = q.parent.scale if spec.is_leaf else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)]
-            q.up = quantised_ratio(tuple(x * _QUANTUM for x in up))
-            q.up_raw = quantised_ratio(tuple(x * _QUANTUM for x in q.parent.scale))
+            q.up = QuantisedRatio(tuple(x * _QUANTUM for x in up))
+            q.up_raw = QuantisedRatio(tuple(x * _QUANTUM for x in q.parent.scale))
         else:
             q.up = q.up_raw = None
         if not spec.max and spec.max_fraction is None:
