@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import mul
+from typing import Final
 
 from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
 from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
@@ -33,22 +34,27 @@ from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.preemption import PreemptionPlan, Preemptor
 from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceError, Vector, dominant_resource,
-                                 dominant_share, fit_test, fits, fits_any, linear_form, quantised_ratio, vadd,
+                                 dominant_share, fit_test, fits, fits_any, LinearForm, QuantisedRatio, vadd,
                                  vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
 
-UNLIMITED = 1 << 62
-DEFAULT_RACK = "/default-rack"
-FINISH_STATES = frozenset({"completed", "released", "preempted", "expired", "killed", "lost"})
-_RESERVED = object()  # a heartbeat stopped because it reserved its node
-_RETRY = object()  # a walk set a queue aside, which re-keyed the queues above: walk again from the root
+# Final: compiled, these are constants, not a lookup in the module's globals at every use.
+UNLIMITED: Final = 1 << 62
+DEFAULT_RACK: Final = "/default-rack"
+FINISH_STATES: Final = frozenset({"completed", "released", "preempted", "expired", "killed", "lost"})
+_RESERVED: Final = object()  # a heartbeat stopped because it reserved its node
+_RETRY: Final = object()  # a walk set a queue aside, which re-keyed the queues above: walk again from the root
 # Directions a parent sums are quantised to 2**-48 of a share: integer sums are exact in any
 # order, so keys depend on the state alone (batch() must decide as eager re-keying).
-_QUANTUM = float(1 << 48)
-_NONE, _ACTIVE, _ASIDE, _IDLE = range(4)  # how a queue's direction counts in its parent's sums
-_KEY_SCALE = 1e12
-UNBLOCK_BUDGET = 64  # queues (and apps) a heartbeat sets aside before its walk (see _unblock)
+_QUANTUM: Final = float(1 << 48)
+# how a queue's direction counts in its parent's sums
+_NONE: Final = 0
+_ACTIVE: Final = 1
+_ASIDE: Final = 2
+_IDLE: Final = 3
+_KEY_SCALE: Final = 1e12
+UNBLOCK_BUDGET: Final = 64  # queues (and apps) a heartbeat sets aside before its walk (see _unblock)
 
 
 class SchedulerCore:
@@ -133,13 +139,13 @@ class SchedulerCore:
         q.scale = self.policy.scale(names, self.divided, cap, spec.weight)
         inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
         q.min_inv = inv if any(inv) else None
-        q.weigh = linear_form(q.scale, self.policy.aggregate)
-        q.app_weigh = linear_form(self.policy.scale(names, self.divided, cap, 1.0), self.policy.aggregate)
+        q.weigh = LinearForm(q.scale, self.policy.aggregate)
+        q.app_weigh = LinearForm(self.policy.scale(names, self.divided, cap, 1.0), self.policy.aggregate)
         if q.parent is not None and q.parent.parent is not None:  # (the root keeps no sums)
             # a leaf measures in resource units, a parent in its own share units
             up = q.parent.scale if spec.is_leaf else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)]
-            q.up = quantised_ratio(tuple(x * _QUANTUM for x in up))
-            q.up_raw = quantised_ratio(tuple(x * _QUANTUM for x in q.parent.scale))
+            q.up = QuantisedRatio(tuple(x * _QUANTUM for x in up))
+            q.up_raw = QuantisedRatio(tuple(x * _QUANTUM for x in q.parent.scale))
         else:
             q.up = q.up_raw = None
         if not spec.max and spec.max_fraction is None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from heapq import heapify, heappop, heappush, heapreplace
 from itertools import count
-from typing import Any
+from typing import Any, Final
 
-_SWEEP_MIN = 64
-_ITEM = 4  # entry: [tier, value, order, unique number, item or None when dead]
+_SWEEP_MIN: Final = 64
+_ITEM: Final = 4  # entry: [tier, value, order, unique number, item or None when dead]
 
 
 class LazyHeap:

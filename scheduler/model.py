@@ -6,15 +6,14 @@ except the small locality rule of a request, which is YARN's.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import count
 from operator import attrgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from scheduler.cards import Cards
 from scheduler.heap import LazyHeap
-from scheduler.resources import fits
+from scheduler.resources import LinearForm, QuantisedRatio, fits
 
 if TYPE_CHECKING:
     from scheduler.config import QueueSpec
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
 ANY = "*"
 YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
 _app_sequence = count()
+_UNWEIGHED: Final = LinearForm((), max)  # a queue's share functions until SchedulerCore._limits sets them
 
 
 class Node:
@@ -289,10 +289,10 @@ class Queue:
         self.dirq: tuple[int, ...] = zero
         self.up_dirq: tuple[int, ...] = zero
         self.state = 0
-        self.weigh: Callable[[Vector], float] = _unweighed  # usage -> weighted share, and the three below: compiled per queue (SchedulerCore._limits)
-        self.app_weigh: Callable[[Vector], float] = _unweighed  # an app's usage -> its share in this leaf
-        self.up: Callable[[Sequence[float], float], tuple[int, ...]] | None = None  # (own units, share) -> dirq
-        self.up_raw: Callable[[Sequence[float], float], tuple[int, ...]] | None = None
+        self.weigh = _UNWEIGHED  # usage -> weighted share, and the three below: set per queue (SchedulerCore._limits)
+        self.app_weigh = _UNWEIGHED  # an app's usage -> its share in this leaf
+        self.up: QuantisedRatio | None = None  # (own units, share) -> dirq
+        self.up_raw: QuantisedRatio | None = None
         self.act: tuple[int, ...] = zero
         self.idle: dict[Queue, None] = {}
         self.asides: list[Queue] = []
@@ -310,10 +310,6 @@ class Queue:
         while q is not None:
             yield q
             q = q.parent
-
-
-def _unweighed(usage: Vector) -> float:
-    return 0.0  # until SchedulerCore._limits compiles the queue's share function
 
 
 class Container:
