@@ -185,21 +185,24 @@ class Preemptor:
         self.counters = dict(old.counters)
         self.killed_seconds = old.killed_seconds
         for cid, mark in old.marks.items():
-            c = core.containers.get(cid)
+            running = core.containers.get(cid)
             app = core.apps.get(mark.request.app.id)
             req = app.requests.get(mark.request.key) if app is not None else None
-            if c is None or c.node.id != mark.node.id or req is None or c.node.reserved not in (None, req):
+            if running is None or req is None or running.node.id != mark.node.id:
+                continue
+            node = running.node
+            if node.reserved is not None and node.reserved is not req:
                 continue
             if mark.killed:
                 self.counters["killed"] -= 1
                 self.killed_seconds -= mark.lost_s
-            self.marks[cid] = _Mark(mark.victim, req, c.node)
-            if c.node not in self.holds:
+            self.marks[cid] = _Mark(mark.victim, req, node)
+            if node not in self.holds:
                 held = old.holds.get(mark.node)
-                c.node.reserved = req
+                node.reserved = req
                 if req.reserved_node is None:
-                    req.reserved_node = c.node
-                self.holds[c.node] = _Hold(req, held.containers if held is not None else 1)
+                    req.reserved_node = node
+                self.holds[node] = _Hold(req, held.containers if held is not None else 1)
 
     def report(self, now: float) -> dict:
         """The state as plain data for status pages: settings, counters, and per queue (those with

@@ -10,6 +10,7 @@ import pytest
 
 from tests.bridge.messages import TYPES, call, started
 from yarn_bridge import protocol
+from yarn_bridge.metrics import Metrics
 from yarn_bridge.service import CoreService
 
 QUEUES = """\
@@ -43,7 +44,7 @@ def clock() -> Clock:
 def svc(tmp_path, clock) -> CoreService:
     path = tmp_path / "queues.yaml"
     path.write_text(QUEUES)
-    service = CoreService(path, clock=clock)
+    service = CoreService(path, clock=clock, metrics=Metrics(clock=clock))
     resync(service, epoch=5)
     return service
 
@@ -103,6 +104,10 @@ def test_a_starved_queue_gets_its_victims_told_after_the_timeout_and_killed_afte
     assert [a["app"] for a in after["assignments"]] == ["app_b", "app_b"]
     assert "kill" not in after and "preempt" not in after
     assert "kill" not in at(clock, svc, 20, 8) and svc.core.preemption.counters["killed"] == 2
+    sample = svc.metrics.registry.get_sample_value
+    assert sample("yarn_drf_preemptions_total", {"action": "marked"}) == 2
+    assert sample("yarn_drf_preemptions_total", {"action": "killed"}) == 2
+    assert sample("yarn_drf_preempted_work_seconds_total") == pytest.approx(2 * 9.0)  # started at 0, killed at 9
 
 
 def test_rounds_run_at_most_once_per_interval_however_often_the_shim_calls(svc, clock):
