@@ -9,11 +9,18 @@ a verdict comparing the measured shares with each queue's target (read from the 
 server: where the core's decisions take the demand on these three nodes, whole containers; the pooled
 weighted-DRF share is shown beside it) and tears the cluster down (--keep leaves it running).
 --screenshot PNG also saves the dashboard as headless Chromium shows it at the end of the run.
+
+Then the preemption phase: the apps are killed, preemption is switched on by rewriting the queue
+file (the core's file watcher reloads it), dev fills the cluster with hour-long containers, and
+prod (weight 2) arrives late; the demo prints how long prod takes to reach its target and how many
+of dev's containers were preempted (exit status PREEMPTED, from the RM's own metrics).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import tempfile
 import subprocess
 import sys
 import time
@@ -47,6 +54,18 @@ WORKLOAD = {
 CONTAINER_CMD = "sleep $((10 + RANDOM % 20))"
 AM = {"memory-mb": 256, "vcores": 1}  # the distributed-shell AM of each app
 RES = ("memory-mb", "vcores", "gpu-mem")
+# The preemption phase: appended to the queue file, whose watcher reloads it within seconds.
+PREEMPTION = """
+preemption:
+  enabled: true
+  fair-share-timeout-s: 5
+  min-share-timeout-s: 5
+  threshold: 0.8
+  grace-s: 5
+  max-per-round: "25%"
+"""
+FILL = ("root.dev", {"memory-mb": 512, "vcores": 1}, 40)  # more than the cluster's 28 vcores hold
+LATE = ("root.prod", {"memory-mb": 512, "vcores": 1}, 24)
 
 
 def ensure_engine() -> None:
@@ -125,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=150, help="how long to run the workload (default 150)")
     ap.add_argument("--keep", action="store_true", help="leave the cluster running at the end")
     ap.add_argument("--plot", type=Path, default=ROOT / "out" / "cluster-demo.png", help="PNG to write")
+    ap.add_argument("--preemption-seconds", type=float, default=60,
+                    help="how long the preemption phase waits for the late queue's target (default 60)")
     ap.add_argument("--screenshot", type=Path, metavar="PNG",
                     help="save the dashboard as headless Chromium shows it at the end of the run")
     args = ap.parse_args(argv)
@@ -135,7 +156,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from tests.e2e.cluster import YARN_DRF_SCHEDULER, Cluster, resource_map
 
-    cluster = Cluster.create(YARN_DRF_SCHEDULER, ROOT / "conf" / "docker-queues.yaml")
+    # A copy the preemption phase rewrites (the cluster mounts the file itself: it sees the change).
+    queues_file = Path(tempfile.mkdtemp(prefix="yarn-drf-demo-")) / "queues.yaml"
+    shutil.copy(ROOT / "conf" / "docker-queues.yaml", queues_file)
+    cluster = Cluster.create(YARN_DRF_SCHEDULER, queues_file)
     console.print("Starting the cluster: 1 ResourceManager (yarn-drf) + 3 NodeManagers "
                   "(CPU-rich 16 vcores/8 GiB, memory-rich 4 vcores/32 GiB, GPU 8 vcores/16 GiB/2x10 GiB gpu-mem)")
     try:
@@ -204,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         verdict = ("AT THE TARGETS: each queue's mean dominant share within one of its containers of the share "
                    "the core's decisions settle at" if ok else "OFF THE TARGETS by more than one container")
         console.print(f"[bold]{verdict}[/]; plot: {args.plot}")
-        return 0 if ok else 1
+        preempted_ok = preemption_phase(cluster, queues_file, capacity, args.preemption_seconds)
+        return 0 if ok and preempted_ok else 1
     finally:
         if args.keep:
             console.print(f"Cluster left running (--keep): RM http://127.0.0.1:{cluster.web_port}, dashboard "
@@ -213,6 +238,69 @@ def main(argv: list[str] | None = None) -> int:
         else:
             cluster.stop()
         console.print(f"Total demo time {time.monotonic() - started:.0f} s")
+        shutil.rmtree(queues_file.parent, ignore_errors=True)
+
+
+def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], limit_s: float) -> bool:
+    """A late queue on a full cluster with preemption on: the time until it holds its target (within
+    one of its containers) and the containers taken from the queue that filled the cluster."""
+    from tests.e2e.cluster import resource_map
+
+    console.print("\n[bold]Preemption[/]: dev fills the cluster with hour-long containers, prod (weight 2) "
+                  "arrives late; preemption on (fair-share-timeout-s 5, grace-s 5)")
+    cluster.kill_all_apps()
+    with open(queues_file, "a") as f:  # in place: the container's mount is this file
+        f.write(PREEMPTION)
+    wait(lambda: cluster.rest_status("/v1/queues")["preemption"]["enabled"], 30, "the reload")
+    tag = uuid.uuid4().hex[:4]
+    (fill_q, fill_shape, fill_n), (late_q, late_shape, late_n) = FILL, LATE
+    fill_name, late_name = f"demo-fill-{tag}", f"demo-late-{tag}"
+    cluster.submit_dshell(fill_name, fill_q.split(".")[-1], fill_n, fill_shape)
+    wait(lambda: cluster.app_by_name(fill_name) and not any(
+        all(free.get(r, 0) >= fill_shape[r] for r in fill_shape)
+        for free in (resource_map(n["availableResource"]) for n in cluster.running_nodes())),
+        60, f"{fill_q} filling the cluster (no node with room for one more of its containers)")
+    arrived = time.monotonic()
+    cluster.submit_dshell(late_name, late_q.split(".")[-1], late_n, late_shape)
+    one = max(late_shape.get(r, 0) / capacity[r] for r in RES if capacity[r])
+    reached = None
+    share = target = 0.0
+    while time.monotonic() - arrived < limit_s:
+        queue = next(q for q in cluster.rest_status("/v1/queues")["queues"] if q["name"] == late_q)
+        # its target counts once the core knows the whole demand: its AM runs and has asked for its tasks
+        asked = queue["demand"].get("vcores", 0) >= late_n * late_shape["vcores"]
+        target = queue["pooled_target_share"]  # what preemption restores
+        share = measure(cluster, capacity)[late_q]["dominant"]
+        if asked and share >= target - one:
+            reached = time.monotonic() - arrived
+            break
+        time.sleep(1)
+    taken = sum(int(a.get("numNonAMContainerPreempted", 0)) + int(a.get("numAMContainerPreempted", 0))
+                for a in cluster.apps() if a["name"] == fill_name)
+    counters = cluster.rest_status("/v1/queues")["preemption"]["counters"]
+    work = cluster.rest_status("/v1/queues")["preemption"].get("work_lost_container_s")
+    console.print(f"{fill_q}'s containers preempted (exit status PREEMPTED, the RM's metrics): {taken}; "
+                  f"the core marked {counters['marked']}, killed {counters['killed']}, "
+                  f"work lost {work} container-s")
+    if reached is None:
+        console.print(f"[bold red]{late_q} did not reach its target ({target:.3f}) within {limit_s:.0f} s: "
+                      f"at {share:.3f}[/]")
+        return False
+    console.print(f"[bold]{late_q} reached its target {target:.3f} (within one container) {reached:.0f} s after "
+                  f"arriving on the full cluster[/] (5 s to starve + 5 s grace, its AM first, then its tasks)")
+    return True
+
+
+def wait(cond, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if cond():
+                return
+        except Exception:  # noqa: BLE001 (a server between states answers with anything)
+            pass
+        time.sleep(1)
+    raise RuntimeError(f"timed out after {timeout_s:.0f} s waiting for {what}")
 
 
 if __name__ == "__main__":

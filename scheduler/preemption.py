@@ -114,6 +114,7 @@ class _Mark:
     request: Request
     node: Node
     killed: bool = False
+    lost_s: float = 0.0  # container-seconds of work its kill ended (0 until killed)
 
 
 @dataclass
@@ -166,6 +167,42 @@ class Preemptor:
         self.observed = ()
         mark = self._plan(starved, goals, now, commit=True)
         return PreemptionPlan(mark=mark, kill=kill, planned=tuple(m.victim for m in self.marks.values()))
+
+    def carry(self, old: Preemptor) -> None:
+        """After a resync (this core rebuilt from YARN's snapshot, `old` the core it replaces):
+        what the old one knew and YARN's state cannot tell. Containers keep their start (victim
+        order, work lost); starvation clocks keep running; each mark whose container still runs on
+        its node, for a request its app still has, is kept with its deadline, and its node held
+        again, so no AM is told twice and the grace it was given stands. A mark killed before, whose
+        container still runs, is due again at once: its kill never reached YARN (the shim commits a
+        kill before it takes the next snapshot), so nothing is killed twice."""
+        core = self.core
+        for cid, c in core.containers.items():
+            was = old.core.containers.get(cid)
+            if was is not None and was.node.id == c.node.id:
+                c.started = was.started
+        self.queues = dict(old.queues)
+        self.counters = dict(old.counters)
+        self.killed_seconds = old.killed_seconds
+        for cid, mark in old.marks.items():
+            running = core.containers.get(cid)
+            app = core.apps.get(mark.request.app.id)
+            req = app.requests.get(mark.request.key) if app is not None else None
+            if running is None or req is None or running.node.id != mark.node.id:
+                continue
+            node = running.node
+            if node.reserved is not None and node.reserved is not req:
+                continue
+            if mark.killed:
+                self.counters["killed"] -= 1
+                self.killed_seconds -= mark.lost_s
+            self.marks[cid] = _Mark(mark.victim, req, node)
+            if node not in self.holds:
+                held = old.holds.get(mark.node)
+                node.reserved = req
+                if req.reserved_node is None:
+                    req.reserved_node = node
+                self.holds[node] = _Hold(req, held.containers if held is not None else 1)
 
     def report(self, now: float) -> dict:
         """The state as plain data for status pages: settings, counters, and per queue (those with
@@ -252,9 +289,10 @@ class Preemptor:
         for mark in self.marks.values():
             if not mark.killed and now >= mark.victim.deadline - _EPS:
                 mark.killed = True
+                mark.lost_s = max(0.0, now - mark.victim.started)
                 due.append(mark.victim)
                 self.counters["killed"] += 1
-                self.killed_seconds += max(0.0, now - mark.victim.started)
+                self.killed_seconds += mark.lost_s
         if due:
             log.info("preemption: killing %d container(s): %s", len(due), ", ".join(v.container_id for v in due))
         return tuple(due)

@@ -1,4 +1,4 @@
-"""The bridge message format, version 5 (BRIDGE.md; golden messages in tests/bridge/contract/):
+"""The bridge message format, version 6 (BRIDGE.md; golden messages in tests/bridge/contract/):
 every request decoded and every reply encoded on the Python side, here and nowhere else.
 
 Java sends one request per call; each request has "v" and "type". Replies always have "v" and
@@ -14,6 +14,9 @@ Version 6: GPU cards. A node (snapshot, node_added) may carry "cards", the MiB o
 cards as its NodeManager declares them; node_updated carries "cards" when they changed ([]: the
 node no longer declares any). An assignment on a node with cards carries "cards", the indices of
 the cards it goes on.
+Version 6 also: a schedule reply may carry the preemption round's plan: "preempt", containers whose AM
+is to be told now (PREEMPTION_FIELDS), and "kill", containers whose grace is over, to be killed
+with exit status PREEMPTED. Each container is in each list once; both are absent when empty.
 
 decode_request checks the envelope of a request (its version, type, epoch and the types of its
 top-level fields) so a request that passes changes nothing in a way it did not mean; the items
@@ -31,6 +34,7 @@ from scheduler.echo import brief
 
 if TYPE_CHECKING:
     from scheduler.model import Assignment, Placement, Queue
+    from scheduler.preemption import PreemptionPlan, Victim
 
 VERSION = 6
 # Epochs, sequence numbers, ids: Java longs, 0 <= x < LONG_LIMIT.
@@ -45,6 +49,10 @@ CONTAINER_FIELDS = ("container", "app", "node", "priority", "allocation_id", "as
 # An ask in full ("asks"): these, then one amount per resource type in the snapshot's "resources"
 # order. Afterwards the pair id, count in the flat "counts" array changes its count.
 ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "relax_locality")
+# A container in a schedule reply's "preempt" or "kill": the container, its app (the shim finds
+# the attempt by the container id), node and queue, the starved leaf its room goes to, why that
+# leaf starved ("fair-share" or "min-share"), and the milliseconds left until the kill (0 in "kill").
+PREEMPTION_FIELDS = ("container", "app", "node", "queue", "for_queue", "reason", "kill_in_ms")
 # A node with free room (a schedule's "nodes"): its id, then its unallocated amounts as YARN has
 # them, in the snapshot's "resources" order.
 
@@ -261,19 +269,32 @@ def _reply(**fields: Any) -> str:
     return _encode({"v": VERSION, "ok": True, **fields})
 
 
+def _victim(v: Victim, now: float) -> dict[str, Any]:
+    return dict(zip(PREEMPTION_FIELDS, (v.container_id, v.app_id, v.node_id, v.queue, v.for_queue, v.reason,
+                                        max(0, round((v.deadline - now) * 1000)))))
+
+
 def snapshot_reply(queues: list[dict[str, Any]]) -> str:
     return _reply(queues=queues)
 
 
 def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list[dict[str, Any]],
-                   queues: list[dict[str, Any]] | None) -> str:
-    """Most calls assign nothing, place nothing and carry no new queue list: their reply is a
-    format away, not an encoding. `queues` only when the tree changed since Java last had it."""
-    if queues is not None:
-        return _reply(seq=seq, assignments=assignments, placements=placements, queues=queues)
-    if not assignments and not placements:
+                   queues: list[dict[str, Any]] | None, plan: PreemptionPlan | None = None, now: float = 0.0) -> str:
+    """Most calls assign nothing, place nothing, carry no new queue list and no preemption: their
+    reply is a format away, not an encoding. `queues` only when the tree changed since Java last
+    had it; "preempt" and "kill" only when the round (`plan`, at `now` on the core's clock) has any."""
+    preempt = [_victim(v, now) for v in plan.mark] if plan is not None else []
+    kill = [_victim(v, now) for v in plan.kill] if plan is not None else []
+    if queues is None and not (assignments or placements or preempt or kill):
         return _EMPTY_SCHEDULE_REPLY % seq
-    return _reply(seq=seq, assignments=assignments, placements=placements)
+    fields: dict[str, Any] = {"seq": seq, "assignments": assignments, "placements": placements}
+    if queues is not None:
+        fields["queues"] = queues
+    if preempt:
+        fields["preempt"] = preempt
+    if kill:
+        fields["kill"] = kill
+    return _reply(**fields)
 
 
 def reload_applied(changes: dict[str, list[str]], queues: list[dict[str, Any]]) -> str:

@@ -4,6 +4,8 @@ Java stays the source of truth. A "snapshot" rebuilds a fresh core from YARN's f
 app in the queue YARN runs it in; a "schedule" applies the changes since the last call in order,
 places the apps submitted meanwhile, and decides for every node with free room at once. A change
 that cannot be applied is logged and counted, never raised: the rest of the request still runs.
+The core's preemption round runs in a schedule call once a round is due (every
+`preemption_interval_s`); its plan goes back in the reply for the shim to tell AMs and kill.
 Nothing raises out of `handle`, the py4j entry point; the metrics are recorded here, as it runs.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Callable
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
 from scheduler.echo import brief
 from scheduler.model import Placement
+from scheduler.preemption import PreemptionPlan
 from yarn_bridge import protocol
 from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import Reloader
@@ -28,6 +31,9 @@ log = logging.getLogger("yarn_bridge.service")
 # A snapshot is applied in parts of this many items, between which an older snapshot gives way
 # to a newer one that has arrived meanwhile.
 SNAPSHOT_PART = 4096
+# Seconds between preemption rounds: its timeouts and grace are seconds long, and a round walks
+# the tree, so not every call pays for one.
+PREEMPTION_INTERVAL_S = 1.0
 
 
 class _Superseded(Exception):
@@ -42,16 +48,22 @@ def _parts(items: list) -> Iterator[list]:
 class CoreService:
     """`metrics`, when given, records every call (and its collector reads this service's core);
     the one `reloader` serves every reload trigger: -refreshQueues here, the status server's
-    POST /v1/reload and the file watcher (ops_wiring)."""
+    POST /v1/reload and the file watcher (ops_wiring). `clock` is the cores' (monotonic seconds):
+    preemption's timeouts, grace and rounds run on it."""
 
     def __init__(self, queues_path: str | Path, policy: str = "drf",
                  loader: Callable[[str | Path], QueueConfig] = load_config, *,
-                 metrics: Metrics | None = None, node_choice: str = "each-node") -> None:
+                 metrics: Metrics | None = None, node_choice: str = "each-node",
+                 clock: Callable[[], float] = time.monotonic,
+                 preemption_interval_s: float = PREEMPTION_INTERVAL_S) -> None:
         self.queues_path = Path(queues_path)
         self.policy = policy
         self.node_choice = node_choice
+        self.clock = clock
+        self.preemption_interval_s = preemption_interval_s
+        self._next_round = float("-inf")
         self.config = loader(self.queues_path)  # raises ConfigError: the service does not start
-        self.core = SchedulerCore(self.config, policy=policy, node_choice=node_choice)
+        self.core = SchedulerCore(self.config, policy=policy, node_choice=node_choice, clock=clock)
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
         self.epoch: int | None = None  # of the snapshot the core was rebuilt from; None: none yet
@@ -120,7 +132,7 @@ class CoreService:
             for warning in self.config_warnings:
                 log.warning("queue configuration %s: %s", self.config.source, warning)
             core = SchedulerCore(config, resource_types=msg["resources"] or None, policy=self.policy,
-                                 node_choice=self.node_choice)
+                                 node_choice=self.node_choice, clock=self.clock)
         except (ConfigError, ValueError) as exc:
             self.counters["bad_requests"] += 1
             return protocol.error(f"snapshot: resources {brief(msg['resources'])}: {exc}")
@@ -143,6 +155,7 @@ class CoreService:
                 self._apply_asks(core, part, ())
             self._apply_asks(core, (), msg.get("counts") or ())
         self._check_newest(epoch)
+        core.preemption.carry(self.core.preemption)
         self.core, self.epoch = core, epoch
         if self.metrics is not None:
             self.metrics.resync()
@@ -162,10 +175,13 @@ class CoreService:
         refused = core.counters["refused"]
         self._apply(core, msg)
         placements = [p for p in map(self._place, msg.get("submissions") or ()) if p is not None]
+        now = self.clock()
+        plan = self._preemption_round(core, now)  # before deciding: it holds nodes for starved queues
         nodes = self._nodes_with_room(core, msg.get("nodes") or ())
         assignments = core.on_nodes(nodes) if nodes else []
         tree = self.queue_list() if (core.config, len(core.queues)) != self._tree_sent else None
-        reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree)
+        reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
+                                        plan, now)
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
             rtt = msg.get("rtt_ms")
@@ -173,6 +189,18 @@ class CoreService:
                                   heartbeats=msg.get("heartbeats") or 0, refused=core.counters["refused"] - refused,
                                   round_trip_seconds=None if rtt is None else rtt / 1000)
         return reply
+
+    def _preemption_round(self, core: SchedulerCore, now: float) -> PreemptionPlan | None:
+        """The core's preemption round if one is due (None if not). The shim calls while YARN has
+        asks outstanding (its recheck), so a starved queue's rounds, and its victims' kills, come
+        on time without a change in YARN."""
+        if now < self._next_round:
+            return None
+        self._next_round = now + self.preemption_interval_s
+        plan = core.preemption_round(now)
+        if self.metrics is not None and (plan.mark or plan.kill):
+            self.metrics.preemption(plan, now)
+        return plan
 
     def _place(self, submission: Any) -> dict[str, Any] | None:
         """Places one submitted app: the placement for the reply (None for one without an app id)."""

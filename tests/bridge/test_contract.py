@@ -81,3 +81,29 @@ def test_every_golden_request_passes_the_envelope_check_as_written():
     for example, _ in story():
         msg = protocol.decode_request(json.dumps(example["message"], indent=2))
         assert msg == example["message"]
+
+
+class StoryClock:
+    """The preemption story's clock: each request says at which second of the story it comes."""
+
+    now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_service_answers_the_preemption_story_with_the_golden_replies_byte_for_byte(tmp_path):
+    path = tmp_path / "preemption.yaml"
+    path.write_text((CONTRACT / "preemption.yaml").read_text())
+    clock = StoryClock()
+    service = CoreService(path, clock=clock)
+    replies = {e["name"]: e["message"] for e in examples("preemption.reply.json")}
+    requests = examples("preemption.request.json")
+    assert set(replies) == {e["name"] for e in requests}
+    for example in requests:
+        clock.now = 1000.0 + example["at_s"]
+        got = answer(service, example["message"])
+        assert got == compact(replies[example["name"]]), f"{example['name']}:\n got {got}"
+    told, killed = (next(m[f] for m in replies.values() if f in m) for f in ("preempt", "kill"))
+    assert [v["container"] for v in told] == [v["container"] for v in killed]
+    assert service.counters["bad_deltas"] == 0 and service.core.preemption.counters["killed"] == len(killed)

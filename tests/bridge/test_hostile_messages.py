@@ -53,7 +53,7 @@ def test_non_string_names_are_refused_one_item_at_a_time_and_the_rest_of_the_bat
 
 def test_json_nested_thousands_deep_gets_an_error_not_a_recursion(queues_file):
     svc = CoreService(queues_file)
-    for text in ("[" * 2000 + "]" * 2000, '{"v": 5, "type": "schedule", "deltas": ' + "[" * 100_000,
+    for text in ("[" * 2000 + "]" * 2000, '{"v": %d, "type": "schedule", "deltas": ' % protocol.VERSION + "[" * 100_000,
                  json.dumps({"v": protocol.VERSION, "type": "snapshot", "epoch": 1, "resources": TYPES,
                              "nodes": [{"node": "n", "capacity": {"memory-mb": _deep(900)}}]})):
         reply = json.loads(svc.handle(text))
@@ -74,8 +74,8 @@ def test_epochs_that_are_not_integers_or_too_far_ahead_are_refused_and_never_sto
     for bad in ("5", 1e30, 5.0, True, -1, 2 ** 63, 10 ** 18):
         reply = snapshot(svc, epoch=bad)
         assert not reply["ok"] and "epoch" in reply["error"], bad
-    for text in ('{"v": 5, "type": "snapshot", "epoch": Infinity, "resources": []}',
-                 '{"v": 5, "type": "snapshot", "epoch": NaN, "resources": []}'):
+    for text in ('{"v": %d, "type": "snapshot", "epoch": Infinity, "resources": []}' % protocol.VERSION,
+                 '{"v": %d, "type": "snapshot", "epoch": NaN, "resources": []}' % protocol.VERSION):
         assert not json.loads(svc.handle(text))["ok"]
     assert svc.epoch is None
     assert snapshot(svc, epoch=int(time.time() * 1000))["ok"], "a real epoch still works after all that"

@@ -24,9 +24,10 @@ def _shim_built():
         pytest.fail("java_shim is not built: run `make shim` (make test does it)")
 
 
-def new_cluster(tmp_root: Path, **kwargs) -> Cluster:
+def new_cluster(tmp_root: Path, queues_text: str | None = None, **kwargs) -> Cluster:
+    """A cluster on the tests' queue file, or on `queues_text`."""
     queues = tmp_root / "queues.yaml"
-    shutil.copy(QUEUES, queues)
+    queues.write_text(QUEUES.read_text() if queues_text is None else queues_text)
     return Cluster(tmp_root, queues, **kwargs)
 
 

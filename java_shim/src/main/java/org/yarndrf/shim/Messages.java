@@ -304,19 +304,51 @@ public final class Messages {
     }
   }
 
+  /**
+   * A container of the core's preemption plan: in "preempt", its AM is to be told now; in "kill",
+   * its grace is over. Its attempt is the one its container id names.
+   */
+  public static final class Preemption {
+    public final String container;
+    public final String app;
+    public final String node;
+    public final String queue;
+    /** The starved leaf the room goes to, and why it starved ("fair-share" or "min-share"). */
+    public final String forQueue;
+    public final String reason;
+    /** Milliseconds until the kill (0 in "kill"). */
+    public final long killInMs;
+
+    public Preemption(String container, String app, String node, String queue, String forQueue,
+        String reason, long killInMs) {
+      this.container = container;
+      this.app = app;
+      this.node = node;
+      this.queue = queue;
+      this.forQueue = forQueue;
+      this.reason = reason;
+      this.killInMs = killInMs;
+    }
+  }
+
   public static final class ScheduleReply {
     public final long seq;
     public final List<Assignment> assignments;
     public final List<Placement> placements;
     /** The queue tree when it changed since the shim last had it (a reload, a new queue); or null. */
     public final List<QueueSettings> queues;
+    /** Containers whose AMs are to be told of their preemption now; and those to kill now. */
+    public final List<Preemption> preempt;
+    public final List<Preemption> kill;
 
     ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
-        List<QueueSettings> queues) {
+        List<QueueSettings> queues, List<Preemption> preempt, List<Preemption> kill) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
       this.queues = queues;
+      this.preempt = preempt;
+      this.kill = kill;
     }
   }
 
@@ -575,7 +607,23 @@ public final class Messages {
     }
     JsonNode tree = reply.get("queues");
     return new ScheduleReply(integer(reply, "seq", 0, Long.MAX_VALUE), assignments, placements,
-        tree == null ? null : queues(tree));
+        tree == null ? null : queues(tree), preemptions(reply, "preempt"),
+        preemptions(reply, "kill"));
+  }
+
+  /** A reply's "preempt" or "kill" list; absent means none. */
+  private static List<Preemption> preemptions(JsonNode reply, String field)
+      throws MalformedReplyException {
+    if (!reply.has(field)) {
+      return Collections.emptyList();
+    }
+    List<Preemption> out = new ArrayList<>();
+    for (JsonNode p : array(reply, field)) {
+      out.add(new Preemption(text(p, "container"), text(p, "app"), text(p, "node"),
+          text(p, "queue"), text(p, "for_queue"), text(p, "reason"),
+          integer(p, "kill_in_ms", 0, Long.MAX_VALUE)));
+    }
+    return out;
   }
 
   public static ReloadReply reloadReply(String text) throws MalformedReplyException {
@@ -843,9 +891,20 @@ public final class Messages {
     return out;
   }
 
-  /** A schedule call's reply; `queues` (the core's list, as is) only when the tree changed. */
+  /** A schedule call's reply without preemption. */
   public static String scheduleReplyText(long seq, List<Assignment> assignments,
       List<Placement> placements, JsonNode queues) {
+    return scheduleReplyText(seq, assignments, placements, queues,
+        Collections.<Preemption>emptyList(), Collections.<Preemption>emptyList());
+  }
+
+  /**
+   * A schedule call's reply; `queues` (the core's list, as is) only when the tree changed,
+   * "preempt" and "kill" only when not empty.
+   */
+  public static String scheduleReplyText(long seq, List<Assignment> assignments,
+      List<Placement> placements, JsonNode queues, List<Preemption> preempt,
+      List<Preemption> kill) {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = replyStart(out)) {
       g.writeNumberField("seq", seq);
@@ -887,11 +946,33 @@ public final class Messages {
         g.writeFieldName("queues");
         g.writeTree(queues);
       }
+      writePreemptions(g, "preempt", preempt);
+      writePreemptions(g, "kill", kill);
       g.writeEndObject();
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
     return out.toString();
+  }
+
+  private static void writePreemptions(JsonGenerator g, String field, List<Preemption> list)
+      throws IOException {
+    if (list.isEmpty()) {
+      return;
+    }
+    g.writeArrayFieldStart(field);
+    for (Preemption p : list) {
+      g.writeStartObject();
+      g.writeStringField("container", p.container);
+      g.writeStringField("app", p.app);
+      g.writeStringField("node", p.node);
+      g.writeStringField("queue", p.queue);
+      g.writeStringField("for_queue", p.forQueue);
+      g.writeStringField("reason", p.reason);
+      g.writeNumberField("kill_in_ms", p.killInMs);
+      g.writeEndObject();
+    }
+    g.writeEndArray();
   }
 
   public static String snapshotReplyText(JsonNode queues) {

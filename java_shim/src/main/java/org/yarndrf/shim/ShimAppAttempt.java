@@ -1,5 +1,8 @@
 package org.yarndrf.shim;
 
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Set;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -20,12 +23,35 @@ import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 /**
  * An application attempt with YARN's own bookkeeping (FiCaSchedulerApp) plus the one method
  * FifoAppAttempt adds, whose constructor is package-private: allocate a container through
- * AppSchedulingInfo so pending asks, metrics and the RMContainer state machine stay YARN's.
+ * AppSchedulingInfo so pending asks, metrics and the RMContainer state machine stay YARN's. It
+ * also keeps the containers marked for preemption, which its AM is told of (as FSAppAttempt does).
  */
 public class ShimAppAttempt extends FiCaSchedulerApp {
+  /** Live containers marked for preemption; guarded by this attempt's monitor. */
+  private final Set<ContainerId> preemptionMarks = new HashSet<>();
+
   public ShimAppAttempt(ApplicationAttemptId attemptId, String user, Queue queue,
       AbstractUsersManager usersManager, RMContext rmContext) {
     super(attemptId, user, queue, usersManager, rmContext);
+  }
+
+  /** Marks a live container for preemption: allocate responses name it until it ends. */
+  synchronized void markForPreemption(ContainerId id) {
+    preemptionMarks.add(id);
+  }
+
+  /** The container has ended: no longer to be named. */
+  synchronized void preemptionEnded(ContainerId id) {
+    preemptionMarks.remove(id);
+  }
+
+  /**
+   * The containers marked for preemption, for the strict contract of an allocate response's
+   * PreemptionMessage; null when none (no message at all).
+   */
+  synchronized Set<ContainerId> preemptionMarks() {
+    return preemptionMarks.isEmpty() ? null
+        : Collections.unmodifiableSet(new HashSet<>(preemptionMarks));
   }
 
   /** Returns the new RMContainer, or null if the attempt stopped or the ask is gone. */

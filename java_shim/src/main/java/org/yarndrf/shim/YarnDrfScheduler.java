@@ -112,6 +112,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final AtomicLong heartbeats = new AtomicLong();
   private BridgeClient bridge;
   private AssignmentCommitter committer;
+  private final Preemptions preemptions = new Preemptions(this);
   private SchedulingLoop loop;
 
   public final AtomicLong eventErrors = new AtomicLong();
@@ -337,8 +338,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       application.updateBlacklist(blacklistAdditions, blacklistRemovals);
       Resource headroom = application.getHeadroom();
       application.setApplicationHeadroomForMetrics(headroom);
-      return new Allocation(application.pullNewlyAllocatedContainers(), headroom, null, null,
-          null, application.pullUpdatedNMTokens());
+      // Marked containers go as a strict contract (FairScheduler's choice): these are taken.
+      return new Allocation(application.pullNewlyAllocatedContainers(), headroom,
+          application.preemptionMarks(), null, null, application.pullUpdatedNMTokens());
     }
   }
 
@@ -430,7 +432,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         break;
       }
       default:
-        // Labels, reservations and preemption marks are not used by yarn-drf.
+        // Labels, reservations and the events of YARN's preemption monitor are not
+        // used by yarn-drf: it preempts by its core's plan (Preemptions).
         LOG.warn("yarn-drf: ignoring scheduler event {}", event.getType());
     }
   }
@@ -652,6 +655,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       return;
     }
     application.containerCompleted(rmContainer, status, event, "");
+    application.preemptionEnded(container.getId());
+    if (status != null && status.getExitStatus() == ContainerExitStatus.PREEMPTED) {
+      application.getQueue().getMetrics().preemptContainer();  // as FSAppAttempt counts it
+    }
     if (node != null) {
       node.releaseContainer(rmContainer.getContainerId(), false);
     }
@@ -845,6 +852,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         placed(p);
       }
       committer.commit(reply.assignments);
+      preemptions.apply(reply.preempt, reply.kill);
       Resource available = Resources.componentwiseMax(
           Resources.subtract(getClusterResource(), usedResource), Resources.none());
       for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
@@ -862,7 +870,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** Bridge and loop counters, for logs, tests and benchmarks. */
   public String bridgeCounters() {
     return bridge == null ? "no bridge" : bridge.counters() + " applied=" + committer.applied.get()
-        + " refused=" + committer.refused.get() + (loop == null ? "" : " " + loop.counters());
+        + " refused=" + committer.refused.get() + " " + preemptions.counters()
+        + (loop == null ? "" : " " + loop.counters());
   }
 
   /** The scheduling loop, for whoever times it (its counters and per-call observer). */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.InputStream;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -82,7 +83,7 @@ class ContractTest {
       assertEquals(message.get("placements").size(), r.placements.size());
       assertEquals(message.has("queues"), r.queues != null);
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues")), example.get("name").asText());
+          message.get("queues"), r.preempt, r.kill), example.get("name").asText());
     }
     JsonNode first = examples("schedule.reply.json").get(0).get("message");
     Messages.ScheduleReply r = Messages.scheduleReply(compact(first));
@@ -117,6 +118,34 @@ class ContractTest {
       assertEquals(compact(message), Messages.reloadReplyText(reply.accepted, detail,
           message.get("queues")), example.get("name").asText());
     }
+  }
+
+  @Test
+  void thePreemptionStorysRepliesDecodeAndAreWrittenBackToTheSameBytes() throws Exception {
+    List<String> told = new ArrayList<>();
+    List<String> killed = new ArrayList<>();
+    for (JsonNode example : examples("preemption.reply.json")) {
+      JsonNode message = example.get("message");
+      if (!message.has("seq")) {
+        continue;  // the story's snapshot reply
+      }
+      Messages.ScheduleReply r = Messages.scheduleReply(compact(message));
+      assertEquals(message.path("preempt").size(), r.preempt.size());
+      assertEquals(message.path("kill").size(), r.kill.size());
+      for (Messages.Preemption p : r.preempt) {
+        told.add(p.container);
+        assertEquals("root.b", p.forQueue);
+        assertEquals(3000, p.killInMs);
+      }
+      for (Messages.Preemption p : r.kill) {
+        killed.add(p.container);
+        assertEquals(0, p.killInMs);
+      }
+      assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
+          message.get("queues"), r.preempt, r.kill), example.get("name").asText());
+    }
+    assertEquals(2, told.size());
+    assertEquals(told, killed);
   }
 
   @Test

@@ -29,6 +29,9 @@ final class FakeCore implements CoreChannel {
   volatile long delayMs;
   /** Sent once with the next schedule reply, as the core does after a reload. */
   volatile ArrayNode pushQueues;
+  /** Sent once with the next schedule reply: the preemption plan's "preempt" and "kill". */
+  volatile List<Messages.Preemption> preemptNext = Collections.emptyList();
+  volatile List<Messages.Preemption> killNext = Collections.emptyList();
   /** Set: the next reload is applied (this becomes the queue tree) but its reply never comes. */
   volatile ArrayNode reloadThenTimeOut;
   /** The GPU cards every assignment names (as the core does on a node with cards). */
@@ -142,7 +145,11 @@ final class FakeCore implements CoreChannel {
     }
     ArrayNode tree = pushQueues;
     pushQueues = null;
-    return Messages.scheduleReplyText(s.seq, out, placements, tree);
+    List<Messages.Preemption> preempt = preemptNext;
+    List<Messages.Preemption> kill = killNext;
+    preemptNext = Collections.emptyList();
+    killNext = Collections.emptyList();
+    return Messages.scheduleReplyText(s.seq, out, placements, tree, preempt, kill);
   }
 
   private Map<String, Long> resources(Messages.AskRow row) {

@@ -1,0 +1,162 @@
+"""Preemption through the bridge (issue 15, item 4's service side): the core's rounds run on a
+timer in schedule calls, their plan rides on the reply ("preempt", then "kill" once the grace is
+over), each container is told once and killed once, and a resync (a snapshot rebuilding the core)
+neither tells an AM twice, nor restarts a grace or a starvation clock, nor kills anything twice."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.bridge.messages import TYPES, call, started
+from yarn_bridge import protocol
+from yarn_bridge.metrics import Metrics
+from yarn_bridge.service import CoreService
+
+QUEUES = """\
+preemption: {enabled: true, fair-share-timeout-s: 5, min-share-timeout-s: 5, grace-s: 3, max-per-round: '100%'}
+reservation: {starvation-timeout-s: null}
+queues:
+  root:
+    submit-acl: "*"
+    children:
+      a: {submit-acl: "*"}
+      b: {submit-acl: "*"}
+"""
+NODE = {"memory-mb": 4096, "vcores": 4, "gpu-mem": 0}
+A_CONTAINERS = [f"container_1_0001_01_00000{i}" for i in range(1, 5)]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def svc(tmp_path, clock) -> CoreService:
+    path = tmp_path / "queues.yaml"
+    path.write_text(QUEUES)
+    service = CoreService(path, clock=clock, metrics=Metrics(clock=clock))
+    resync(service, epoch=5)
+    return service
+
+
+def resync(svc: CoreService, epoch: int, live=tuple(A_CONTAINERS)) -> dict:
+    """A snapshot as the shim takes it: queue a's app runs `live` (all four fill the one node),
+    queue b's app asks for four."""
+    reply = call(svc, type="snapshot", epoch=epoch, resources=TYPES,
+                 nodes=[{"node": "n1:1", "capacity": NODE, "rack": "/r1"}],
+                 apps=[{"app": "app_a", "user": "u", "queue": "root.a"}, {"app": "app_b", "user": "u", "queue": "root.b"}],
+                 containers=[started(c, "app_a") for c in live],
+                 asks=[[1, 4, "app_b", 1, 0, "*", True, 1024, 1, 0]])
+    assert reply["ok"], reply
+    return reply
+
+
+def schedule(svc: CoreService, seq: int, **changes) -> dict:
+    reply = call(svc, type="schedule", epoch=svc.epoch, seq=seq, **changes)
+    assert reply["ok"], reply
+    return reply
+
+
+def at(clock: Clock, svc: CoreService, t: float, seq: int, **changes) -> dict:
+    """A schedule call `t` seconds after the start."""
+    clock.now = 100.0 + t
+    return schedule(svc, seq, **changes)
+
+
+def containers(reply: dict, field: str) -> list[str]:
+    return sorted(v["container"] for v in reply.get(field, ()))
+
+
+def starve_b(svc: CoreService, clock: Clock) -> list[str]:
+    """b below its target from 0, starved at 5: the containers the round at 5.5 marks."""
+    at(clock, svc, 0, 1)
+    told = containers(at(clock, svc, 5.5, 2), "preempt")
+    assert len(told) == 2
+    return told
+
+
+def test_a_starved_queue_gets_its_victims_told_after_the_timeout_and_killed_after_the_grace(svc, clock):
+    assert "preempt" not in at(clock, svc, 0, 1) and "preempt" not in at(clock, svc, 4, 2)
+    told = at(clock, svc, 5.5, 3)
+    assert len(told["preempt"]) == 2 and "kill" not in told  # b's target is half the node
+    for v in told["preempt"]:
+        assert list(v) == list(protocol.PREEMPTION_FIELDS)
+        assert (v["app"], v["queue"], v["for_queue"], v["reason"], v["kill_in_ms"]) == \
+            ("app_a", "root.a", "root.b", "fair-share", 3000)
+    assert "preempt" not in at(clock, svc, 7, 4), "an AM is told once"
+    assert "kill" not in at(clock, svc, 8, 5), "not before the grace is over"
+    killed = at(clock, svc, 9, 6)
+    assert containers(killed, "kill") == containers(told, "preempt") and "preempt" not in killed
+    assert all(v["kill_in_ms"] == 0 for v in killed["kill"])
+    # YARN ends them as PREEMPTED; the room goes to b, and nothing is killed again
+    gone = [x for c in containers(killed, "kill") for x in (c, "preempted")]
+    after = at(clock, svc, 9.5, 7, finished=gone, nodes=[["n1:1", 2048, 2, 0]])
+    assert [a["app"] for a in after["assignments"]] == ["app_b", "app_b"]
+    assert "kill" not in after and "preempt" not in after
+    assert "kill" not in at(clock, svc, 20, 8) and svc.core.preemption.counters["killed"] == 2
+    sample = svc.metrics.registry.get_sample_value
+    assert sample("yarn_drf_preemptions_total", {"action": "marked"}) == 2
+    assert sample("yarn_drf_preemptions_total", {"action": "killed"}) == 2
+    assert sample("yarn_drf_preempted_work_seconds_total") == pytest.approx(2 * 9.0)  # started at 0, killed at 9
+
+
+def test_rounds_run_at_most_once_per_interval_however_often_the_shim_calls(svc, clock):
+    for i, t in enumerate((0, 0.2, 0.5, 0.9, 1.0, 1.5, 2.1)):
+        at(clock, svc, t, i + 1)
+    assert svc.core.preemption.counters["rounds"] == 3  # at 0, 1.0 and 2.1
+
+
+def test_a_resync_tells_no_am_twice_and_keeps_the_grace_it_gave(svc, clock):
+    told = starve_b(svc, clock)
+    clock.now = 100 + 6
+    resync(svc, epoch=6)
+    assert "preempt" not in at(clock, svc, 7, 1)
+    assert containers(at(clock, svc, 9, 2), "kill") == told  # the first round past 5.5 + 3, as before the resync
+    assert svc.core.nodes["n1:1"].reserved is not None, "the node stays held for b"
+
+
+def test_a_resync_keeps_a_queues_starvation_clock(svc, clock):
+    at(clock, svc, 0, 1)
+    clock.now = 100 + 3
+    resync(svc, epoch=6)
+    assert "preempt" in at(clock, svc, 5.5, 1), "starved since 0, not since the resync at 3"
+
+
+def test_after_a_resync_a_kill_that_reached_yarn_is_never_repeated(svc, clock):
+    starve_b(svc, clock)
+    killed = containers(at(clock, svc, 9, 3), "kill")
+    assert len(killed) == 2
+    clock.now = 100 + 9.2
+    resync(svc, epoch=6, live=[c for c in A_CONTAINERS if c not in killed])
+    for i, t in enumerate((10, 12, 20, 40)):
+        assert "kill" not in at(clock, svc, t, i + 1)
+    assert svc.core.preemption.counters["killed"] == 2
+
+
+def test_after_a_resync_a_kill_yarn_never_saw_is_sent_again_once(svc, clock):
+    """The reply carrying the kill was lost (the call timed out): the snapshot that follows still
+    has the containers running, so the kill is due again, once."""
+    starve_b(svc, clock)
+    lost = containers(at(clock, svc, 9, 3), "kill")
+    assert len(lost) == 2
+    clock.now = 100 + 9.2
+    resync(svc, epoch=6)
+    again = at(clock, svc, 10, 1)
+    assert containers(again, "kill") == lost
+    assert "kill" not in at(clock, svc, 11, 2) and svc.core.preemption.counters["killed"] == 2
+
+
+def test_replies_without_preemption_keep_the_version_5_fields_only(svc, clock):
+    reply = json.loads(svc.handle(json.dumps({"v": protocol.VERSION, "type": "schedule", "epoch": svc.epoch,
+                                              "seq": 9})))
+    assert set(reply) == {"v", "ok", "seq", "assignments", "placements"}
