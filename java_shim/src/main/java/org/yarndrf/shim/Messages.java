@@ -31,7 +31,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
  * MalformedReplyException} naming what is wrong.
  */
 public final class Messages {
-  public static final int VERSION = 5;
+  public static final int VERSION = 6;
   static final ObjectMapper JSON = new ObjectMapper();
 
   private Messages() {
@@ -61,12 +61,23 @@ public final class Messages {
     public final String user;
     public final String queue;
     public final List<String> groups;
+    /** Its application priority as the RM capped it. */
+    public final int priority;
+    /** A snapshot's app: the nodes (bridge names) and racks its AM blacklisted; empty: none. */
+    public final List<String> blacklist;
 
     public AppInfo(String app, String user, String queue, List<String> groups) {
+      this(app, user, queue, groups, 0, Collections.<String>emptyList());
+    }
+
+    public AppInfo(String app, String user, String queue, List<String> groups, int priority,
+        List<String> blacklist) {
       this.app = app;
       this.user = user;
       this.queue = queue;
       this.groups = groups;
+      this.priority = priority;
+      this.blacklist = blacklist;
     }
   }
 
@@ -77,13 +88,22 @@ public final class Messages {
     public final AppInfo app;  // app_added; app_removed and attempt_added use its id
     public final String assignmentId;  // assignment_refused
     public final String reason;
+    public final List<String> places;  // blacklist
+    public final int priority;  // app_priority
 
     private Delta(String op, NodeInfo node, AppInfo app, String assignmentId, String reason) {
+      this(op, node, app, assignmentId, reason, null, 0);
+    }
+
+    private Delta(String op, NodeInfo node, AppInfo app, String assignmentId, String reason,
+        List<String> places, int priority) {
       this.op = op;
       this.node = node;
       this.app = app;
       this.assignmentId = assignmentId;
       this.reason = reason;
+      this.places = places;
+      this.priority = priority;
     }
 
     public static Delta nodeAdded(NodeInfo node) {
@@ -112,6 +132,18 @@ public final class Messages {
 
     public static Delta assignmentRefused(String assignmentId, String reason) {
       return new Delta("assignment_refused", null, null, assignmentId, reason);
+    }
+
+    /** The app's whole blacklist (bridge node names and racks) after its AM changed it. */
+    public static Delta blacklist(String app, List<String> places) {
+      return new Delta("blacklist", null, new AppInfo(app, null, null, null), null, null, places,
+          0);
+    }
+
+    /** `yarn application -updatePriority`: the priority the RM set. */
+    public static Delta appPriority(String app, int priority) {
+      return new Delta("app_priority", null, new AppInfo(app, null, null, null), null, null, null,
+          priority);
     }
   }
 
@@ -193,6 +225,8 @@ public final class Messages {
     public final List<AskRow> asks = new ArrayList<>();
     /** Flat id, count pairs; a snapshot sends every ask in full, so it stays empty. */
     public final List<Long> counts = new ArrayList<>();
+    /** The ids of the asks above that are their attempt's AM ask. */
+    public final List<Long> amAsks = new ArrayList<>();
 
     public Snapshot(long epoch, List<String> resources) {
       super("snapshot", epoch);
@@ -218,6 +252,8 @@ public final class Messages {
     public final List<AskRow> asks = new ArrayList<>();
     /** Flat id, count pairs. */
     public final List<Long> counts = new ArrayList<>();
+    /** The ids of the asks above that are their attempt's AM ask. */
+    public final List<Long> amAsks = new ArrayList<>();
     public final List<AppInfo> submissions = new ArrayList<>();
     public final List<NodeRow> nodes = new ArrayList<>();
     /** NodeManager heartbeats since the last call (for the service's metrics). */
@@ -291,13 +327,20 @@ public final class Messages {
     public final List<Placement> placements;
     /** The queue tree when it changed since the shim last had it (a reload, a new queue); or null. */
     public final List<QueueSettings> queues;
+    /** app id -> its headroom in the snapshot's resource order, for the apps where it changed. */
+    public final Map<String, long[]> headroom;
+    /** app id -> why its AM waits on its queue's max-am-share, "" once it no longer does. */
+    public final Map<String, String> amDiagnostics;
 
-    ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
-        List<QueueSettings> queues) {
+    public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
+        List<QueueSettings> queues, Map<String, long[]> headroom,
+        Map<String, String> amDiagnostics) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
       this.queues = queues;
+      this.headroom = headroom;
+      this.amDiagnostics = amDiagnostics;
     }
   }
 
@@ -383,7 +426,7 @@ public final class Messages {
       g.writeString(x);
     }
     g.writeEndArray();
-    writeAsks(g, s.asks, s.counts);
+    writeAsks(g, s.asks, s.counts, s.amAsks);
     writeApps(g, "submissions", s.submissions);
     g.writeArrayFieldStart("nodes");
     for (NodeRow n : s.nodes) {
@@ -410,7 +453,7 @@ public final class Messages {
     g.writeEndArray();
     writeApps(g, "apps", s.apps);
     writeContainers(g, "containers", s.containers);
-    writeAsks(g, s.asks, s.counts);
+    writeAsks(g, s.asks, s.counts, s.amAsks);
   }
 
   private static void writeDelta(JsonGenerator g, Delta d) throws IOException {
@@ -428,6 +471,14 @@ public final class Messages {
       case "assignment_refused":
         g.writeStringField("assignment_id", d.assignmentId);
         g.writeStringField("reason", d.reason);
+        break;
+      case "blacklist":
+        g.writeStringField("app", d.app.app);
+        writeTexts(g, "places", d.places);
+        break;
+      case "app_priority":
+        g.writeStringField("app", d.app.app);
+        g.writeNumberField("priority", d.priority);
         break;
       default:  // app_removed, attempt_added
         g.writeStringField("app", d.app.app);
@@ -466,6 +517,12 @@ public final class Messages {
     g.writeStringField("user", a.user);
     g.writeStringField("queue", a.queue);
     writeTexts(g, "groups", a.groups);
+    if (a.priority != 0) {
+      g.writeNumberField("priority", a.priority);
+    }
+    if (!a.blacklist.isEmpty()) {
+      writeTexts(g, "blacklist", a.blacklist);
+    }
   }
 
   private static void writeContainers(JsonGenerator g, String field, List<ContainerRow> rows)
@@ -485,8 +542,8 @@ public final class Messages {
     g.writeEndArray();
   }
 
-  private static void writeAsks(JsonGenerator g, List<AskRow> asks, List<Long> counts)
-      throws IOException {
+  private static void writeAsks(JsonGenerator g, List<AskRow> asks, List<Long> counts,
+      List<Long> amAsks) throws IOException {
     g.writeArrayFieldStart("asks");
     for (AskRow a : asks) {
       g.writeStartArray();
@@ -501,8 +558,14 @@ public final class Messages {
       g.writeEndArray();
     }
     g.writeEndArray();
-    g.writeArrayFieldStart("counts");
-    for (long x : counts) {
+    writeNumbers(g, "counts", counts);
+    writeNumbers(g, "am_asks", amAsks);
+  }
+
+  private static void writeNumbers(JsonGenerator g, String field, List<Long> values)
+      throws IOException {
+    g.writeArrayFieldStart(field);
+    for (long x : values) {
       g.writeNumber(x);
     }
     g.writeEndArray();
@@ -544,9 +607,40 @@ public final class Messages {
       placements.add(new Placement(text(p, "app"), accepted,
           accepted ? text(p, "queue") : null, p.path("reason").asText("")));
     }
+    Map<String, long[]> headroom = new LinkedHashMap<>();
+    for (JsonNode row : optionalArray(reply, "headroom")) {
+      if (!row.isArray() || row.size() < 1 || !row.get(0).isTextual()) {
+        throw new MalformedReplyException("headroom row is not [app, amounts...]: "
+            + abbreviate(row.toString()));
+      }
+      long[] amounts = new long[row.size() - 1];
+      for (int i = 0; i < amounts.length; i++) {
+        JsonNode v = row.get(i + 1);
+        if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
+          throw new MalformedReplyException("headroom amount " + v + " is not an integer from 0 to "
+              + Long.MAX_VALUE + " in " + abbreviate(row.toString()));
+        }
+        amounts[i] = v.asLong();
+      }
+      headroom.put(row.get(0).asText(), amounts);
+    }
+    Map<String, String> amDiagnostics = new LinkedHashMap<>();
+    for (JsonNode pair : optionalArray(reply, "am_diagnostics")) {
+      if (!pair.isArray() || pair.size() != 2 || !pair.get(0).isTextual()
+          || !pair.get(1).isTextual()) {
+        throw new MalformedReplyException("am_diagnostics entry is not [app, text]: "
+            + abbreviate(pair.toString()));
+      }
+      amDiagnostics.put(pair.get(0).asText(), pair.get(1).asText());
+    }
     JsonNode tree = reply.get("queues");
     return new ScheduleReply(integer(reply, "seq", 0, Long.MAX_VALUE), assignments, placements,
-        tree == null ? null : queues(tree));
+        tree == null ? null : queues(tree), headroom, amDiagnostics);
+  }
+
+  /** An optional array field of a reply: absent is empty. */
+  private static JsonNode optionalArray(JsonNode node, String field) throws MalformedReplyException {
+    return node.has(field) ? array(node, field) : JSON.createArrayNode();
   }
 
   public static ReloadReply reloadReply(String text) throws MalformedReplyException {
@@ -677,7 +771,7 @@ public final class Messages {
           s.apps.add(appInfo(a));
         }
         readContainers(r.get("containers"), s.containers);
-        readAsks(r, s.asks, s.counts);
+        readAsks(r, s.asks, s.counts, s.amAsks);
         return s;
       }
       case "schedule": {
@@ -690,7 +784,7 @@ public final class Messages {
         if (s.finished.size() % 2 != 0) {
           throw new IllegalArgumentException("finished is not container, state pairs: " + text);
         }
-        readAsks(r, s.asks, s.counts);
+        readAsks(r, s.asks, s.counts, s.amAsks);
         for (JsonNode sub : r.get("submissions")) {
           s.submissions.add(appInfo(sub));
         }
@@ -725,6 +819,10 @@ public final class Messages {
         return Delta.attemptAdded(d.get("app").asText());
       case "assignment_refused":
         return Delta.assignmentRefused(d.get("assignment_id").asText(), d.get("reason").asText());
+      case "blacklist":
+        return Delta.blacklist(d.get("app").asText(), texts(d.get("places")));
+      case "app_priority":
+        return Delta.appPriority(d.get("app").asText(), d.get("priority").asInt());
       default:
         throw new IllegalArgumentException("unknown delta op " + op);
     }
@@ -736,7 +834,8 @@ public final class Messages {
 
   private static AppInfo appInfo(JsonNode a) {
     return new AppInfo(a.get("app").asText(), a.get("user").asText(), a.get("queue").asText(),
-        texts(a.get("groups")));
+        texts(a.get("groups")), a.path("priority").asInt(0), a.has("blacklist")
+            ? texts(a.get("blacklist")) : Collections.<String>emptyList());
   }
 
   private static Map<String, Long> capacity(JsonNode c) {
@@ -756,13 +855,17 @@ public final class Messages {
     }
   }
 
-  private static void readAsks(JsonNode r, List<AskRow> asks, List<Long> counts) {
+  private static void readAsks(JsonNode r, List<AskRow> asks, List<Long> counts,
+      List<Long> amAsks) {
     for (JsonNode a : r.get("asks")) {
       asks.add(new AskRow(a.get(0).asLong(), a.get(1).asInt(), a.get(2).asText(), a.get(3).asInt(),
           a.get(4).asLong(), a.get(5).asText(), a.get(6).asBoolean(), longs(a, 7)));
     }
     for (JsonNode x : r.get("counts")) {
       counts.add(x.asLong());
+    }
+    for (JsonNode x : r.get("am_asks")) {
+      amAsks.add(x.asLong());
     }
   }
 
@@ -782,9 +885,20 @@ public final class Messages {
     return out;
   }
 
-  /** A schedule call's reply; `queues` (the core's list, as is) only when the tree changed. */
+  /** A schedule call's reply, with no headroom or AM diagnostic. */
   public static String scheduleReplyText(long seq, List<Assignment> assignments,
       List<Placement> placements, JsonNode queues) {
+    return scheduleReplyText(seq, assignments, placements, queues,
+        Collections.<String, long[]>emptyMap(), Collections.<String, String>emptyMap());
+  }
+
+  /**
+   * A schedule call's reply; `queues` (the core's list, as is) only when the tree changed,
+   * `headroom` and `amDiagnostics` only when not empty.
+   */
+  public static String scheduleReplyText(long seq, List<Assignment> assignments,
+      List<Placement> placements, JsonNode queues, Map<String, long[]> headroom,
+      Map<String, String> amDiagnostics) {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = replyStart(out)) {
       g.writeNumberField("seq", seq);
@@ -818,6 +932,26 @@ public final class Messages {
       if (queues != null) {
         g.writeFieldName("queues");
         g.writeTree(queues);
+      }
+      if (!headroom.isEmpty()) {
+        g.writeArrayFieldStart("headroom");
+        for (Map.Entry<String, long[]> e : headroom.entrySet()) {
+          g.writeStartArray();
+          g.writeString(e.getKey());
+          writeLongs(g, e.getValue());
+          g.writeEndArray();
+        }
+        g.writeEndArray();
+      }
+      if (!amDiagnostics.isEmpty()) {
+        g.writeArrayFieldStart("am_diagnostics");
+        for (Map.Entry<String, String> e : amDiagnostics.entrySet()) {
+          g.writeStartArray();
+          g.writeString(e.getKey());
+          g.writeString(e.getValue());
+          g.writeEndArray();
+        }
+        g.writeEndArray();
       }
       g.writeEndObject();
     } catch (IOException e) {

@@ -56,7 +56,8 @@ class ContractTest {
     s.nodes.add(new Messages.NodeInfo("host1:8041", capacity(16384, 16, 0), "/rack1"));
     s.nodes.add(new Messages.NodeInfo("host2:8041", capacity(16384, 16, 16384), "/rack2"));
     String app = "application_1700000000000_0001";
-    s.apps.add(new Messages.AppInfo(app, "alice", "root.cpu", Collections.singletonList("staff")));
+    s.apps.add(new Messages.AppInfo(app, "alice", "root.cpu", Collections.singletonList("staff"),
+        0, Collections.singletonList("/rack2")));
     s.containers.add(new Messages.ContainerRow("container_1700000000000_0001_01_000001", app,
         "host1:8041", 0, 0, null, new long[] {1024, 1, 0}));
     s.asks.add(new Messages.AskRow(1, 2, app, 1, 0, "*", true, new long[] {2048, 2, 0}));
@@ -81,7 +82,7 @@ class ContractTest {
       assertEquals(message.get("placements").size(), r.placements.size());
       assertEquals(message.has("queues"), r.queues != null);
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues")), example.get("name").asText());
+          message.get("queues"), r.headroom, r.amDiagnostics), example.get("name").asText());
     }
     JsonNode first = examples("schedule.reply.json").get(0).get("message");
     Messages.ScheduleReply r = Messages.scheduleReply(compact(first));
