@@ -15,7 +15,8 @@ are the attempt's AM ask), a "blacklist" delta and an app's "blacklist" in a sna
 and racks its AM blacklisted), an app's "priority" (submissions, snapshot apps, app_added) and an
 "app_priority" delta (`yarn application -updatePriority`), and in a schedule's reply "headroom"
 (what each app could still get, for the apps where it changed) and "am_diagnostics" (why an AM
-waits on its queue's max-am-share; "" once it no longer does).
+waits on its queue's max-am-share; "" once it no longer does); and the request type "move"
+(`yarn application -movetoqueue`), answered with the core's move_app.
 
 decode_request checks the envelope of a request (its version, type, epoch and the types of its
 top-level fields) so a request that passes changes nothing in a way it did not mean; the items
@@ -39,7 +40,7 @@ VERSION = 6
 LONG_LIMIT = 1 << 63
 # A snapshot's epoch is the shim's clock in ms (the same host's): one further ahead is refused.
 EPOCH_AHEAD_MS = 24 * 3600 * 1000
-REQUEST_TYPES = ("snapshot", "schedule", "reload")
+REQUEST_TYPES = ("snapshot", "schedule", "reload", "move")
 # A container started ("started", and a snapshot's "containers"): these, then one amount per
 # resource type in the snapshot's "resources" order. assignment_id is null for a container the
 # core did not assign (recovered after an RM restart). "finished" is flat container, state pairs.
@@ -182,6 +183,9 @@ ENVELOPES: dict[str, tuple[Field, ...]] = {
                  _field("heartbeats", is_long, LONG, False),
                  _field("rtt_ms", _milliseconds, "a number of milliseconds from 0", False)),
     "reload": (_field("path", _text, TEXT, False),),
+    # `yarn application -movetoqueue`: the app, the target queue, the app's user and groups
+    "move": (_field("app", _text, TEXT), _field("queue", _text, TEXT), _field("user", _text, TEXT),
+             _field("groups", _texts, TEXTS, False)),
 }
 # A snapshot's nodes and apps, and the node_added and app_added deltas. An app's "priority": its
 # application priority as the RM capped it (absent: 0); its "blacklist" (snapshot only): the node
@@ -302,6 +306,10 @@ def reload_applied(changes: dict[str, list[str]], queues: list[dict[str, Any]]) 
 
 def reload_refused(errors: list[str]) -> str:
     return _reply(accepted=False, errors=errors)
+
+
+def move_reply(placed: Placement) -> str:
+    return _reply(accepted=placed.accepted, queue=placed.queue, reason=placed.reason)
 
 
 def error(message: str) -> str:

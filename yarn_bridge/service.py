@@ -74,7 +74,8 @@ class CoreService:
             metrics.follow(lambda: self.core, self.lock)
         self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader, metrics=metrics,
                                  on_applied=self._adopt)
-        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "reload": self._reload}
+        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "reload": self._reload,
+                          "move": self._move}
 
     # ------------------------------------------------------------------ entry point
 
@@ -278,6 +279,15 @@ class CoreService:
         if not result.accepted:
             return protocol.reload_refused(result.errors)
         return protocol.reload_applied(result.changes, self.queue_list())
+
+    def _move(self, msg: dict) -> str:
+        """`yarn application -movetoqueue`: the core moves the app (its usage with it) or says why not.
+        The target is checked for the app's user, as its submission was; YARN has checked the
+        caller's right to modify the app and to submit to the target."""
+        placed = self.core.move_app(msg["app"], msg["queue"], msg["user"], tuple(msg.get("groups") or ()))
+        if placed.accepted:
+            self._headroom_sent.pop(msg["app"], None)  # the next call tells every app its headroom
+        return protocol.move_reply(placed)
 
     def _adopt(self, config: QueueConfig, path: Path) -> None:
         self.config, self.queues_path = config, path  # a resync rebuilds the core from these

@@ -158,3 +158,26 @@ def test_a_submissions_priority_goes_ahead_of_earlier_apps_of_a_fifo_leaf(svc):
     assert placed["placements"][0]["accepted"]
     reply = schedule(svc, 3, asks=[ask(1, "app_1", 20), ask(2, "app_2", 20)])
     assert {a["app"] for a in reply["assignments"]} == {"app_2"}
+
+
+def move(svc: CoreService, app: str, queue: str, user: str = "alice") -> dict:
+    reply = call(svc, type="move", epoch=5, app=app, queue=queue, user=user, groups=[])
+    assert reply["ok"], reply
+    return reply
+
+
+def test_a_move_takes_the_apps_usage_along_or_is_refused_with_the_targets_limit(svc):
+    admit(svc, 1, ("app_1", "big"))
+    reply = schedule(svc, 2, asks=[ask(1, "app_1", 5)])
+    schedule(svc, 3, started=[started(f"c{i}", "app_1", a["assignment_id"], node=a["node"])
+                              for i, a in enumerate(reply["assignments"])])
+    refused = move(svc, "app_1", "small")
+    assert not refused["accepted"] and "root.small would go over its max" in refused["reason"]
+    assert "vcores 0 used + 5 of the app > max 4" in refused["reason"]
+    schedule(svc, 4, finished=["c0", "completed", "c1", "completed"])
+    moved = move(svc, "app_1", "small")
+    assert moved == {"v": 6, "ok": True, "accepted": True, "queue": "root.small", "reason": ""}
+    queues = svc.core.snapshot()["queues"]
+    assert queues["root.small"]["usage"]["vcores"] == 3 and queues["root.big"]["usage"]["vcores"] == 0
+    told = {row[0]: row[1:] for row in schedule(svc, 5)["headroom"]}
+    assert told["app_1"][:2] == [4096 - 3 * 1024, 1], "its headroom is now small's remaining max"

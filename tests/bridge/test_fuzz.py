@@ -168,6 +168,10 @@ class Yarn:
                            for _ in range(rnd.randint(0, 2) if roll >= 0.65 else 0)]
             return {"type": "schedule", "epoch": self.epoch, "seq": self.seq,
                     "nodes": [[n, *self._amounts()] for n in nodes], "submissions": submissions, **self.changes()}
+        if roll < 0.975 and self.apps:
+            return {"type": "move", "epoch": self.epoch, "app": rnd.choice(list(self.apps)),
+                    "queue": rnd.choice(LEAVES + ["root", "nosuch"]), "user": rnd.choice(["alice", "bob"]),
+                    "groups": ["g"]}
         return {"type": "reload", "epoch": self.epoch}
 
     def heard(self, msg: dict, reply: dict) -> None:
@@ -175,6 +179,8 @@ class Yarn:
         if not reply.get("ok"):
             self.resync = True  # as the shim: any failure, and the next message is a snapshot
             return
+        if msg.get("type") == "move" and reply["accepted"]:
+            self.apps[msg["app"]] = reply["queue"]
         if msg.get("type") == "schedule":
             self.assigned += reply.get("assignments", [])
             for placed in reply.get("placements", []):

@@ -3,7 +3,8 @@ NodeManagers and the real `yarn-drf serve`: an AM beyond its queue's max-am-shar
 `yarn application -status` says why; an AM is told its queue's remaining max as headroom in its
 allocate responses; an AM's blacklist keeps its containers off the node it names. The AM of the
 last two is YARN's own AMRMClient in an unmanaged AM (AllocateProbe, from the shim's test classes).
-`yarn application -updatePriority` is capped at the cluster's max and reaches the core."""
+`yarn application -updatePriority` is capped at the cluster's max and reaches the core;
+`yarn application -changeQueue` moves an app with its usage, or says why not."""
 from __future__ import annotations
 
 import re
@@ -31,6 +32,9 @@ queues:
         max: {memory-mb: 2048, vcores: 8}
         submit-acl: "*"
       open:
+        submit-acl: "*"
+      roomy:
+        max: {memory-mb: 8192, vcores: 8}
         submit-acl: "*"
 """
 LINE = re.compile(r"allocate granted=(\d+) memory=(\d+) vcores=(\d+) nodes=(\S*)")
@@ -105,4 +109,21 @@ def test_update_priority_is_capped_at_the_clusters_max_and_reaches_the_core(clus
     assert cluster.app(app)["priority"] == 5
     cluster.wait_for(lambda: cluster.core_status()["core"]["apps"][app]["priority"] == 5, 30,
                      "the core's priority of the app")
+    cluster.yarn("application", "-kill", app)
+
+
+def test_change_queue_moves_an_app_with_its_usage_or_says_why_not(cluster):
+    cluster.dshell("open", 4, "memory-mb=1024,vcores=1", name="mover")
+    app = app_id(cluster, "mover")
+    cluster.wait_for(lambda: cluster.app(app).get("runningContainers") == 5, 120, "the AM and 4 containers running")
+    refused = cluster.yarn("application", "-appId", app, "-changeQueue", "tight")
+    assert "root.tight would go over its max: memory-mb 0 used + 4352 of the app > max 2048" in \
+        refused.stdout + refused.stderr, refused.stdout + refused.stderr
+    assert cluster.app(app)["queue"] == "root.open"
+    moved = cluster.yarn("application", "-appId", app, "-changeQueue", "roomy")
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert cluster.app(app)["queue"] == "root.roomy"
+    queues = cluster.core_status()["core"]["queues"]
+    assert queues["root.roomy"]["usage"]["memory-mb"] == 4 * 1024 + 256
+    assert queues["root.open"]["usage"]["memory-mb"] == 0
     cluster.yarn("application", "-kill", app)

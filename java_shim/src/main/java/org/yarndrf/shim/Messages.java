@@ -284,6 +284,35 @@ public final class Messages {
     }
   }
 
+  /** `yarn application -movetoqueue`: the app to `queue`, checked for its user in `groups`. */
+  public static final class Move extends Request {
+    public final String app;
+    public final String queue;
+    public final String user;
+    public final List<String> groups;
+
+    public Move(long epoch, String app, String queue, String user, List<String> groups) {
+      super("move", epoch);
+      this.app = app;
+      this.queue = queue;
+      this.user = user;
+      this.groups = groups;
+    }
+  }
+
+  /** The core's answer to a move: the queue the app is in now (full path), or why not. */
+  public static final class MoveReply {
+    public final boolean accepted;
+    public final String queue;
+    public final String reason;
+
+    MoveReply(boolean accepted, String queue, String reason) {
+      this.accepted = accepted;
+      this.queue = queue;
+      this.reason = reason;
+    }
+  }
+
   /** A container the core decided to start on a node, to re-check and commit. */
   public static final class Assignment {
     public final String id;
@@ -403,6 +432,12 @@ public final class Messages {
         writeSchedule(g, (Schedule) request);
       } else if (request instanceof Snapshot) {
         writeSnapshot(g, (Snapshot) request);
+      } else if (request instanceof Move) {
+        Move m = (Move) request;
+        g.writeStringField("app", m.app);
+        g.writeStringField("queue", m.queue);
+        g.writeStringField("user", m.user);
+        writeTexts(g, "groups", m.groups);
       } else if (((Reload) request).path != null) {
         g.writeStringField("path", ((Reload) request).path);
       }
@@ -656,6 +691,13 @@ public final class Messages {
         queues(reply.get("queues")));
   }
 
+  public static MoveReply moveReply(String text) throws MalformedReplyException {
+    JsonNode reply = envelope(text);
+    boolean accepted = bool(reply, "accepted");
+    return new MoveReply(accepted, accepted ? text(reply, "queue") : null,
+        reply.path("reason").asText(""));
+  }
+
   /**
    * Parses and checks a reply's envelope.
    * @throws MalformedReplyException naming what is wrong, if it is not a JSON object of this version
@@ -797,6 +839,9 @@ public final class Messages {
       }
       case "reload":
         return new Reload(epoch, r.has("path") ? r.get("path").asText() : null);
+      case "move":
+        return new Move(epoch, r.get("app").asText(), r.get("queue").asText(),
+            r.get("user").asText(), texts(r.get("groups")));
       default:
         throw new IllegalArgumentException("unknown request type " + r.get("type"));
     }
@@ -974,6 +1019,19 @@ public final class Messages {
         g.writeFieldName("queues");
         g.writeTree(queues);
       }
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return out.toString();
+  }
+
+  public static String moveReplyText(boolean accepted, String queue, String reason) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = replyStart(out)) {
+      g.writeBooleanField("accepted", accepted);
+      g.writeStringField("queue", queue);
+      g.writeStringField("reason", reason);
       g.writeEndObject();
     } catch (IOException e) {
       throw new IllegalStateException(e);

@@ -364,6 +364,87 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return priority;
   }
 
+  // ---------------------------------------------------------------- moving an app
+
+  /**
+   * `yarn application -movetoqueue`, before YARN stores the new queue: the app runs here and the
+   * target is a leaf. YARN's ClientRMService has checked the caller (MODIFY_APP on the app, and
+   * {@link #checkAccess} on the target); the core decides the rest in {@link #moveApplication}.
+   */
+  @Override
+  public synchronized void preValidateMoveApplication(ApplicationId appId, String newQueue)
+      throws YarnException {
+    if (!applications.containsKey(appId)) {
+      throw new YarnException("yarn-drf: application " + appId + " to be moved is not running");
+    }
+    ShimQueue target = queues.find(newQueue);
+    if (target == null || !target.isLeaf()) {
+      throw new YarnException("yarn-drf: cannot move " + appId + " to " + newQueue
+          + ": not a leaf queue");
+    }
+  }
+
+  /**
+   * Moves the app if the core accepts (the target's ACLs for the app's user, as at submission;
+   * its max and max-running-apps below the queue both share); else the core's reason is the
+   * YarnException `yarn application -movetoqueue` prints. The core and YARN move the app's usage
+   * before the loop's next call.
+   */
+  @Override
+  public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
+    String user;
+    synchronized (this) {
+      SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
+      if (app == null) {
+        throw new YarnException("yarn-drf: application " + appId + " to be moved is not running");
+      }
+      user = app.getUser();
+    }
+    List<String> groups = groupsOf(user);
+    Messages.MoveReply reply;
+    try {
+      reply = loop.await(bridge -> moved(appId, bridge.move(appId.toString(), newQueue, user,
+          groups)), null, null);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new YarnException("yarn-drf: interrupted while moving " + appId, e);
+    }
+    if (reply == null) {
+      throw new YarnException("yarn-drf: the scheduler core did not answer; " + appId
+          + " was not moved");
+    }
+    if (!reply.accepted) {
+      throw new YarnException("yarn-drf refused to move " + appId + " to " + newQueue + ": "
+          + reply.reason);
+    }
+    LOG.info("yarn-drf: moved {} to {}", appId, reply.queue);
+    return reply.queue;
+  }
+
+  /** On the loop's thread, right after the core's answer: YARN's side of an accepted move. */
+  private Messages.MoveReply moved(ApplicationId appId, Messages.MoveReply reply) {
+    if (reply == null || !reply.accepted) {
+      return reply;
+    }
+    synchronized (this) {
+      SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
+      ShimQueue target = queues.find(reply.queue);
+      if (app == null || target == null || app.getQueue() == target) {
+        return reply;
+      }
+      ShimQueue source = (ShimQueue) app.getQueue();
+      ShimAppAttempt attempt = app.getCurrentAppAttempt();
+      if (attempt != null) {
+        Resource used = Resources.clone(attempt.getCurrentConsumption());
+        attempt.move(target);  // containers' queue, queue metrics, pending asks, active users
+        source.charge(used, -1);
+        target.charge(used, 1);
+      }
+      app.setQueue(target);
+    }
+    return reply;
+  }
+
   // ---------------------------------------------------------------- AM asks
 
   @Override

@@ -36,7 +36,7 @@ class ContractTest {
   @Test
   void messagesBuildsEveryGoldenRequestToTheSameBytes() throws Exception {
     int seen = 0;
-    for (String type : Arrays.asList("snapshot", "schedule", "reload")) {
+    for (String type : Arrays.asList("snapshot", "schedule", "reload", "move")) {
       for (JsonNode example : examples(type + ".request.json")) {
         String golden = compact(example.get("message"));
         Messages.Request parsed = Messages.parseRequest(golden);
@@ -98,6 +98,13 @@ class ContractTest {
       assertEquals(message.get("queues").size(), queues.size());
       assertEquals(2.0, queues.get(2).weight, "root.gpu: its largest per-resource weight");
       assertEquals(compact(message), Messages.snapshotReplyText(message.get("queues")));
+    }
+    for (JsonNode example : examples("move.reply.json")) {
+      JsonNode message = example.get("message");
+      Messages.MoveReply reply = Messages.moveReply(compact(message));
+      assertEquals(message.get("accepted").asBoolean(), reply.accepted);
+      assertEquals(compact(message), Messages.moveReplyText(reply.accepted, reply.queue,
+          reply.reason), example.get("name").asText());
     }
     for (JsonNode example : examples("reload.reply.json")) {
       JsonNode message = example.get("message");

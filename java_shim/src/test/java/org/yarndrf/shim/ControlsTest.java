@@ -2,6 +2,7 @@ package org.yarndrf.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateRequest;
+import org.apache.hadoop.yarn.api.protocolrecords.MoveApplicationAcrossQueuesRequest;
 import org.apache.hadoop.yarn.api.protocolrecords.UpdateApplicationPriorityRequest;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -29,7 +31,8 @@ import org.junit.jupiter.api.Test;
  * An app's controls through the shim in an in-process ResourceManager, the core faked: the AM ask
  * named as one, an AM held back with its reason in the app's diagnostics, the core's headroom in
  * the AM's allocate response, the AM's blacklist sent to the core by node, and application
- * priority (capped at the cluster's max) at submission and by -updatePriority.
+ * priority (capped at the cluster's max) at submission and by -updatePriority, and moves the core
+ * accepts (usage and all) or refuses (its reason to the caller).
  */
 class ControlsTest {
   private static final String WHY = "AM share of root.a reached: 1024 of 1024 MiB (max-am-share 0.5)";
@@ -157,5 +160,41 @@ class ControlsTest {
     Messages.Delta d = core.deltasOf("app_priority").get(0);
     assertEquals(app.getApplicationId().toString(), d.app.app);
     assertEquals(5, d.priority);
+  }
+
+  private void moveAs(String user, RMApp app, String queue) throws Exception {
+    UserGroupInformation.createRemoteUser(user).doAs(
+        (java.security.PrivilegedExceptionAction<Object>) () ->
+            rm.getClientRMService().moveApplicationAcrossQueues(
+                MoveApplicationAcrossQueuesRequest.newInstance(app.getApplicationId(), queue)));
+  }
+
+  @Test
+  void aMoveTheCoreAcceptsTakesTheAppAndItsUsageAlongAndARefusalSaysTheCoresReason()
+      throws Exception {
+    RMApp app = submit();
+    AsyncApps.launch(rm, app);
+    heartbeatUntil(() -> share("a") > 0);
+    float before = share("a");
+    moveAs("alice", app, "b");
+    assertEquals("root.b", app.getQueue());
+    assertEquals(0f, share("a"), "root.a's usage left with the app");
+    assertEquals(before, share("b"), 1e-6f, "root.b has it");
+    Messages.Move asked = core.requestsOf(Messages.Move.class).get(0);
+    assertEquals(app.getApplicationId().toString(), asked.app);
+    assertEquals("alice", asked.user);
+    Exception refused = assertThrows(Exception.class, () -> moveAs("alice", app, "a"));
+    StringBuilder said = new StringBuilder();  // doAs wraps the caller's exception
+    for (Throwable t = refused; t != null; t = t.getCause()) {
+      said.append(t.getMessage()).append('\n');
+    }
+    assertTrue(said.toString().contains("yarn-drf refused to move " + app.getApplicationId()
+        + " to a: fake core: queue a takes no moves"), said.toString());
+    assertEquals("root.b", app.getQueue());
+  }
+
+  /** The queue's dominant share of the cluster, as `yarn queue -status` shows it. */
+  private float share(String queue) throws Exception {
+    return rm.getResourceScheduler().getQueueInfo(queue, false, false).getCurrentCapacity();
   }
 }

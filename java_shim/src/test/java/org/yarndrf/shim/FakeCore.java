@@ -22,7 +22,8 @@ import org.yarndrf.shim.bridge.CoreUnavailableException;
  * anything, so the shim's own re-checks are what the tests observe. A refused assignment gives
  * its ask back, as in the core. Submissions are accepted into root.a, except mallory's. With
  * `amWaits` set it assigns no AM ask (those named in "am_asks") and says so once per app in the
- * reply's "am_diagnostics", then "" once it is cleared; `headroom` goes with the next reply.
+ * reply's "am_diagnostics", then "" once it is cleared; `headroom` goes with the next reply. It
+ * accepts a move to root.b and refuses any other, saying so.
  */
 final class FakeCore implements CoreChannel {
   enum Mode { OK, MALFORMED, DOWN, WRONG_VERSION }
@@ -105,6 +106,12 @@ final class FakeCore implements CoreChannel {
       resourceTypes = s.resources;
       asks(s.asks, s.counts, s.amAsks);
       return Messages.snapshotReplyText(queueTree);
+    }
+    if (req instanceof Messages.Move) {
+      Messages.Move m = (Messages.Move) req;
+      boolean ok = "b".equals(m.queue) || "root.b".equals(m.queue);
+      return Messages.moveReplyText(ok, ok ? "root.b" : null,
+          ok ? "" : "fake core: queue " + m.queue + " takes no moves");
     }
     if (req instanceof Messages.Reload) {
       ObjectNode changes = Messages.JSON.createObjectNode();
