@@ -144,7 +144,7 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
             out.append(_reason("queue-at-max", f"queue {q.path} is at its max: " + "; ".join(parts),
                                queue=q.path, resources=[types.names[j] for j in over]))
     if req.am:
-        out += _am_share(core, app.queue, req)
+        out += am_share(core, app.queue, req)
     if req.reserved_node is not None:
         node = req.reserved_node
         free = _free(node)
@@ -168,7 +168,7 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
 UNITS = {"memory-mb": "MiB", "gpu-mem": "MiB of gpu-mem"}
 
 
-def _am_share(core: SchedulerCore, leaf: Queue, req: Request) -> list[dict]:
+def am_share(core: SchedulerCore, leaf: Queue, req: Request) -> list[dict]:
     """Why an AM request waits for its queue's max-am-share (SchedulerCore._am_limit), if it does."""
     limit = leaf.am_limit
     if limit is None or not any(leaf.am_usage):

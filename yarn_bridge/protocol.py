@@ -17,6 +17,13 @@ the cards it goes on.
 Version 6 also: a schedule reply may carry the preemption round's plan: "preempt", containers whose AM
 is to be told now (PREEMPTION_FIELDS), and "kill", containers whose grace is over, to be killed
 with exit status PREEMPTED. Each container is in each list once; both are absent when empty.
+Version 6 also added the controls of an app (fields only): "am_asks" (the ids of the asks in full that
+are the attempt's AM ask), a "blacklist" delta and an app's "blacklist" in a snapshot (the nodes
+and racks its AM blacklisted), an app's "priority" (submissions, snapshot apps, app_added) and an
+"app_priority" delta (`yarn application -updatePriority`), and in a schedule's reply "headroom"
+(what each app could still get, for the apps where it changed) and "am_diagnostics" (why an AM
+waits on its queue's max-am-share; "" once it no longer does); and the request type "move"
+(`yarn application -movetoqueue`), answered with the core's move_app.
 
 decode_request checks the envelope of a request (its version, type, epoch and the types of its
 top-level fields) so a request that passes changes nothing in a way it did not mean; the items
@@ -41,13 +48,14 @@ VERSION = 6
 LONG_LIMIT = 1 << 63
 # A snapshot's epoch is the shim's clock in ms (the same host's): one further ahead is refused.
 EPOCH_AHEAD_MS = 24 * 3600 * 1000
-REQUEST_TYPES = ("snapshot", "schedule", "reload")
+REQUEST_TYPES = ("snapshot", "schedule", "reload", "move")
 # A container started ("started", and a snapshot's "containers"): these, then one amount per
 # resource type in the snapshot's "resources" order. assignment_id is null for a container the
 # core did not assign (recovered after an RM restart). "finished" is flat container, state pairs.
 CONTAINER_FIELDS = ("container", "app", "node", "priority", "allocation_id", "assignment_id")
 # An ask in full ("asks"): these, then one amount per resource type in the snapshot's "resources"
-# order. Afterwards the pair id, count in the flat "counts" array changes its count.
+# order. Afterwards the pair id, count in the flat "counts" array changes its count. An ask in
+# full is the attempt's AM ask exactly when its id is in the request's "am_asks".
 ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "relax_locality")
 # A container in a schedule reply's "preempt" or "kill": the container, its app (the shim finds
 # the attempt by the container id), node and queue, the starved leaf its room goes to, why that
@@ -172,28 +180,37 @@ def _field(name: str, test: Callable[[Any], bool], what: str, required: bool = T
 TEXT, LIST, ROWS, PAIRS, TEXTS = ("a string", "a list", "a list of rows", "a list of pairs (even length)",
                                   "a list of strings")
 LONG = "an integer from 0 to 2^63-1"
+KEY = "an integer (a Java long)"
 # The top-level fields of each request type (the epoch is checked before).
 ENVELOPES: dict[str, tuple[Field, ...]] = {
     "snapshot": (_field("resources", _texts, TEXTS), _field("nodes", _list, LIST, False),
                  _field("apps", _list, LIST, False), _field("containers", _list, ROWS, False),
-                 _field("asks", _list, ROWS, False), _field("counts", _pairs, PAIRS, False)),
+                 _field("asks", _list, ROWS, False), _field("counts", _pairs, PAIRS, False),
+                 _field("am_asks", _list, LIST, False)),
     "schedule": (_field("seq", is_long, LONG), _field("deltas", _list, LIST, False),
                  _field("started", _list, ROWS, False), _field("finished", _pairs, PAIRS, False),
                  _field("asks", _list, ROWS, False), _field("counts", _pairs, PAIRS, False),
+                 _field("am_asks", _list, LIST, False),
                  _field("submissions", _list, LIST, False), _field("nodes", _list, ROWS, False),
                  _field("heartbeats", is_long, LONG, False),
                  _field("rtt_ms", _milliseconds, "a number of milliseconds from 0", False)),
     "reload": (_field("path", _text, TEXT, False),),
+    # `yarn application -movetoqueue`: the app, the target queue, the app's user and groups
+    "move": (_field("app", _text, TEXT), _field("queue", _text, TEXT), _field("user", _text, TEXT),
+             _field("groups", _texts, TEXTS, False)),
 }
 # A snapshot's nodes and apps, and the node_added and app_added deltas. A node's "cards" are
 # checked apart (CoreService._cards): a node whose cards are wrong still comes in, without them.
+# An app's "priority": its application priority as the RM capped it (absent: 0); its
+# "blacklist" (snapshot only): the node ids and racks its AM blacklisted.
 NODE_FIELDS = (_field("node", _text, TEXT), _field("capacity", _object, "an object of amounts"),
                _field("rack", _text, TEXT, False))
 APP_FIELDS = (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT),
-              _field("groups", _texts, TEXTS, False))
+              _field("groups", _texts, TEXTS, False), _field("priority", is_key, KEY, False),
+              _field("blacklist", _texts, TEXTS, False))
 # A schedule's submissions: apps to place (placement rules, then ACLs), the queue as submitted.
 SUBMISSION_FIELDS = (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT, False),
-                     _field("groups", _texts, TEXTS, False))
+                     _field("groups", _texts, TEXTS, False), _field("priority", is_key, KEY, False))
 # The fields of each delta op ("op" names it).
 DELTA_FIELDS: dict[str, tuple[Field, ...]] = {
     "node_added": NODE_FIELDS,
@@ -203,6 +220,10 @@ DELTA_FIELDS: dict[str, tuple[Field, ...]] = {
     "app_removed": APP_FIELDS[:1],
     "attempt_added": APP_FIELDS[:1],
     "assignment_refused": (_field("assignment_id", _text, TEXT), _field("reason", _text, TEXT, False)),
+    # the app's whole blacklist after an allocate call changed it: node ids and racks
+    "blacklist": (APP_FIELDS[0], _field("places", _texts, TEXTS)),
+    # `yarn application -updatePriority`: the priority the RM set (capped at the cluster's max)
+    "app_priority": (APP_FIELDS[0], _field("priority", is_key, KEY)),
 }
 DELTA_OPS = tuple(DELTA_FIELDS)
 
@@ -279,17 +300,25 @@ def snapshot_reply(queues: list[dict[str, Any]]) -> str:
 
 
 def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list[dict[str, Any]],
-                   queues: list[dict[str, Any]] | None, plan: PreemptionPlan | None = None, now: float = 0.0) -> str:
-    """Most calls assign nothing, place nothing, carry no new queue list and no preemption: their
-    reply is a format away, not an encoding. `queues` only when the tree changed since Java last
-    had it; "preempt" and "kill" only when the round (`plan`, at `now` on the core's clock) has any."""
+                   queues: list[dict[str, Any]] | None, headroom: Sequence[list[Any]] = (),
+                   am_diagnostics: Sequence[list[str]] = (), plan: PreemptionPlan | None = None,
+                   now: float = 0.0) -> str:
+    """Most calls assign nothing, place nothing and change nothing else: their reply is a format
+    away, not an encoding. `queues` only when the tree changed since Java last had it; `headroom`
+    rows [app, amounts in the snapshot's resource order] and `am_diagnostics` pairs [app, text]
+    only for the apps where they changed; "preempt" and "kill" only when the preemption round
+    (`plan`, at `now` on the core's clock) has any."""
     preempt = [_victim(v, now) for v in plan.mark] if plan is not None else []
     kill = [_victim(v, now) for v in plan.kill] if plan is not None else []
-    if queues is None and not (assignments or placements or preempt or kill):
+    if queues is None and not (assignments or placements or headroom or am_diagnostics or preempt or kill):
         return _EMPTY_SCHEDULE_REPLY % seq
     fields: dict[str, Any] = {"seq": seq, "assignments": assignments, "placements": placements}
     if queues is not None:
         fields["queues"] = queues
+    if headroom:
+        fields["headroom"] = headroom
+    if am_diagnostics:
+        fields["am_diagnostics"] = am_diagnostics
     if preempt:
         fields["preempt"] = preempt
     if kill:
@@ -303,6 +332,10 @@ def reload_applied(changes: dict[str, list[str]], queues: list[dict[str, Any]]) 
 
 def reload_refused(errors: list[str]) -> str:
     return _reply(accepted=False, errors=errors)
+
+
+def move_reply(placed: Placement) -> str:
+    return _reply(accepted=placed.accepted, queue=placed.queue, reason=placed.reason)
 
 
 def error(message: str) -> str:

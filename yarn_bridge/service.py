@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
 from scheduler.echo import brief
+from scheduler.explain import am_share
 from scheduler.model import Placement
 from scheduler.preemption import PreemptionPlan
 from yarn_bridge import protocol
@@ -76,12 +77,17 @@ class CoreService:
         # what Java's queue list was made from: a reload by any trigger changes the core's config,
         # a placement may create a queue, and the next schedule reply then carries the new list
         self._tree_sent: tuple[QueueConfig, int] | None = None
+        # What Java was last told of each app: its headroom, and why its AM waits ("" for not
+        # waiting) for the apps with an AM ask pending; both start afresh with every snapshot.
+        self._headroom_sent: dict[str, tuple] = {}
+        self._am_told: dict[str, str] = {}
         self.metrics = metrics
         if metrics is not None:
             metrics.follow(lambda: self.core, self.lock)
         self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader, metrics=metrics,
                                  on_applied=self._adopt)
-        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "reload": self._reload}
+        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "reload": self._reload,
+                          "move": self._move}
 
     # ------------------------------------------------------------------ entry point
 
@@ -150,13 +156,17 @@ class CoreService:
             for part in _parts(rows):
                 self._check_newest(epoch)
                 self._apply_started(core, part)
+            am_asks = _ids(msg.get("am_asks"))
             for part in _parts(asks):
                 self._check_newest(epoch)
-                self._apply_asks(core, part, ())
-            self._apply_asks(core, (), msg.get("counts") or ())
+                self._apply_asks(core, part, (), am_asks)
+            self._apply_asks(core, (), msg.get("counts") or (), am_asks)
         self._check_newest(epoch)
         core.preemption.carry(self.core.preemption)
         self.core, self.epoch = core, epoch
+        # Java keeps the AM diagnostics it has; the headrooms all go again with the next call.
+        self._headroom_sent = {}
+        self._am_told = {app: text for app, text in self._am_told.items() if app in core.apps}
         if self.metrics is not None:
             self.metrics.resync()
         log.info("resynchronised from snapshot %d: %d nodes, %d apps, %d containers, %d asks", epoch,
@@ -180,7 +190,11 @@ class CoreService:
         nodes = self._nodes_with_room(core, msg.get("nodes") or ())
         assignments = core.on_nodes(nodes) if nodes else []
         tree = self.queue_list() if (core.config, len(core.queues)) != self._tree_sent else None
+        changed = bool(assignments or msg.get("deltas") or msg.get("started") or msg.get("finished")
+                       or len(self._headroom_sent) != len(core.apps))
         reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
+                                        self._headroom_changes(core) if changed else [],
+                                        self._am_diagnostic_changes(core) if self._am_told else [],
                                         plan, now)
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
@@ -202,6 +216,45 @@ class CoreService:
             self.metrics.preemption(plan, now)
         return plan
 
+    def _headroom_changes(self, core: SchedulerCore) -> list[list[Any]]:
+        """[app, its headroom's amounts] for each app whose headroom differs from what Java was
+        last told (MapReduce's AM ramps its reducers down by it); apps gone are forgotten. Only
+        after a call that changed usage, capacity or the apps: nothing else moves a headroom. A
+        headroom is the same for the apps of one user in one leaf (the limits it takes are the
+        cluster's, the leaf's and its ancestors', and the user's), so it is computed once each."""
+        sent, rows = self._headroom_sent, []
+        alike: dict[tuple[object, str], tuple] = {}
+        for app_id, app in core.apps.items():
+            amounts = alike.get((app.queue, app.user))
+            if amounts is None:
+                room = core.headroom(app_id)
+                amounts = alike[app.queue, app.user] = tuple(room.values()) if room is not None else ()
+            if sent.get(app_id) != amounts:
+                sent[app_id] = amounts
+                rows.append([app_id, *amounts])
+        if len(sent) > len(core.apps):
+            for app_id in [a for a in sent if a not in core.apps]:
+                del sent[app_id]
+        return rows
+
+    def _am_diagnostic_changes(self, core: SchedulerCore) -> list[list[str]]:
+        """[app, why its AM waits] for each app with an AM ask pending whose reason changed: the
+        queue's max-am-share text (explain.am_share), or "" once it no longer waits on it. An app
+        leaves the watch once its AM ask is served or withdrawn."""
+        told, out = self._am_told, []
+        for app_id, before in list(told.items()):
+            app = core.apps.get(app_id)
+            pending = [r for r in app.requests.values() if r.am and r.count > 0] if app is not None else []
+            reasons = am_share(core, app.queue, pending[0]) if pending and app is not None else []
+            now = reasons[0]["message"] if reasons else ""
+            if now != before:
+                out.append([app_id, now])
+            if pending:
+                told[app_id] = now
+            else:
+                del told[app_id]
+        return out
+
     def _place(self, submission: Any) -> dict[str, Any] | None:
         """Places one submitted app: the placement for the reply (None for one without an app id)."""
         problem = protocol.check_fields(submission, protocol.SUBMISSION_FIELDS)
@@ -211,7 +264,8 @@ class CoreService:
             return protocol.placement(app, Placement(False, None, f"malformed submission: {problem}")) \
                 if type(app) is str else None
         s = submission
-        placed = self.core.submit_app(s["app"], s["user"], s.get("queue") or None, tuple(s.get("groups") or ()))
+        placed = self.core.submit_app(s["app"], s["user"], s.get("queue") or None, tuple(s.get("groups") or ()),
+                                      priority=s.get("priority") or 0)
         return protocol.placement(s["app"], placed)
 
     def _nodes_with_room(self, core: SchedulerCore, rows: list) -> list[str]:
@@ -254,6 +308,15 @@ class CoreService:
             return protocol.reload_refused(result.errors)
         return protocol.reload_applied(result.changes, self.queue_list())
 
+    def _move(self, msg: dict) -> str:
+        """`yarn application -movetoqueue`: the core moves the app (its usage with it) or says why not.
+        The target is checked for the app's user, as its submission was; YARN has checked the
+        caller's right to modify the app and to submit to the target."""
+        placed = self.core.move_app(msg["app"], msg["queue"], msg["user"], tuple(msg.get("groups") or ()))
+        if placed.accepted:
+            self._headroom_sent.pop(msg["app"], None)  # the next call tells every app its headroom
+        return protocol.move_reply(placed)
+
     def _adopt(self, config: QueueConfig, path: Path) -> None:
         self.config, self.queues_path = config, path  # a resync rebuilds the core from these
 
@@ -265,7 +328,7 @@ class CoreService:
         deltas, started, finished = msg.get("deltas"), msg.get("started"), msg.get("finished")
         asks, counts = msg.get("asks") or (), msg.get("counts") or ()
         if not (deltas or started or finished or asks):  # most calls: ask counts alone, no batch
-            self._apply_asks(core, (), counts)
+            self._apply_asks(core, (), counts, frozenset())
             return
         with core.batch():
             if deltas:
@@ -274,7 +337,7 @@ class CoreService:
                 self._apply_started(core, started)
             if finished:
                 self._apply_finished(core, finished)
-            self._apply_asks(core, asks, counts)
+            self._apply_asks(core, asks, counts, _ids(msg.get("am_asks")))
 
     def _apply_each(self, core: SchedulerCore, deltas: list) -> None:
         for d in deltas:
@@ -293,14 +356,19 @@ class CoreService:
                 continue
             if op == "assignment_refused":
                 core.assignment_refused(d["assignment_id"], d.get("reason") or "")
+            elif op == "blacklist":
+                core.set_blacklist(d["app"], d["places"])
+            elif op == "app_priority":
+                core.update_app_priority(d["app"], d["priority"])
             elif op == "node_updated":
                 self._update_node(core, d)
             elif op == "node_removed":
                 core.remove_node(d["node"])
             elif op == "app_removed":
                 core.remove_app(d["app"])
-            else:  # attempt_added
+            else:  # attempt_added: the new attempt starts with no headroom in YARN
                 core.reset_requests(d["app"])
+                self._headroom_sent.pop(d["app"], None)
             self.counters["deltas"] += 1
 
     def _apply_node(self, core: SchedulerCore, n: dict) -> None:
@@ -340,10 +408,13 @@ class CoreService:
         if problem:
             self._bad(f"{where} app", a, problem)
             return
-        placed = core.recover_app(a["app"], a["user"], a["queue"], tuple(a.get("groups") or ()))
+        placed = core.recover_app(a["app"], a["user"], a["queue"], tuple(a.get("groups") or ()),
+                                  priority=a.get("priority") or 0)
         if not placed.accepted:
             self._bad(f"{where} app", a, placed.reason)
             return
+        if a.get("blacklist"):
+            core.set_blacklist(a["app"], a["blacklist"])
         self.counters["deltas"] += 1
 
     def _bad(self, what: str, item: Any, problem: str) -> None:
@@ -382,11 +453,13 @@ class CoreService:
             self.counters["bad_deltas"] += bad
         self.counters["deltas"] += seen - bad
 
-    def _apply_asks(self, core: SchedulerCore, full: list | tuple, counts: list | tuple) -> None:
+    def _apply_asks(self, core: SchedulerCore, full: list | tuple, counts: list | tuple,
+                    am_asks: frozenset[int]) -> None:
         """A request's asks, after its deltas (Java collects them last): `full` asks, then
         `counts`, flat id, count pairs (an even number: checked with the request) for asks sent
         before. A request names each ask once, so the two may go in this order; counts are most
-        of a call, so they go to the core in one call."""
+        of a call, so they go to the core in one call. An ask in full is an AM ask exactly when
+        its id is in `am_asks`; its app is then watched for the AM diagnostic."""
         names = core.types.names
         bad = 0
         for a in full:
@@ -397,8 +470,11 @@ class CoreService:
                 continue
             ask_id, count, app, priority, allocation_id, location, relax, amounts = parsed
             # the amounts are in the snapshot's resource order, which is the core's: a vector as is
+            am = ask_id in am_asks
             core.update_request(app, priority, amounts, count, allocation_id=allocation_id, location=location,
-                                relax_locality=relax, ask_id=ask_id)
+                                relax_locality=relax, ask_id=ask_id, am=am)
+            if am and count and app in core.apps:
+                self._am_told.setdefault(app, "")
         pairs = iter(counts)
         bad += core.update_counts(zip(pairs, pairs))
         self._count_deltas(len(full) + len(counts) // 2, bad)
@@ -412,3 +488,8 @@ class CoreService:
         self._tree_sent = (core.config, len(core.queues))
         return [protocol.queue_entry(path, core.queues[path])
                 for path in sorted(core.queues, key=lambda p: (p.count("."), p))]
+
+
+def _ids(items: Any) -> frozenset[int]:
+    """The integers of a request's id list (the envelope check made it a list); others are not ids."""
+    return frozenset(x for x in items if type(x) is int) if items else frozenset()

@@ -43,7 +43,7 @@ def answer(service: CoreService, message: dict) -> str:
 def story() -> list[tuple[dict, dict]]:
     """The golden requests in order, each with its golden reply (paired by name)."""
     out = []
-    for kind in ("snapshot", "schedule", "reload"):
+    for kind in ("snapshot", "schedule", "reload", "move"):
         replies = {e["name"]: e["message"] for e in examples(f"{kind}.reply.json")}
         requests = examples(f"{kind}.request.json")
         assert set(replies) == {e["name"] for e in requests}, f"{kind}: a request without its reply or the reverse"

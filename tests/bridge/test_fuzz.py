@@ -85,17 +85,27 @@ class Yarn:
         self.asks.clear()
         return {"type": "snapshot", "epoch": self.epoch, "resources": TYPES,
                 "nodes": [{"node": n, "capacity": self._capacity(), "rack": r} for n, r in self.nodes.items()],
-                "apps": [{"app": a, "user": self.rnd.choice(["alice", "bob"]), "queue": q, "groups": ["g"]}
+                "apps": [{"app": a, "user": self.rnd.choice(["alice", "bob"]), "queue": q, "groups": ["g"],
+                          "priority": self.rnd.randint(0, 3), "blacklist": self._places()}
                          for a, q in self.apps.items()],
                 "containers": list(self.containers.values()),
-                "asks": [self._ask(a) for a in self.apps for _ in range(self.rnd.randint(0, 2))], "counts": []}
+                "asks": (asks := [self._ask(a) for a in self.apps for _ in range(self.rnd.randint(0, 2))]),
+                "counts": [], "am_asks": self._am_asks(asks)}
+
+    def _places(self) -> list[str]:
+        """A blacklist: some nodes and racks, maybe unknown ones."""
+        return self.rnd.sample(sorted(self.nodes) + ["/r0", "/r1", "n_none:1"], self.rnd.randint(0, 2))
+
+    def _am_asks(self, asks: list) -> list[int]:
+        """Some of the asks in full named as AM asks (YARN's: priority 0, one container)."""
+        return [a[0] for a in asks if a[3] == 0 and self.rnd.random() < 0.5]
 
     def changes(self) -> dict:
         rnd = self.rnd
         deltas, started, finished = [], [], []
         for _ in range(rnd.randint(0, 3)):
             kind = rnd.choice(["node_added", "node_removed", "node_updated", "app_added", "app_removed",
-                               "attempt_added", "assignment_refused"])
+                               "attempt_added", "assignment_refused", "blacklist", "app_priority"])
             if kind == "node_added":
                 node = f"n{self._id()}:1"
                 self.nodes[node] = "/r1"
@@ -113,6 +123,10 @@ class Yarn:
                     del self.nodes[node]
                     self.containers = {c: r for c, r in self.containers.items() if r[2] != node}
                 deltas.append({"op": kind, "node": node, "capacity": self._capacity()})
+            elif kind == "blacklist" and self.apps:
+                deltas.append({"op": kind, "app": rnd.choice(list(self.apps)), "places": self._places()})
+            elif kind == "app_priority" and self.apps:
+                deltas.append({"op": kind, "app": rnd.choice(list(self.apps)), "priority": rnd.randint(-1, 9)})
             elif kind in ("app_removed", "attempt_added") and self.apps:
                 app = rnd.choice(list(self.apps))
                 if kind == "app_removed":
@@ -137,7 +151,8 @@ class Yarn:
         asks = [self._ask(a) for a in rnd.sample(sorted(self.apps), min(len(self.apps), rnd.randint(0, 2)))]
         counts = [x for i in rnd.sample(self.asks, min(len(self.asks), rnd.randint(0, 4)))
                   for x in (i, rnd.randint(0, 6))]
-        return {"deltas": deltas, "started": started, "finished": finished, "asks": asks, "counts": counts}
+        return {"deltas": deltas, "started": started, "finished": finished, "asks": asks, "counts": counts,
+                "am_asks": self._am_asks(asks)}
 
     def next_message(self) -> dict:
         rnd = self.rnd
@@ -149,10 +164,14 @@ class Yarn:
             self.seq += 1
             nodes = rnd.sample(sorted(self.nodes), rnd.randint(0, len(self.nodes))) if roll < 0.8 else []
             submissions = [{"app": f"app_{self._id()}", "user": rnd.choice(["alice", "bob", "carol.x"]),
-                            "queue": rnd.choice(LEAVES + [None]), "groups": ["g"]}
+                            "queue": rnd.choice(LEAVES + [None]), "groups": ["g"], "priority": rnd.randint(0, 3)}
                            for _ in range(rnd.randint(0, 2) if roll >= 0.65 else 0)]
             return {"type": "schedule", "epoch": self.epoch, "seq": self.seq,
                     "nodes": [[n, *self._amounts()] for n in nodes], "submissions": submissions, **self.changes()}
+        if roll < 0.975 and self.apps:
+            return {"type": "move", "epoch": self.epoch, "app": rnd.choice(list(self.apps)),
+                    "queue": rnd.choice(LEAVES + ["root", "nosuch"]), "user": rnd.choice(["alice", "bob"]),
+                    "groups": ["g"]}
         return {"type": "reload", "epoch": self.epoch}
 
     def heard(self, msg: dict, reply: dict) -> None:
@@ -160,6 +179,8 @@ class Yarn:
         if not reply.get("ok"):
             self.resync = True  # as the shim: any failure, and the next message is a snapshot
             return
+        if msg.get("type") == "move" and reply["accepted"]:
+            self.apps[msg["app"]] = reply["queue"]
         if msg.get("type") == "schedule":
             self.assigned += reply.get("assignments", [])
             for placed in reply.get("placements", []):
@@ -232,6 +253,13 @@ def exchange(svc: CoreService, text: str) -> dict:
     assert reply["ok"] or (type(reply["error"]) is str and reply["error"]), reply
     check_accounting(svc.core)
     assert svc.counters["internal_errors"] == 0, "a message raised inside the service"
+    core = svc.core
+    for a in reply.get("assignments", []):
+        app, node = core.apps.get(a["app"]), core.nodes[a["node"]]
+        assert app is None or not {node.id, node.rack} & app.blacklist, f"{a} on a place its app blacklisted"
+    for row in reply.get("headroom", []):
+        assert type(row[0]) is str and len(row) == 1 + len(TYPES) and all(type(v) is int and v >= 0 for v in row[1:])
+    assert all(type(app) is type(text) is str for app, text in reply.get("am_diagnostics", []))
     return reply
 
 
@@ -261,9 +289,9 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | s
                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
                      max_leaves=8)
 _FIELDS = {
-    "schedule": ["epoch", "seq", "deltas", "started", "finished", "asks", "counts", "submissions", "nodes",
-                 "heartbeats", "rtt_ms"],
-    "snapshot": ["epoch", "resources", "nodes", "apps", "containers", "asks", "counts"],
+    "schedule": ["epoch", "seq", "deltas", "started", "finished", "asks", "counts", "am_asks", "submissions",
+                 "nodes", "heartbeats", "rtt_ms"],
+    "snapshot": ["epoch", "resources", "nodes", "apps", "containers", "asks", "counts", "am_asks"],
 }
 
 

@@ -309,12 +309,14 @@ class Cluster:
         self.clients.append(proc)
         return proc
 
-    def cli(self, main: str, *args: str, user: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-        """Runs a Hadoop command-line tool (the class `yarn`/`mapred` would run) against this cluster."""
+    def cli(self, main: str, *args: str, user: str | None = None, timeout: float = 120,
+            classpath: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+        """Runs a Hadoop command-line tool (the class `yarn`/`mapred` would run) against this
+        cluster; `classpath`: more entries, ahead of Hadoop's (a test tool's classes)."""
         env = {**os.environ, "JAVA_HOME": java_home()}
         if user:
             env["HADOOP_USER_NAME"] = user
-        cp = os.pathsep.join([str(self.client_conf), *maven_classpath()])
+        cp = os.pathsep.join([str(self.client_conf), *classpath, *maven_classpath()])
         cmd = ["java", "-Xmx256m", *java17_opens(), "-cp", cp, main, *args]
         return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,22 @@ def new_cluster(tmp_root: Path, queues_text: str | None = None, **kwargs) -> Clu
     queues = tmp_root / "queues.yaml"
     queues.write_text(QUEUES.read_text() if queues_text is None else queues_text)
     return Cluster(tmp_root, queues, **kwargs)
+
+
+@contextmanager
+def started_cluster(queues_yaml: str | None = None, kind: type[Cluster] = Cluster, **kwargs) -> Iterator[Cluster]:
+    """A cluster (of class `kind`) started on the integration queues, or on the `queues_yaml`
+    text; stopped and removed after."""
+    root = Path(tempfile.mkdtemp(prefix="yarn-drf-it-"))
+    queues = root / "queues.yaml"
+    queues.write_text(QUEUES.read_text() if queues_yaml is None else queues_yaml)
+    c = kind(root, queues, **kwargs)
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -4,16 +4,13 @@ weighted DRF; ACLs, queue info and -refreshQueues work through the core."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import time
 import urllib.request
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import new_cluster
+from tests.integration.conftest import started_cluster
 from tests.integration.drf import progressive_filling
 
 CPU = {"memory-mb": 256, "vcores": 2}
@@ -29,14 +26,8 @@ def spec(shape: dict[str, int]) -> str:
 
 @pytest.fixture(scope="module")
 def cluster():
-    root = Path(tempfile.mkdtemp(prefix="yarn-drf-it-"))
-    c = new_cluster(root)
-    try:
-        c.start()
+    with started_cluster() as c:
         yield c
-    finally:
-        c.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_queue_status_and_mapred_queue_list_come_from_the_queue_tree(cluster):

@@ -2,19 +2,16 @@
 status, why, metrics and reload (through `yarn rmadmin -refreshQueues`) see what YARN runs."""
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 import requests
 
 from tests.integration.cluster import REPO, Cluster
+from tests.integration.conftest import started_cluster
 from tests.ops.test_ops_cli import run
 
 pytestmark = pytest.mark.integration
-QUEUES = REPO / "tests" / "integration" / "queues.yaml"
 
 
 class OpsCluster(Cluster):
@@ -33,15 +30,8 @@ class OpsCluster(Cluster):
 def cluster():
     if not (REPO / "java_shim" / "target" / "classpath.txt").exists():
         pytest.fail("java_shim is not built: run `make shim` (make test does it)")
-    root = Path(tempfile.mkdtemp(prefix="yarn-drf-ops-"))
-    shutil.copy(QUEUES, root / "queues.yaml")
-    c = OpsCluster(root, root / "queues.yaml")
-    try:
-        c.start()
+    with started_cluster(kind=OpsCluster) as c:
         yield c
-    finally:
-        c.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_status_why_and_metrics_for_a_running_app(cluster):

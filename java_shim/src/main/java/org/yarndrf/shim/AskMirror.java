@@ -19,6 +19,10 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
  * diff names each ask once, so the two may be applied in either order. Ids are never reused, so
  * an id from before a {@link #forget} or {@link #clear} cannot be mistaken for a newer ask.
  *
+ * <p>Whether an ask is its attempt's AM ask (the one the RM makes for the AM container, at
+ * priority 0 while the attempt waits for it) is part of its shape: an ask that changes from one
+ * to the other is sent in full again, its id in "am_asks" or not (protocol version 6).
+ *
  * <p>Locking: used under the scheduler's lock (the loop's collect and snapshot, YARN's app events);
  * its methods synchronize as well, so no caller can see it half-changed.
  */
@@ -55,16 +59,22 @@ public final class AskMirror {
     final int count;
     final long[] amounts;
     final boolean relax;
+    final boolean am;
 
-    Ask(long id, int count, long[] amounts, boolean relax) {
+    Ask(long id, int count, long[] amounts, boolean relax, boolean am) {
       this.id = id;
       this.count = count;
       this.amounts = amounts;
       this.relax = relax;
+      this.am = am;
     }
 
-    boolean sameShape(long[] otherAmounts, boolean otherRelax) {
-      return relax == otherRelax && Arrays.equals(amounts, otherAmounts);
+    Ask withCount(int newCount) {
+      return new Ask(id, newCount, amounts, relax, am);
+    }
+
+    boolean sameShape(long[] otherAmounts, boolean otherRelax, boolean otherAm) {
+      return relax == otherRelax && am == otherAm && Arrays.equals(amounts, otherAmounts);
     }
   }
 
@@ -91,10 +101,12 @@ public final class AskMirror {
 
   /**
    * Appends what brings the core from what it was told to `current`: asks to send in full to
-   * `asks`, and count changes of asks sent before to `counts` (id, count, id, count, ...).
+   * `asks` (the ids of AM asks among them to `amAsks`), and count changes of asks sent before to
+   * `counts` (id, count, id, count, ...). `amPriority`: the priority of the attempt's AM ask
+   * while it waits for its AM container, else null.
    */
-  public synchronized void diff(String appId, List<ResourceRequest> current,
-      List<Messages.AskRow> asks, List<Long> counts) {
+  public synchronized void diff(String appId, List<ResourceRequest> current, Integer amPriority,
+      List<Messages.AskRow> asks, List<Long> counts, List<Long> amAsks) {
     Map<Key, Ask> before = sent.getOrDefault(appId, new HashMap<>());
     outstanding -= wanting(before);
     Map<Key, Ask> now = new HashMap<>();
@@ -103,23 +115,27 @@ public final class AskMirror {
           rr.getResourceName());
       int count = rr.getNumContainers();
       long[] amounts = Messages.vector(rr.getCapability());
+      boolean am = amPriority != null && amPriority == k.priority;
       Ask was = before.remove(k);
-      if (was != null && was.sameShape(amounts, rr.getRelaxLocality())) {
-        now.put(k, was.count == count ? was : new Ask(was.id, count, was.amounts, was.relax));
+      if (was != null && was.sameShape(amounts, rr.getRelaxLocality(), am)) {
+        now.put(k, was.count == count ? was : was.withCount(count));
         if (was.count != count) {
           counts.add(was.id);
           counts.add((long) count);
         }
       } else {
-        Ask a = new Ask(++lastId, count, amounts, rr.getRelaxLocality());
+        Ask a = new Ask(++lastId, count, amounts, rr.getRelaxLocality(), am);
         now.put(k, a);
         asks.add(new Messages.AskRow(a.id, a.count, appId, k.priority, k.allocationId, k.location,
             a.relax, a.amounts));
+        if (am) {
+          amAsks.add(a.id);
+        }
       }
     }
     for (Map.Entry<Key, Ask> e : before.entrySet()) {
       Ask gone = e.getValue();
-      now.put(e.getKey(), gone.count == 0 ? gone : new Ask(gone.id, 0, gone.amounts, gone.relax));
+      now.put(e.getKey(), gone.count == 0 ? gone : gone.withCount(0));
       if (gone.count > 0) {
         counts.add(gone.id);
         counts.add(0L);

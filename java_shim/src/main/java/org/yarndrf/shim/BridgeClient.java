@@ -134,6 +134,12 @@ final class BridgeClient {
     return new ReloadOutcome(reply, reply == null && session.lastCallTimedOut());
   }
 
+  /** `yarn application -movetoqueue`: the core's answer, or null after a failure. */
+  Messages.MoveReply move(String app, String queue, String user, List<String> groups) {
+    return session.exchangeSlow("move", Messages.encode(new Messages.Move(epoch, app, queue, user,
+        groups)), Messages::moveReply);
+  }
+
   /** How long a snapshot or reload call may take now, in milliseconds. */
   int slowTimeoutMs() {
     return snapshotChannel == null ? slowTimeoutMs : snapshotChannel.timeoutMs();

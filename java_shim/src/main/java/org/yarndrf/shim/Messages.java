@@ -72,12 +72,23 @@ public final class Messages {
     public final String user;
     public final String queue;
     public final List<String> groups;
+    /** Its application priority as the RM capped it. */
+    public final int priority;
+    /** A snapshot's app: the nodes (bridge names) and racks its AM blacklisted; empty: none. */
+    public final List<String> blacklist;
 
     public AppInfo(String app, String user, String queue, List<String> groups) {
+      this(app, user, queue, groups, 0, Collections.<String>emptyList());
+    }
+
+    public AppInfo(String app, String user, String queue, List<String> groups, int priority,
+        List<String> blacklist) {
       this.app = app;
       this.user = user;
       this.queue = queue;
       this.groups = groups;
+      this.priority = priority;
+      this.blacklist = blacklist;
     }
   }
 
@@ -88,13 +99,22 @@ public final class Messages {
     public final AppInfo app;  // app_added; app_removed and attempt_added use its id
     public final String assignmentId;  // assignment_refused
     public final String reason;
+    public final List<String> places;  // blacklist
+    public final int priority;  // app_priority
 
     private Delta(String op, NodeInfo node, AppInfo app, String assignmentId, String reason) {
+      this(op, node, app, assignmentId, reason, null, 0);
+    }
+
+    private Delta(String op, NodeInfo node, AppInfo app, String assignmentId, String reason,
+        List<String> places, int priority) {
       this.op = op;
       this.node = node;
       this.app = app;
       this.assignmentId = assignmentId;
       this.reason = reason;
+      this.places = places;
+      this.priority = priority;
     }
 
     public static Delta nodeAdded(NodeInfo node) {
@@ -123,6 +143,18 @@ public final class Messages {
 
     public static Delta assignmentRefused(String assignmentId, String reason) {
       return new Delta("assignment_refused", null, null, assignmentId, reason);
+    }
+
+    /** The app's whole blacklist (bridge node names and racks) after its AM changed it. */
+    public static Delta blacklist(String app, List<String> places) {
+      return new Delta("blacklist", null, new AppInfo(app, null, null, null), null, null, places,
+          0);
+    }
+
+    /** `yarn application -updatePriority`: the priority the RM set. */
+    public static Delta appPriority(String app, int priority) {
+      return new Delta("app_priority", null, new AppInfo(app, null, null, null), null, null, null,
+          priority);
     }
   }
 
@@ -204,6 +236,8 @@ public final class Messages {
     public final List<AskRow> asks = new ArrayList<>();
     /** Flat id, count pairs; a snapshot sends every ask in full, so it stays empty. */
     public final List<Long> counts = new ArrayList<>();
+    /** The ids of the asks above that are their attempt's AM ask. */
+    public final List<Long> amAsks = new ArrayList<>();
 
     public Snapshot(long epoch, List<String> resources) {
       super("snapshot", epoch);
@@ -229,6 +263,8 @@ public final class Messages {
     public final List<AskRow> asks = new ArrayList<>();
     /** Flat id, count pairs. */
     public final List<Long> counts = new ArrayList<>();
+    /** The ids of the asks above that are their attempt's AM ask. */
+    public final List<Long> amAsks = new ArrayList<>();
     public final List<AppInfo> submissions = new ArrayList<>();
     public final List<NodeRow> nodes = new ArrayList<>();
     /** NodeManager heartbeats since the last call (for the service's metrics). */
@@ -256,6 +292,35 @@ public final class Messages {
     public Reload(long epoch, String path) {
       super("reload", epoch);
       this.path = path;
+    }
+  }
+
+  /** `yarn application -movetoqueue`: the app to `queue`, checked for its user in `groups`. */
+  public static final class Move extends Request {
+    public final String app;
+    public final String queue;
+    public final String user;
+    public final List<String> groups;
+
+    public Move(long epoch, String app, String queue, String user, List<String> groups) {
+      super("move", epoch);
+      this.app = app;
+      this.queue = queue;
+      this.user = user;
+      this.groups = groups;
+    }
+  }
+
+  /** The core's answer to a move: the queue the app is in now (full path), or why not. */
+  public static final class MoveReply {
+    public final boolean accepted;
+    public final String queue;
+    public final String reason;
+
+    MoveReply(boolean accepted, String queue, String reason) {
+      this.accepted = accepted;
+      this.queue = queue;
+      this.reason = reason;
     }
   }
 
@@ -337,16 +402,23 @@ public final class Messages {
     public final List<Placement> placements;
     /** The queue tree when it changed since the shim last had it (a reload, a new queue); or null. */
     public final List<QueueSettings> queues;
+    /** app id -> its headroom in the snapshot's resource order, for the apps where it changed. */
+    public final Map<String, long[]> headroom;
+    /** app id -> why its AM waits on its queue's max-am-share, "" once it no longer does. */
+    public final Map<String, String> amDiagnostics;
     /** Containers whose AMs are to be told of their preemption now; and those to kill now. */
     public final List<Preemption> preempt;
     public final List<Preemption> kill;
 
-    ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
-        List<QueueSettings> queues, List<Preemption> preempt, List<Preemption> kill) {
+    public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
+        List<QueueSettings> queues, Map<String, long[]> headroom,
+        Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
       this.queues = queues;
+      this.headroom = headroom;
+      this.amDiagnostics = amDiagnostics;
       this.preempt = preempt;
       this.kill = kill;
     }
@@ -411,6 +483,12 @@ public final class Messages {
         writeSchedule(g, (Schedule) request);
       } else if (request instanceof Snapshot) {
         writeSnapshot(g, (Snapshot) request);
+      } else if (request instanceof Move) {
+        Move m = (Move) request;
+        g.writeStringField("app", m.app);
+        g.writeStringField("queue", m.queue);
+        g.writeStringField("user", m.user);
+        writeTexts(g, "groups", m.groups);
       } else if (((Reload) request).path != null) {
         g.writeStringField("path", ((Reload) request).path);
       }
@@ -434,7 +512,7 @@ public final class Messages {
       g.writeString(x);
     }
     g.writeEndArray();
-    writeAsks(g, s.asks, s.counts);
+    writeAsks(g, s.asks, s.counts, s.amAsks);
     writeApps(g, "submissions", s.submissions);
     g.writeArrayFieldStart("nodes");
     for (NodeRow n : s.nodes) {
@@ -461,7 +539,7 @@ public final class Messages {
     g.writeEndArray();
     writeApps(g, "apps", s.apps);
     writeContainers(g, "containers", s.containers);
-    writeAsks(g, s.asks, s.counts);
+    writeAsks(g, s.asks, s.counts, s.amAsks);
   }
 
   private static void writeDelta(JsonGenerator g, Delta d) throws IOException {
@@ -479,6 +557,14 @@ public final class Messages {
       case "assignment_refused":
         g.writeStringField("assignment_id", d.assignmentId);
         g.writeStringField("reason", d.reason);
+        break;
+      case "blacklist":
+        g.writeStringField("app", d.app.app);
+        writeTexts(g, "places", d.places);
+        break;
+      case "app_priority":
+        g.writeStringField("app", d.app.app);
+        g.writeNumberField("priority", d.priority);
         break;
       default:  // app_removed, attempt_added
         g.writeStringField("app", d.app.app);
@@ -527,6 +613,12 @@ public final class Messages {
     g.writeStringField("user", a.user);
     g.writeStringField("queue", a.queue);
     writeTexts(g, "groups", a.groups);
+    if (a.priority != 0) {
+      g.writeNumberField("priority", a.priority);
+    }
+    if (!a.blacklist.isEmpty()) {
+      writeTexts(g, "blacklist", a.blacklist);
+    }
   }
 
   private static void writeContainers(JsonGenerator g, String field, List<ContainerRow> rows)
@@ -546,8 +638,8 @@ public final class Messages {
     g.writeEndArray();
   }
 
-  private static void writeAsks(JsonGenerator g, List<AskRow> asks, List<Long> counts)
-      throws IOException {
+  private static void writeAsks(JsonGenerator g, List<AskRow> asks, List<Long> counts,
+      List<Long> amAsks) throws IOException {
     g.writeArrayFieldStart("asks");
     for (AskRow a : asks) {
       g.writeStartArray();
@@ -562,8 +654,14 @@ public final class Messages {
       g.writeEndArray();
     }
     g.writeEndArray();
-    g.writeArrayFieldStart("counts");
-    for (long x : counts) {
+    writeNumbers(g, "counts", counts);
+    writeNumbers(g, "am_asks", amAsks);
+  }
+
+  private static void writeNumbers(JsonGenerator g, String field, List<Long> values)
+      throws IOException {
+    g.writeArrayFieldStart(field);
+    for (long x : values) {
       g.writeNumber(x);
     }
     g.writeEndArray();
@@ -605,25 +703,53 @@ public final class Messages {
       placements.add(new Placement(text(p, "app"), accepted,
           accepted ? text(p, "queue") : null, p.path("reason").asText("")));
     }
+    Map<String, long[]> headroom = new LinkedHashMap<>();
+    for (JsonNode row : optionalArray(reply, "headroom")) {
+      if (!row.isArray() || row.size() < 1 || !row.get(0).isTextual()) {
+        throw new MalformedReplyException("headroom row is not [app, amounts...]: "
+            + abbreviate(row.toString()));
+      }
+      long[] amounts = new long[row.size() - 1];
+      for (int i = 0; i < amounts.length; i++) {
+        JsonNode v = row.get(i + 1);
+        if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
+          throw new MalformedReplyException("headroom amount " + v + " is not an integer from 0 to "
+              + Long.MAX_VALUE + " in " + abbreviate(row.toString()));
+        }
+        amounts[i] = v.asLong();
+      }
+      headroom.put(row.get(0).asText(), amounts);
+    }
+    Map<String, String> amDiagnostics = new LinkedHashMap<>();
+    for (JsonNode pair : optionalArray(reply, "am_diagnostics")) {
+      if (!pair.isArray() || pair.size() != 2 || !pair.get(0).isTextual()
+          || !pair.get(1).isTextual()) {
+        throw new MalformedReplyException("am_diagnostics entry is not [app, text]: "
+            + abbreviate(pair.toString()));
+      }
+      amDiagnostics.put(pair.get(0).asText(), pair.get(1).asText());
+    }
     JsonNode tree = reply.get("queues");
     return new ScheduleReply(integer(reply, "seq", 0, Long.MAX_VALUE), assignments, placements,
-        tree == null ? null : queues(tree), preemptions(reply, "preempt"),
-        preemptions(reply, "kill"));
+        tree == null ? null : queues(tree), headroom, amDiagnostics,
+        preemptions(reply, "preempt"), preemptions(reply, "kill"));
   }
 
   /** A reply's "preempt" or "kill" list; absent means none. */
   private static List<Preemption> preemptions(JsonNode reply, String field)
       throws MalformedReplyException {
-    if (!reply.has(field)) {
-      return Collections.emptyList();
-    }
     List<Preemption> out = new ArrayList<>();
-    for (JsonNode p : array(reply, field)) {
+    for (JsonNode p : optionalArray(reply, field)) {
       out.add(new Preemption(text(p, "container"), text(p, "app"), text(p, "node"),
           text(p, "queue"), text(p, "for_queue"), text(p, "reason"),
           integer(p, "kill_in_ms", 0, Long.MAX_VALUE)));
     }
     return out;
+  }
+
+  /** An optional array field of a reply: absent is empty. */
+  private static JsonNode optionalArray(JsonNode node, String field) throws MalformedReplyException {
+    return node.has(field) ? array(node, field) : JSON.createArrayNode();
   }
 
   public static ReloadReply reloadReply(String text) throws MalformedReplyException {
@@ -637,6 +763,13 @@ public final class Messages {
     }
     return new ReloadReply(true, Collections.<String>emptyList(), reply.path("changes").toString(),
         queues(reply.get("queues")));
+  }
+
+  public static MoveReply moveReply(String text) throws MalformedReplyException {
+    JsonNode reply = envelope(text);
+    boolean accepted = bool(reply, "accepted");
+    return new MoveReply(accepted, accepted ? text(reply, "queue") : null,
+        reply.path("reason").asText(""));
   }
 
   /**
@@ -774,7 +907,7 @@ public final class Messages {
           s.apps.add(appInfo(a));
         }
         readContainers(r.get("containers"), s.containers);
-        readAsks(r, s.asks, s.counts);
+        readAsks(r, s.asks, s.counts, s.amAsks);
         return s;
       }
       case "schedule": {
@@ -787,7 +920,7 @@ public final class Messages {
         if (s.finished.size() % 2 != 0) {
           throw new IllegalArgumentException("finished is not container, state pairs: " + text);
         }
-        readAsks(r, s.asks, s.counts);
+        readAsks(r, s.asks, s.counts, s.amAsks);
         for (JsonNode sub : r.get("submissions")) {
           s.submissions.add(appInfo(sub));
         }
@@ -800,6 +933,9 @@ public final class Messages {
       }
       case "reload":
         return new Reload(epoch, r.has("path") ? r.get("path").asText() : null);
+      case "move":
+        return new Move(epoch, r.get("app").asText(), r.get("queue").asText(),
+            r.get("user").asText(), texts(r.get("groups")));
       default:
         throw new IllegalArgumentException("unknown request type " + r.get("type"));
     }
@@ -822,6 +958,10 @@ public final class Messages {
         return Delta.attemptAdded(d.get("app").asText());
       case "assignment_refused":
         return Delta.assignmentRefused(d.get("assignment_id").asText(), d.get("reason").asText());
+      case "blacklist":
+        return Delta.blacklist(d.get("app").asText(), texts(d.get("places")));
+      case "app_priority":
+        return Delta.appPriority(d.get("app").asText(), d.get("priority").asInt());
       default:
         throw new IllegalArgumentException("unknown delta op " + op);
     }
@@ -845,7 +985,8 @@ public final class Messages {
 
   private static AppInfo appInfo(JsonNode a) {
     return new AppInfo(a.get("app").asText(), a.get("user").asText(), a.get("queue").asText(),
-        texts(a.get("groups")));
+        texts(a.get("groups")), a.path("priority").asInt(0), a.has("blacklist")
+            ? texts(a.get("blacklist")) : Collections.<String>emptyList());
   }
 
   private static Map<String, Long> capacity(JsonNode c) {
@@ -865,13 +1006,17 @@ public final class Messages {
     }
   }
 
-  private static void readAsks(JsonNode r, List<AskRow> asks, List<Long> counts) {
+  private static void readAsks(JsonNode r, List<AskRow> asks, List<Long> counts,
+      List<Long> amAsks) {
     for (JsonNode a : r.get("asks")) {
       asks.add(new AskRow(a.get(0).asLong(), a.get(1).asInt(), a.get(2).asText(), a.get(3).asInt(),
           a.get(4).asLong(), a.get(5).asText(), a.get(6).asBoolean(), longs(a, 7)));
     }
     for (JsonNode x : r.get("counts")) {
       counts.add(x.asLong());
+    }
+    for (JsonNode x : r.get("am_asks")) {
+      amAsks.add(x.asLong());
     }
   }
 
@@ -891,20 +1036,21 @@ public final class Messages {
     return out;
   }
 
-  /** A schedule call's reply without preemption. */
+  /** A schedule call's reply with no headroom, AM diagnostic or preemption. */
   public static String scheduleReplyText(long seq, List<Assignment> assignments,
       List<Placement> placements, JsonNode queues) {
     return scheduleReplyText(seq, assignments, placements, queues,
+        Collections.<String, long[]>emptyMap(), Collections.<String, String>emptyMap(),
         Collections.<Preemption>emptyList(), Collections.<Preemption>emptyList());
   }
 
   /**
    * A schedule call's reply; `queues` (the core's list, as is) only when the tree changed,
-   * "preempt" and "kill" only when not empty.
+   * `headroom`, `amDiagnostics`, "preempt" and "kill" only when not empty.
    */
   public static String scheduleReplyText(long seq, List<Assignment> assignments,
-      List<Placement> placements, JsonNode queues, List<Preemption> preempt,
-      List<Preemption> kill) {
+      List<Placement> placements, JsonNode queues, Map<String, long[]> headroom,
+      Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill) {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = replyStart(out)) {
       g.writeNumberField("seq", seq);
@@ -945,6 +1091,26 @@ public final class Messages {
       if (queues != null) {
         g.writeFieldName("queues");
         g.writeTree(queues);
+      }
+      if (!headroom.isEmpty()) {
+        g.writeArrayFieldStart("headroom");
+        for (Map.Entry<String, long[]> e : headroom.entrySet()) {
+          g.writeStartArray();
+          g.writeString(e.getKey());
+          writeLongs(g, e.getValue());
+          g.writeEndArray();
+        }
+        g.writeEndArray();
+      }
+      if (!amDiagnostics.isEmpty()) {
+        g.writeArrayFieldStart("am_diagnostics");
+        for (Map.Entry<String, String> e : amDiagnostics.entrySet()) {
+          g.writeStartArray();
+          g.writeString(e.getKey());
+          g.writeString(e.getValue());
+          g.writeEndArray();
+        }
+        g.writeEndArray();
       }
       writePreemptions(g, "preempt", preempt);
       writePreemptions(g, "kill", kill);
@@ -989,6 +1155,19 @@ public final class Messages {
         g.writeFieldName("queues");
         g.writeTree(queues);
       }
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return out.toString();
+  }
+
+  public static String moveReplyText(boolean accepted, String queue, String reason) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = replyStart(out)) {
+      g.writeBooleanField("accepted", accepted);
+      g.writeStringField("queue", queue);
+      g.writeStringField("reason", reason);
       g.writeEndObject();
     } catch (IOException e) {
       throw new IllegalStateException(e);

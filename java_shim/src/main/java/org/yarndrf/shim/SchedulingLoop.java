@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,13 +102,28 @@ public final class SchedulingLoop implements Runnable {
     void called(CallRecord call);
   }
 
-  /** A -refreshQueues waiting for the loop's thread. */
-  private static final class PendingReload {
-    final String path;
-    final CompletableFuture<BridgeClient.ReloadOutcome> outcome = new CompletableFuture<>();
+  /** A call a caller's thread waits for (a -refreshQueues, a move), made by the loop's thread. */
+  private static final class Pending<T> {
+    final Function<BridgeClient, T> call;
+    final T failed;
+    final CompletableFuture<T> outcome = new CompletableFuture<>();
 
-    PendingReload(String path) {
-      this.path = path;
+    Pending(Function<BridgeClient, T> call, T failed) {
+      this.call = call;
+      this.failed = failed;
+    }
+
+    void serve(BridgeClient bridge) {
+      try {
+        outcome.complete(call.apply(bridge));
+      } catch (RuntimeException e) {
+        outcome.completeExceptionally(e);
+        throw e;
+      }
+    }
+
+    void fail() {
+      outcome.complete(failed);
     }
   }
 
@@ -116,7 +132,7 @@ public final class SchedulingLoop implements Runnable {
   private final BridgeClient bridge;
   private final AssignmentCommitter committer;
   private final long recheckMs;
-  private final ConcurrentLinkedQueue<PendingReload> reloads = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Pending<?>> pending = new ConcurrentLinkedQueue<>();
   private volatile Observer observer;
   private Thread thread;
   private volatile boolean stopping;
@@ -160,8 +176,8 @@ public final class SchedulingLoop implements Runnable {
       t.interrupt();
       t.join(10_000);
     }
-    for (PendingReload r; (r = reloads.poll()) != null;) {
-      r.outcome.complete(new BridgeClient.ReloadOutcome(null, false));
+    for (Pending<?> p; (p = pending.poll()) != null;) {
+      p.fail();
     }
   }
 
@@ -182,18 +198,31 @@ public final class SchedulingLoop implements Runnable {
    * outcome. Call it without holding the scheduler's lock: the loop may need it meanwhile.
    */
   BridgeClient.ReloadOutcome reload(String path) throws InterruptedException {
+    return await(bridge -> bridge.reload(path), new BridgeClient.ReloadOutcome(null, false),
+        new BridgeClient.ReloadOutcome(null, true));
+  }
+
+  /**
+   * Hands `call` to the loop's thread, which makes it before its next schedule call, and waits
+   * for what it returns: `failed` if the loop stops or the call fails, `timedOut` if it takes
+   * longer than a snapshot and the call may. Call it without holding the scheduler's lock.
+   */
+  <T> T await(Function<BridgeClient, T> call, T failed, T timedOut) throws InterruptedException {
     if (stopping) {
-      return new BridgeClient.ReloadOutcome(null, false);
+      return failed;
     }
-    PendingReload r = new PendingReload(path);
-    reloads.add(r);
+    Pending<T> p = new Pending<>(call, failed);
+    pending.add(p);
     wake();
     try {
-      // a snapshot may come first, then the reload: each within the slow timeout
-      return r.outcome.get(2L * bridge.slowTimeoutMs() + 5000, TimeUnit.MILLISECONDS);
-    } catch (ExecutionException | TimeoutException e) {
-      reloads.remove(r);
-      return new BridgeClient.ReloadOutcome(null, e instanceof TimeoutException);
+      // a snapshot may come first, then the call: each within the slow timeout
+      return p.outcome.get(2L * bridge.slowTimeoutMs() + 5000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      pending.remove(p);
+      return failed;
+    } catch (TimeoutException e) {
+      pending.remove(p);
+      return timedOut;
     }
   }
 
@@ -223,7 +252,7 @@ public final class SchedulingLoop implements Runnable {
       return;
     }
     if (bridge.needsResync()) {
-      if (!bridge.mayCall() && reloads.isEmpty()) {
+      if (!bridge.mayCall() && pending.isEmpty()) {
         return;  // backing off after a failure; awaitWork waits out the rest
       }
       Messages.Snapshot snapshot;
@@ -240,7 +269,7 @@ public final class SchedulingLoop implements Runnable {
       }
       force = true;  // the snapshot carried asks: decide for them now
     }
-    serveReloads();
+    servePending();
     long start = System.nanoTime();
     Messages.Schedule request;
     synchronized (schedulerLock) {
@@ -308,17 +337,17 @@ public final class SchedulingLoop implements Runnable {
 
   /** After a failed call: a snapshot next, once the backoff allows. */
   private void failed() {
-    for (PendingReload r; (r = reloads.poll()) != null;) {
-      r.outcome.complete(new BridgeClient.ReloadOutcome(null, false));
+    for (Pending<?> p; (p = pending.poll()) != null;) {
+      p.fail();
     }
     synchronized (this) {
       work = true;
     }
   }
 
-  private void serveReloads() {
-    for (PendingReload r; (r = reloads.poll()) != null;) {
-      r.outcome.complete(bridge.reload(r.path));
+  private void servePending() {
+    for (Pending<?> p; (p = pending.poll()) != null;) {
+      p.serve(bridge);
     }
   }
 

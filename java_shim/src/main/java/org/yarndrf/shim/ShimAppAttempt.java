@@ -54,6 +54,18 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
         : Collections.unmodifiableSet(new HashSet<>(preemptionMarks));
   }
 
+  /**
+   * FiCaSchedulerApp adds CapacityScheduler's queue limits to an AM's diagnostics (and casts the
+   * queue to its leaf queue class); the core's own reason is the whole diagnostic here.
+   */
+  @Override
+  protected void getPendingAppDiagnosticMessage(StringBuilder diagnosticMessage) {
+  }
+
+  @Override
+  protected void getActivedAppDiagnosticMessage(StringBuilder diagnosticMessage) {
+  }
+
   /** Returns the new RMContainer, or null if the attempt stopped or the ask is gone. */
   public RMContainer allocate(NodeType type, FiCaSchedulerNode node,
       SchedulerRequestKey schedulerKey, Container container) {

@@ -2,7 +2,9 @@ package org.yarndrf.shim;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +14,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -20,6 +23,7 @@ import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
@@ -28,15 +32,18 @@ import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
+import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
@@ -97,6 +104,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final AskMirror askMirror = new AskMirror();
   /** Apps whose asks may have changed since the last call (allocate() adds from RPC threads). */
   private final Set<ApplicationId> dirtyApps = ConcurrentHashMap.newKeySet();
+  /** Apps whose AM changed its blacklist since the last call (allocate() adds from RPC threads). */
+  private final Set<ApplicationId> blacklistChanged = ConcurrentHashMap.newKeySet();
   private final PendingEvents events = new PendingEvents();
   /**
    * Apps submitted and not yet placed by the core, in submission order. They wait in SUBMITTED
@@ -310,6 +319,137 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     // NODE_ADDED events (with their recovering flags); there is nothing else to restore.
   }
 
+  // ---------------------------------------------------------------- application priority
+
+  /**
+   * The priority an app gets at submission and by `yarn application -updatePriority`: the one
+   * asked for (0 if none), capped at the cluster's `yarn.cluster.max-application-priority`, as
+   * CapacityScheduler caps it. yarn-drf has no per-queue default priority nor priority ACLs.
+   */
+  @Override
+  public Priority checkAndGetApplicationPriority(Priority requested, UserGroupInformation user,
+      String queuePath, ApplicationId applicationId) {
+    int asked = requested == null ? 0 : requested.getPriority();
+    return Priority.newInstance(Math.min(asked, getMaxClusterLevelAppPriority().getPriority()));
+  }
+
+  /**
+   * `yarn application -updatePriority`: stored for an RM restart (as CapacityScheduler does) and
+   * sent to the core, which orders a fifo leaf by it from its next decision.
+   */
+  @Override
+  public Priority updateApplicationPriority(Priority newPriority, ApplicationId applicationId,
+      SettableFuture<Object> future, UserGroupInformation user) throws YarnException {
+    Priority priority;
+    synchronized (this) {
+      SchedulerApplication<ShimAppAttempt> application = applications.get(applicationId);
+      RMApp rmApp = rmContext.getRMApps().get(applicationId);
+      if (application == null || rmApp == null) {
+        throw new YarnException("Application '" + applicationId
+            + "' is not present, hence could not change priority.");
+      }
+      priority = checkAndGetApplicationPriority(newPriority, user, rmApp.getQueue(),
+          applicationId);
+      if (priority.equals(application.getPriority())) {
+        future.set(null);
+        return priority;
+      }
+      rmApp.getApplicationSubmissionContext().setPriority(priority);
+      ApplicationStateData state = ApplicationStateData.newInstance(rmApp.getSubmitTime(),
+          rmApp.getStartTime(), rmApp.getApplicationSubmissionContext(), rmApp.getUser(),
+          rmApp.getRealUser(), rmApp.getCallerContext());
+      state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
+      state.setLaunchTime(rmApp.getLaunchTime());
+      rmContext.getStateStore().updateApplicationStateSynchronously(state, false, future);
+      application.setPriority(priority);
+      events.add(Messages.Delta.appPriority(applicationId.toString(), priority.getPriority()));
+      LOG.info("yarn-drf: priority of {} set to {}", applicationId, priority.getPriority());
+    }
+    loop.wake();
+    return priority;
+  }
+
+  // ---------------------------------------------------------------- moving an app
+
+  /**
+   * `yarn application -movetoqueue`, before YARN stores the new queue: the app runs here and the
+   * target is a leaf. YARN's ClientRMService has checked the caller (MODIFY_APP on the app, and
+   * {@link #checkAccess} on the target); the core decides the rest in {@link #moveApplication}.
+   */
+  @Override
+  public synchronized void preValidateMoveApplication(ApplicationId appId, String newQueue)
+      throws YarnException {
+    if (!applications.containsKey(appId)) {
+      throw new YarnException("yarn-drf: application " + appId + " to be moved is not running");
+    }
+    ShimQueue target = queues.find(newQueue);
+    if (target == null || !target.isLeaf()) {
+      throw new YarnException("yarn-drf: cannot move " + appId + " to " + newQueue
+          + ": not a leaf queue");
+    }
+  }
+
+  /**
+   * Moves the app if the core accepts (the target's ACLs for the app's user, as at submission;
+   * its max and max-running-apps below the queue both share); else the core's reason is the
+   * YarnException `yarn application -movetoqueue` prints. The core and YARN move the app's usage
+   * before the loop's next call.
+   */
+  @Override
+  public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
+    String user;
+    synchronized (this) {
+      SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
+      if (app == null) {
+        throw new YarnException("yarn-drf: application " + appId + " to be moved is not running");
+      }
+      user = app.getUser();
+    }
+    List<String> groups = groupsOf(user);
+    Messages.MoveReply reply;
+    try {
+      reply = loop.await(bridge -> moved(appId, bridge.move(appId.toString(), newQueue, user,
+          groups)), null, null);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new YarnException("yarn-drf: interrupted while moving " + appId, e);
+    }
+    if (reply == null) {
+      throw new YarnException("yarn-drf: the scheduler core did not answer; " + appId
+          + " was not moved");
+    }
+    if (!reply.accepted) {
+      throw new YarnException("yarn-drf refused to move " + appId + " to " + newQueue + ": "
+          + reply.reason);
+    }
+    LOG.info("yarn-drf: moved {} to {}", appId, reply.queue);
+    return reply.queue;
+  }
+
+  /** On the loop's thread, right after the core's answer: YARN's side of an accepted move. */
+  private Messages.MoveReply moved(ApplicationId appId, Messages.MoveReply reply) {
+    if (reply == null || !reply.accepted) {
+      return reply;
+    }
+    synchronized (this) {
+      SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
+      ShimQueue target = queues.find(reply.queue);
+      if (app == null || target == null || app.getQueue() == target) {
+        return reply;
+      }
+      ShimQueue source = (ShimQueue) app.getQueue();
+      ShimAppAttempt attempt = app.getCurrentAppAttempt();
+      if (attempt != null) {
+        Resource used = Resources.clone(attempt.getCurrentConsumption());
+        attempt.move(target);  // containers' queue, queue metrics, pending asks, active users
+        source.charge(used, -1);
+        target.charge(used, 1);
+      }
+      app.setQueue(target);
+    }
+    return reply;
+  }
+
   // ---------------------------------------------------------------- AM asks
 
   @Override
@@ -336,12 +476,21 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         loop.wake();
       }
       application.updateBlacklist(blacklistAdditions, blacklistRemovals);
+      if (!(isEmpty(blacklistAdditions) && isEmpty(blacklistRemovals))) {
+        // The core learns the app's whole blacklist with the loop's next call.
+        blacklistChanged.add(attemptId.getApplicationId());
+        loop.wake();
+      }
       Resource headroom = application.getHeadroom();
       application.setApplicationHeadroomForMetrics(headroom);
       // Marked containers go as a strict contract (FairScheduler's choice): these are taken.
       return new Allocation(application.pullNewlyAllocatedContainers(), headroom,
           application.preemptionMarks(), null, null, application.pullUpdatedNMTokens());
     }
+  }
+
+  private static boolean isEmpty(List<String> list) {
+    return list == null || list.isEmpty();
   }
 
   // ---------------------------------------------------------------- events
@@ -371,7 +520,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Whether something waits for the loop's next call. Under the scheduler's lock. */
   private boolean hasPendingChanges() {
-    return !events.isEmpty() || !dirtyApps.isEmpty() || !awaitingPlacement.isEmpty();
+    return !events.isEmpty() || !dirtyApps.isEmpty() || !awaitingPlacement.isEmpty()
+        || !blacklistChanged.isEmpty();
   }
 
   private void dispatch(SchedulerEvent event) {
@@ -398,7 +548,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       case APP_ADDED: {
         AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
         addApplication(e.getApplicationId(), e.getQueue(), e.getUser(), e.getIsAppRecovering(),
-            e.isUnmanagedAM());
+            e.isUnmanagedAM(), e.getApplicatonPriority());
         break;
       }
       case APP_REMOVED: {
@@ -505,25 +655,26 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   private synchronized void addApplication(ApplicationId appId, String queueName, String user,
-      boolean recovering, boolean unmanagedAM) {
+      boolean recovering, boolean unmanagedAM, Priority priority) {
+    int p = priority == null ? 0 : priority.getPriority();
     if (!recovering) {
       // The loop asks the core to place it with its next call; it waits in SUBMITTED till then.
-      awaitingPlacement.put(appId, new Submission(unmanagedAM,
-          new Messages.AppInfo(appId.toString(), user, queueName, groupsOf(user))));
+      awaitingPlacement.put(appId, new Submission(unmanagedAM, new Messages.AppInfo(
+          appId.toString(), user, queueName, groupsOf(user), p, Collections.<String>emptyList())));
       return;
     }
     // Accepted before the restart and running in this queue: the core takes it there, without
     // placement or ACLs (they may have changed since; its containers run where they run).
     ShimQueue queue = queues.findOrPlaceholder(queueName);
     events.add(Messages.Delta.appAdded(new Messages.AppInfo(appId.toString(), user,
-        queue.getQueueName(), groupsOf(user))));
-    register(appId, queue, user, true, unmanagedAM);
+        queue.getQueueName(), groupsOf(user), p, Collections.<String>emptyList())));
+    register(appId, queue, user, true, unmanagedAM, p);
   }
 
   private void register(ApplicationId appId, ShimQueue queue, String user, boolean recovering,
-      boolean unmanagedAM) {
-    SchedulerApplication<ShimAppAttempt> application =
-        new SchedulerApplication<>(queue, user, unmanagedAM);
+      boolean unmanagedAM, int priority) {
+    SchedulerApplication<ShimAppAttempt> application = new SchedulerApplication<>(queue, user,
+        Priority.newInstance(priority), unmanagedAM);
     applications.put(appId, application);
     queue.getMetrics().submitApp(user, unmanagedAM);
     RMApp rmApp = rmContext.getRMApps().get(appId);
@@ -555,7 +706,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     String refusal = !p.accepted ? (p.reason.isEmpty() ? "refused by placement" : p.reason)
         : queue == null ? "placed in unknown queue " + p.queue : null;
     if (refusal == null) {
-      register(appId, queue, sub.message.user, false, sub.unmanagedAM);
+      register(appId, queue, sub.message.user, false, sub.unmanagedAM, sub.message.priority);
       return;
     }
     String msg = "yarn-drf rejected application " + appId + " (user " + sub.message.user
@@ -640,6 +791,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     applications.remove(appId);
     askMirror.forget(appId.toString());
     dirtyApps.remove(appId);
+    blacklistChanged.remove(appId);
     events.add(Messages.Delta.appRemoved(appId.toString()));
   }
 
@@ -767,13 +919,17 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       // The snapshot supersedes everything queued before it; every ask goes in full.
       events.clear();
       dirtyApps.clear();
+      blacklistChanged.clear();
       askMirror.clear();
+      Map<String, List<String>> nodesByName = nodesByName();
       for (Map.Entry<ApplicationId, SchedulerApplication<ShimAppAttempt>> e
           : applications.entrySet()) {
         SchedulerApplication<ShimAppAttempt> app = e.getValue();
-        s.apps.add(new Messages.AppInfo(e.getKey().toString(), app.getUser(),
-            app.getQueue().getQueueName(), groupsOf(app.getUser())));
         ShimAppAttempt attempt = app.getCurrentAppAttempt();
+        s.apps.add(new Messages.AppInfo(e.getKey().toString(), app.getUser(),
+            app.getQueue().getQueueName(), groupsOf(app.getUser()),
+            app.getPriority() == null ? 0 : app.getPriority().getPriority(), attempt == null
+                ? Collections.<String>emptyList() : blacklistOf(attempt, nodesByName)));
         if (attempt == null) {
           continue;
         }
@@ -782,7 +938,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         }
         synchronized (attempt) {
           askMirror.diff(e.getKey().toString(),
-              attempt.getAppSchedulingInfo().getAllResourceRequests(), s.asks, s.counts);
+              attempt.getAppSchedulingInfo().getAllResourceRequests(), amPriority(attempt),
+              s.asks, s.counts, s.amAsks);
         }
       }
       return s;
@@ -794,6 +951,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         // The next snapshot carries everything: what was queued meanwhile would only pile up.
         events.clear();
         dirtyApps.clear();
+        blacklistChanged.clear();
         askMirror.clear();
         return;
       }
@@ -804,6 +962,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     public Messages.Schedule collect(long epoch, long seq, boolean force) {
       Messages.Schedule req = new Messages.Schedule(epoch, seq);
       events.moveInto(req);
+      collectBlacklists(req);
       collectAsks(req);
       for (Submission sub : awaitingPlacement.values()) {
         req.submissions.add(sub.message);
@@ -838,7 +997,24 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         }
         synchronized (attempt) {
           askMirror.diff(appId.toString(),
-              attempt.getAppSchedulingInfo().getAllResourceRequests(), req.asks, req.counts);
+              attempt.getAppSchedulingInfo().getAllResourceRequests(), amPriority(attempt),
+              req.asks, req.counts, req.amAsks);
+        }
+      }
+    }
+
+    /** The whole blacklist of each app whose AM changed it since the last call, as a delta. */
+    private void collectBlacklists(Messages.Schedule req) {
+      if (blacklistChanged.isEmpty()) {
+        return;
+      }
+      Map<String, List<String>> nodesByName = nodesByName();
+      for (ApplicationId appId : new ArrayList<>(blacklistChanged)) {
+        blacklistChanged.remove(appId);
+        ShimAppAttempt attempt = currentAttempt(appId);
+        if (attempt != null) {
+          req.deltas.add(Messages.Delta.blacklist(appId.toString(),
+              blacklistOf(attempt, nodesByName)));
         }
       }
     }
@@ -853,15 +1029,99 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       committer.commit(reply.assignments);
       preemptions.apply(reply.preempt, reply.kill);
-      Resource available = Resources.componentwiseMax(
-          Resources.subtract(getClusterResource(), usedResource), Resources.none());
-      for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
-        ShimAppAttempt attempt = app.getCurrentAppAttempt();
-        if (attempt != null) {
-          attempt.setHeadroom(available);
+      for (Map.Entry<String, long[]> e : reply.headroom.entrySet()) {
+        ShimAppAttempt attempt = attemptOf(e.getKey());
+        Resource headroom = resourceOf(e.getValue());
+        if (attempt != null && headroom != null) {
+          attempt.setHeadroom(headroom);
         }
       }
+      for (Map.Entry<String, String> e : reply.amDiagnostics.entrySet()) {
+        ShimAppAttempt attempt = attemptOf(e.getKey());
+        if (attempt != null) {
+          amWaits(attempt, e.getValue());
+        }
+      }
+      Resource available = Resources.componentwiseMax(
+          Resources.subtract(getClusterResource(), usedResource), Resources.none());
       queues.root().getMetrics().setAvailableResourcesToQueue(available);
+    }
+  }
+
+  // ---------------------------------------------------------------- an app's controls
+
+  /**
+   * The priority of the attempt's AM ask while it waits for its AM container (YARN's
+   * RMAppAttemptImpl asks at AM_CONTAINER_PRIORITY for it), else null: its AM runs, or it is
+   * unmanaged.
+   */
+  private static Integer amPriority(ShimAppAttempt attempt) {
+    return attempt.isWaitingForAMContainer()
+        ? RMAppAttemptImpl.AM_CONTAINER_PRIORITY.getPriority() : null;
+  }
+
+  /**
+   * Bridge node names (host:port) by YARN's node name (the host, or host:port with
+   * yarn.scheduler.include-port-in-node-name), which an AM's blacklist names.
+   */
+  private Map<String, List<String>> nodesByName() {
+    Map<String, List<String>> out = new HashMap<>();
+    for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
+      out.computeIfAbsent(n.getNodeName(), k -> new ArrayList<>()).add(bridgeName(n.getNodeID()));
+    }
+    return out;
+  }
+
+  /**
+   * The attempt's blacklist for the core: each node name as the bridge names of the nodes it
+   * names; anything else (a rack, a host not in the cluster) as it is.
+   */
+  private static List<String> blacklistOf(ShimAppAttempt attempt,
+      Map<String, List<String>> nodesByName) {
+    List<String> out = new ArrayList<>();
+    for (String place : attempt.getBlacklistedNodes()) {
+      Collection<String> nodes = nodesByName.get(place);
+      if (nodes == null) {
+        out.add(place);
+      } else {
+        out.addAll(nodes);
+      }
+    }
+    Collections.sort(out);
+    return out;
+  }
+
+  private ShimAppAttempt attemptOf(String appId) {
+    ApplicationId id = applicationIdOf(appId);
+    return id == null ? null : currentAttempt(id);
+  }
+
+  /** Amounts in YARN's resource type order as a Resource; null if they are not one per type. */
+  private static Resource resourceOf(long[] amounts) {
+    ResourceInformation[] types = ResourceUtils.getResourceTypesArray();
+    if (amounts.length != types.length) {
+      LOG.warn("yarn-drf: headroom of {} amounts for {} resource types ignored", amounts.length,
+          types.length);
+      return null;
+    }
+    Resource r = Resource.newInstance(0, 0);
+    for (int i = 0; i < amounts.length; i++) {
+      r.setResourceValue(i, amounts[i]);
+    }
+    return r;
+  }
+
+  /**
+   * Shows in the app's diagnostics (`yarn application -status`) why its AM waits, as
+   * FairScheduler's FSAppAttempt#updateAMDiagnosticMsg does for its maxAMShare; "" says it no
+   * longer waits on the queue's max-am-share.
+   */
+  private static void amWaits(ShimAppAttempt attempt, String why) {
+    if (why.isEmpty()) {
+      attempt.updateAMContainerDiagnostics(SchedulerApplicationAttempt.AMState.ACTIVATED, null);
+    } else {
+      attempt.updateAMContainerDiagnostics(SchedulerApplicationAttempt.AMState.INACTIVATED,
+          "(" + why + ")");
     }
   }
 

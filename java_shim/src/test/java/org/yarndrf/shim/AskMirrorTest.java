@@ -18,6 +18,7 @@ class AskMirrorTest {
   private final AskMirror mirror = new AskMirror();
   private List<Messages.AskRow> asks;
   private List<Long> counts;
+  private List<Long> amAsks;
 
   private static ResourceRequest rr(String where, int count, int vcores) {
     return ResourceRequest.newInstance(Priority.newInstance(1), where,
@@ -29,9 +30,34 @@ class AskMirrorTest {
   }
 
   private void diff(String app, List<ResourceRequest> current) {
+    diff(app, current, null);
+  }
+
+  private void diff(String app, List<ResourceRequest> current, Integer amPriority) {
     asks = new ArrayList<>();
     counts = new ArrayList<>();
-    mirror.diff(app, current, asks, counts);
+    amAsks = new ArrayList<>();
+    mirror.diff(app, current, amPriority, asks, counts, amAsks);
+  }
+
+  @Test
+  void theAmAskIsNamedWhileTheAttemptWaitsForItsAmAndSentAgainInFullWhenItNoLongerIsOne() {
+    diff("app_1", Arrays.asList(rr("*", 1), rr("/rack1", 1)), 1);
+    assertEquals(2, asks.size());
+    assertEquals(Arrays.asList(asks.get(0).id, asks.get(1).id), amAsks);
+    long amId = asks.get(0).id;
+    diff("app_1", Arrays.asList(rr("*", 0), rr("/rack1", 0)), 1);
+    assertTrue(asks.isEmpty() && amAsks.isEmpty());
+    assertEquals(amId, counts.get(0));
+    // The AM runs; the same key now asks for tasks: a new ask, not an AM one.
+    diff("app_1", Arrays.asList(rr("*", 4), rr("/rack1", 4)), null);
+    assertEquals(2, asks.size());
+    assertTrue(amAsks.isEmpty());
+    assertNotEquals(amId, asks.get(0).id);
+    assertEquals(4, asks.get(0).count);
+    // An attempt waiting for its AM at priority 0 asks nothing else as an AM.
+    diff("app_2", Collections.singletonList(rr("*", 2)), 0);
+    assertTrue(amAsks.isEmpty());
   }
 
   @Test

@@ -37,7 +37,7 @@ class ContractTest {
   @Test
   void messagesBuildsEveryGoldenRequestToTheSameBytes() throws Exception {
     int seen = 0;
-    for (String type : Arrays.asList("snapshot", "schedule", "reload")) {
+    for (String type : Arrays.asList("snapshot", "schedule", "reload", "move")) {
       for (JsonNode example : examples(type + ".request.json")) {
         String golden = compact(example.get("message"));
         Messages.Request parsed = Messages.parseRequest(golden);
@@ -58,7 +58,8 @@ class ContractTest {
     s.nodes.add(new Messages.NodeInfo("host2:8041", capacity(16384, 16, 16384), "/rack2",
         Arrays.asList(8192L, 8192L)));
     String app = "application_1700000000000_0001";
-    s.apps.add(new Messages.AppInfo(app, "alice", "root.cpu", Collections.singletonList("staff")));
+    s.apps.add(new Messages.AppInfo(app, "alice", "root.cpu", Collections.singletonList("staff"),
+        0, Collections.singletonList("/rack2")));
     s.containers.add(new Messages.ContainerRow("container_1700000000000_0001_01_000001", app,
         "host1:8041", 0, 0, null, new long[] {1024, 1, 0}));
     s.asks.add(new Messages.AskRow(1, 2, app, 1, 0, "*", true, new long[] {2048, 2, 0}));
@@ -83,7 +84,8 @@ class ContractTest {
       assertEquals(message.get("placements").size(), r.placements.size());
       assertEquals(message.has("queues"), r.queues != null);
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), r.preempt, r.kill), example.get("name").asText());
+          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill),
+          example.get("name").asText());
     }
     JsonNode first = examples("schedule.reply.json").get(0).get("message");
     Messages.ScheduleReply r = Messages.scheduleReply(compact(first));
@@ -103,6 +105,13 @@ class ContractTest {
       assertEquals(message.get("queues").size(), queues.size());
       assertEquals(2.0, queues.get(2).weight, "root.gpu: its largest per-resource weight");
       assertEquals(compact(message), Messages.snapshotReplyText(message.get("queues")));
+    }
+    for (JsonNode example : examples("move.reply.json")) {
+      JsonNode message = example.get("message");
+      Messages.MoveReply reply = Messages.moveReply(compact(message));
+      assertEquals(message.get("accepted").asBoolean(), reply.accepted);
+      assertEquals(compact(message), Messages.moveReplyText(reply.accepted, reply.queue,
+          reply.reason), example.get("name").asText());
     }
     for (JsonNode example : examples("reload.reply.json")) {
       JsonNode message = example.get("message");
@@ -142,7 +151,8 @@ class ContractTest {
         assertEquals(0, p.killInMs);
       }
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), r.preempt, r.kill), example.get("name").asText());
+          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill),
+          example.get("name").asText());
     }
     assertEquals(2, told.size());
     assertEquals(told, killed);

@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.yarndrf.shim.bridge.CoreChannel;
@@ -18,7 +20,10 @@ import org.yarndrf.shim.bridge.CoreUnavailableException;
  * told about (by ask id) and, at each schedule call, assigns all of them (plus `extra` more),
  * spread over the call's nodes with room, a different node first each call, without checking
  * anything, so the shim's own re-checks are what the tests observe. A refused assignment gives
- * its ask back, as in the core. Submissions are accepted into root.a, except mallory's.
+ * its ask back, as in the core. Submissions are accepted into root.a, except mallory's. With
+ * `amWaits` set it assigns no AM ask (those named in "am_asks") and says so once per app in the
+ * reply's "am_diagnostics", then "" once it is cleared; `headroom` goes with the next reply. It
+ * accepts a move to root.b and refuses any other, saying so.
  */
 final class FakeCore implements CoreChannel {
   enum Mode { OK, MALFORMED, DOWN, WRONG_VERSION }
@@ -36,6 +41,13 @@ final class FakeCore implements CoreChannel {
   volatile ArrayNode reloadThenTimeOut;
   /** The GPU cards every assignment names (as the core does on a node with cards). */
   volatile List<Integer> cards = Collections.emptyList();
+  /** Set: AM asks are held back with this reason. */
+  volatile String amWaits;
+  /** Sent once with the next schedule reply. */
+  volatile Map<String, long[]> headroom;
+  private final Set<Long> amAsks = new HashSet<>();
+  /** What each app with a held AM ask was last told. */
+  private final Map<String, String> amTold = new LinkedHashMap<>();
   private ArrayNode queueTree = queues();
   final List<Messages.Request> requests = new ArrayList<>();
   final List<Messages.Delta> deltas = new ArrayList<>();
@@ -97,8 +109,14 @@ final class FakeCore implements CoreChannel {
       Messages.Snapshot s = (Messages.Snapshot) req;
       asks.clear();
       resourceTypes = s.resources;
-      asks(s.asks, s.counts);
+      asks(s.asks, s.counts, s.amAsks);
       return Messages.snapshotReplyText(queueTree);
+    }
+    if (req instanceof Messages.Move) {
+      Messages.Move m = (Messages.Move) req;
+      boolean ok = "b".equals(m.queue) || "root.b".equals(m.queue);
+      return Messages.moveReplyText(ok, ok ? "root.b" : null,
+          ok ? "" : "fake core: queue " + m.queue + " takes no moves");
     }
     if (req instanceof Messages.Reload) {
       ObjectNode changes = Messages.JSON.createObjectNode();
@@ -120,7 +138,7 @@ final class FakeCore implements CoreChannel {
     for (int i = 0; i < s.finished.size(); i += 2) {
       finished.add(s.finished.get(i) + "=" + s.finished.get(i + 1));
     }
-    asks(s.asks, s.counts);
+    asks(s.asks, s.counts, s.amAsks);
     List<Messages.Placement> placements = new ArrayList<>();
     for (Messages.AppInfo sub : s.submissions) {
       boolean ok = !"mallory".equals(sub.user);
@@ -128,8 +146,12 @@ final class FakeCore implements CoreChannel {
           ok ? "" : "user 'mallory' may not submit to queue 'root.a'"));
     }
     List<Messages.Assignment> out = new ArrayList<>();
+    Map<String, String> amDiagnostics = amDiagnostics();
     if (!s.nodes.isEmpty()) {
       for (Ask a : asks.values()) {
+        if (amWaits != null && amAsks.contains(a.row.id)) {
+          continue;
+        }
         for (int i = 0; i < a.count + extra; i++) {
           String node = s.nodes.get((firstNode + out.size()) % s.nodes.size()).node;
           Messages.Assignment as = new Messages.Assignment("fake-" + (++nextId), a.row.app, node,
@@ -149,7 +171,30 @@ final class FakeCore implements CoreChannel {
     List<Messages.Preemption> kill = killNext;
     preemptNext = Collections.emptyList();
     killNext = Collections.emptyList();
-    return Messages.scheduleReplyText(s.seq, out, placements, tree, preempt, kill);
+    Map<String, long[]> room = headroom;
+    headroom = null;
+    return Messages.scheduleReplyText(s.seq, out, placements, tree,
+        room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
+        preempt, kill);
+  }
+
+  /** The AM diagnostics that changed: `amWaits` for each app with a held AM ask, then "". */
+  private Map<String, String> amDiagnostics() {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (Ask a : asks.values()) {
+      if (amAsks.contains(a.row.id) && a.count > 0 && amWaits != null
+          && !amWaits.equals(amTold.get(a.row.app))) {
+        amTold.put(a.row.app, amWaits);
+        out.put(a.row.app, amWaits);
+      }
+    }
+    if (amWaits == null) {
+      for (String app : amTold.keySet()) {
+        out.put(app, "");
+      }
+      amTold.clear();
+    }
+    return out;
   }
 
   private Map<String, Long> resources(Messages.AskRow row) {
@@ -161,12 +206,13 @@ final class FakeCore implements CoreChannel {
   }
 
   /** Asks anywhere ("*") by id; count changes by id. */
-  private void asks(List<Messages.AskRow> full, List<Long> counts) {
+  private void asks(List<Messages.AskRow> full, List<Long> counts, List<Long> am) {
     for (Messages.AskRow a : full) {
       if ("*".equals(a.location)) {
         asks.put(a.id, new Ask(a));
       }
     }
+    amAsks.addAll(am);
     for (int i = 0; i + 1 < counts.size(); i += 2) {
       Ask known = asks.get(counts.get(i));
       if (known != null) {
