@@ -784,7 +784,7 @@ class SchedulerCore:
             req = app.requests[key] = Request(app, key, capability, self._now(now))
         if am is not None:
             req.am = am
-        elif req.capability != capability:
+        if req.capability != capability:
             was_pending = req.count > 0
             if was_pending:
                 self._set_pending(app, req, False)

@@ -186,3 +186,16 @@ def test_check_config_shows_each_queues_max_am_share(tmp_path, capsys):
     assert cli(["check-config", str(path)]) == 0
     out = capsys.readouterr().out
     assert "root  max-am-share 0.3 (for the leaves below)" in out and "etl  weight 1; max-am-share 0.2;" in out
+
+
+@pytest.mark.parametrize("am", [True, False])
+def test_an_ask_that_says_whether_it_is_an_am_still_takes_its_new_size(am):
+    # The bridge names am on every ask in full; a new size at the same request key must still land.
+    core = make_core(_yaml(), NODES)
+    assert core.submit_app("app", "u", "x").accepted
+    core.update_request("app", 1, {"memory-mb": 1024, "vcores": 1}, 1, am=am)
+    core.update_request("app", 1, {"memory-mb": 4096, "vcores": 2}, 3, am=am)
+    request = core.apps["app"].requests[(1, 0)]
+    assert (request.am, request.count) == (am, 3)
+    size = dict(zip(core.types.names, request.capability))
+    assert (size["memory-mb"], size["vcores"]) == (4096, 2)
