@@ -11,8 +11,9 @@ every container of the run, per 1,000 containers.
 Node-aware DRFH target: each queue's demand (containers running + asked for, by shape) placed in
 whole containers on the real nodes by progressive filling: the queue with the lowest weighted
 dominant share that still has a container to place that fits some node gets its next container,
-on the first node it fits (its shapes in order of most containers left); a queue none of whose
-shapes fits any node stops growing. Shortfall of queue q at a sample: max(0, T_q - S_q), T_q the
+on the first node it fits (its shapes in the order given: those of its running containers first,
+so an AM that runs is in the target before its tasks); a queue none of whose shapes fits any
+node stops growing. Shortfall of queue q at a sample: max(0, T_q - S_q), T_q the
 dominant share of its target and S_q of what it holds (fractions of the cluster); reported as the
 mean over the saturated samples.
 
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 Vector = Sequence[float]
-Shapes = Mapping[tuple[int, ...], int]  # shape -> containers
+Shapes = Mapping[tuple[int, ...], int]  # shape -> containers, in the order to place them
 
 
 def read_records(path: Path) -> list[dict]:
@@ -108,6 +109,12 @@ def _withdraw(q: deque[list[float]], n: int) -> None:
 def drfh_targets(nodes: Sequence[Vector], demand: Mapping[str, Shapes], capacity: Vector,
                  weights: Mapping[str, float]) -> dict[str, list[float]]:
     """Each queue's node-aware DRFH allocation of its demand (module doc)."""
+    return _drfh_targets_counted(nodes, demand, capacity, weights)[0]
+
+
+def _drfh_targets_counted(nodes: Sequence[Vector], demand: Mapping[str, Shapes], capacity: Vector,
+                          weights: Mapping[str, float]) -> tuple[dict[str, list[float]], int]:
+    placed = 0
     free = [list(n) for n in nodes]
     first_fit: dict[tuple[int, ...], int] = {}  # nodes only fill up: a shape's first fit only moves on
     alloc = {q: [0.0] * len(capacity) for q in demand}
@@ -116,7 +123,7 @@ def drfh_targets(nodes: Sequence[Vector], demand: Mapping[str, Shapes], capacity
     heapq.heapify(heap)
     while heap:
         _, q = heapq.heappop(heap)
-        for shape in sorted((s for s, n in left[q].items() if n > 0), key=lambda s: -left[q][s]):
+        for shape in [s for s, n in left[q].items() if n > 0]:
             i = first_fit.get(shape, 0)
             while i < len(free) and not fits(shape, free[i]):
                 i += 1
@@ -127,10 +134,11 @@ def drfh_targets(nodes: Sequence[Vector], demand: Mapping[str, Shapes], capacity
             free[i] = [f - s for f, s in zip(free[i], shape)]
             alloc[q] = [a + s for a, s in zip(alloc[q], shape)]
             left[q][shape] -= 1
+            placed += 1
             break
         if any(left[q].values()):
             heapq.heappush(heap, (dominant(alloc[q], capacity) / weights.get(q, 1.0), q))
-    return alloc
+    return alloc, placed
 
 
 def shapes(rows: Iterable[Sequence[int]]) -> dict[tuple[int, ...], int]:
@@ -143,12 +151,15 @@ def shapes(rows: Iterable[Sequence[int]]) -> dict[tuple[int, ...], int]:
 
 def shortfalls(samples: Sequence[dict], nodes: Sequence[Vector], capacity: Vector,
                types: Sequence[str], weights: Mapping[str, float],
-               max_samples: int = 100) -> dict[str, float]:
-    """Per queue, mean over the samples of max(0, target - held) dominant share; evenly spaced
-    samples, at most max_samples of them (each is a full placement of the demand)."""
+               max_samples: int = 100) -> tuple[dict[str, float], float]:
+    """Per queue, mean over the samples of max(0, target - held) dominant share; and the
+    containers running / the containers of the targets, over the same samples (how full the
+    scheduler kept the cluster against the node-aware DRFH placement of the same demand).
+    Evenly spaced samples, at most max_samples of them (each is a full placement of the demand)."""
     step = max(1, -(-len(samples) // max_samples))
     picked = samples[::step]
     total: dict[str, float] = {}
+    running = placed = 0
     for s in picked:
         demand = {}
         for q, v in s["queues"].items():
@@ -156,8 +167,13 @@ def shortfalls(samples: Sequence[dict], nodes: Sequence[Vector], capacity: Vecto
             for shape, n in shapes(v.get("pending_shapes", [])).items():
                 d[shape] = d.get(shape, 0) + n
             demand[q] = d
-        target = drfh_targets(nodes, demand, capacity, weights)
+        target, count = _drfh_targets_counted(nodes, demand, capacity, weights)
+        placed += count
         for q, v in s["queues"].items():
+            running += sum(n for *_, n in v.get("running_shapes", []))
             held = dominant([v["used"].get(r, 0) for r in types], capacity)
             total[q] = total.get(q, 0.0) + max(0.0, dominant(target[q], capacity) - held)
-    return {q: t / len(picked) for q, t in sorted(total.items())} if picked else {}
+    if not picked:
+        return {}, float("nan")
+    return ({q: t / len(picked) for q, t in sorted(total.items())},
+            running / placed if placed else float("nan"))

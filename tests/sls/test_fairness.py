@@ -85,5 +85,15 @@ def test_shortfall_is_the_share_a_queue_lacks_of_its_target_and_never_negative()
     sample = {"queues": {
         "a": {"used": {"m": 0, "v": 0}, "running_shapes": [], "pending_shapes": [[2, 2, 2]]},
         "b": {"used": {"m": 4, "v": 4}, "running_shapes": [[2, 2, 2]], "pending_shapes": []}}}
-    s = fairness.shortfalls([sample], [[4, 4]], [4, 4], ["m", "v"], {"a": 1, "b": 1})
+    s, fill = fairness.shortfalls([sample], [[4, 4]], [4, 4], ["m", "v"], {"a": 1, "b": 1})
     assert s == {"a": pytest.approx(0.5), "b": 0.0}
+    assert fill == 1.0  # two running, two in the target
+
+
+def test_a_queues_running_containers_are_placed_in_its_target_before_what_it_asks_for() -> None:
+    # one node <4, 4>: a's running AM <1, 1> goes in first; its ask <4, 1> then fits nowhere
+    sample = {"queues": {"a": {"used": {"m": 1, "v": 1}, "running_shapes": [[1, 1, 1]],
+                               "pending_shapes": [[4, 1, 1]]}}}
+    s, fill = fairness.shortfalls([sample], [[4, 4]], [4, 4], ["m", "v"], {"a": 1})
+    assert s == {"a": 0.0}
+    assert fill == 1.0

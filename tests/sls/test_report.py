@@ -68,7 +68,7 @@ def test_table_reports_yarn_drf_as_ratios_of_the_others(tmp_path: Path) -> None:
             "gap_mean": 0.1, "gap_max": 0.2, "jain_mean": 0.9, "jct": {"a": {"mean_s": 10.0, "p95_s": 12.0}},
             "jobs": 3, "containers_allocated": 30, "saturated_s": 5.0, "wall_s": 9.0,
             "ask_to_alloc_ms": {"p50": 5.0, "p99": 50.0}, "violations_per_1000": 4.0,
-            "shortfall": {"a": 0.1}, "probe_ms": 3.0}
+            "shortfall": {"a": 0.1}, "fill_vs_target": 0.9, "probe_ms": 3.0}
     drf = json.loads(json.dumps(base))
     drf["node_update"]["p50_us"] = 30.0
     text = report.table({"fair": base, "capacity": base, "yarn-drf": drf}, "t")
