@@ -239,7 +239,7 @@ public final class ScaleDriver {
               ResourceRequest.ANY, TASK, asks);
           List<ContainerId> release = held.get(i);
           Allocation got = scheduler.allocate(attempts.get(i), Collections.singletonList(ask),
-              Collections.emptyList(), release, null, null, ContainerUpdates.EMPTY);
+              Collections.emptyList(), release, null, null, new ContainerUpdates());
           List<ContainerId> now = new ArrayList<>();
           for (Container c : got.getContainers()) {
             now.add(c.getId());
