@@ -74,3 +74,24 @@ def test_table_reports_yarn_drf_as_ratios_of_the_others(tmp_path: Path) -> None:
     text = report.table({"fair": base, "capacity": base, "yarn-drf": drf}, "t")
     row = next(line for line in text.splitlines() if line.startswith("| NODE_UPDATE p50"))
     assert row.split("|")[-3:-1] == [" 3.00x ", " 3.00x "]
+
+
+def test_violations_and_ask_times_come_from_the_probe_records(tmp_path: Path) -> None:
+    samples = [{"t_ms": 0, "containers_allocated": 0, "queues": {"a": _q({}, 1)}},
+               {"t_ms": 1000, "containers_allocated": 2, "queues": {"a": _q({}, 1)}}]
+    run = _write(tmp_path, samples, [("app_1", "a", 0, 4000)])
+    alloc = {"ev": "alloc", "app": "app_1", "key": "20/0", "res": [100, 10, 0], "free": [500, 50, 400]}
+    records = [
+        {"ev": "ask", "t": 0.0, "app": "app_1", "key": "20/0", "n": 2},
+        # b (0.1) waits with a fitting request while a (0.5) gets a container: a violation
+        dict(alloc, t=40.0, q="a", queues={"a": {"used": [500, 0, 0], "pending": []},
+                                            "b": {"used": [100, 0, 0], "pending": [[100, 10, 0, 3]]}}),
+        # a is now the lower one: none
+        dict(alloc, t=100.0, q="a", queues={"a": {"used": [0, 0, 0], "pending": []},
+                                             "b": {"used": [500, 0, 0], "pending": [[100, 10, 0, 3]]}}),
+    ]
+    (run / "probe.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    r = report.analyse(run, {"a": 1.0, "b": 1.0}, [[1000, 100, 400]])
+    assert (r["drf_violations"], r["probe_containers"]) == (1, 2)
+    assert r["violations_per_1000"] == 500.0
+    assert (r["ask_to_alloc_ms"]["p50"], r["ask_to_alloc_ms"]["p99"]) == (40.0, 100.0)
