@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.hadoop.yarn.api.protocolrecords.SubmitApplicationRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -25,6 +26,8 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.api.protocolrecords.RegisterNodeManagerRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.event.RMAppAttemptRegistrationEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
@@ -39,10 +42,11 @@ import org.yarndrf.shim.YarnDrfScheduler;
  * no SLS: a ResourceManager in this JVM with YarnDrfScheduler, which starts `yarn-drf serve` as
  * its child (py4j, as in production); NODES NodeManagers registered through the RM's own
  * ResourceTrackerService; APPS unmanaged applications submitted through its ClientRMService. Then
- * one thread heartbeats the nodes round robin as fast as it can (NodeUpdateSchedulerEvent into
- * the scheduler's handle(), what YARN's event thread does for a NodeManager heartbeat) while
- * another plays every app's AM: each allocate() keeps ASKS containers asked for and releases what
- * the app got in its previous round, so the cluster never fills and the scheduler is the limit.
+ * one thread heartbeats every node once a second (NodeUpdateSchedulerEvent into the scheduler's
+ * handle(), what YARN's event thread does for a NodeManager heartbeat: NODES heartbeats a second)
+ * while another plays every app's AM once a second: each allocate() keeps ASKS containers asked
+ * for and releases what the app got in its previous round, so the cluster never fills. When the
+ * scheduler cannot keep up, the threads fall behind and the rates measured show it.
  *
  * Usage: ScaleDriver NODES APPS ASKS WARMUP_S SECONDS SERVE_COMMAND QUEUES_FILE STATUS_PORT
  * (STATUS_PORT: the one SERVE_COMMAND's --status-port names, for the core's own decision time; 0: none)
@@ -54,7 +58,7 @@ import org.yarndrf.shim.YarnDrfScheduler;
 public final class ScaleDriver {
   private static final Resource NODE = Resources.createResource(16384, 16);
   private static final Resource TASK = Resources.createResource(1024, 1);
-  private static final String[] QUEUES = {"root.cpu", "root.mem"};
+  private static final String[] QUEUES = {"cpu", "mem"};
 
   private ScaleDriver() {
   }
@@ -126,7 +130,7 @@ public final class ScaleDriver {
   private static List<RMNode> register(ResourceManager rm, int n) throws Exception {
     for (int i = 0; i < n; i++) {
       RegisterNodeManagerRequest req = RegisterNodeManagerRequest.newInstance(
-          NodeId.newInstance("node-" + i, 1), 2, NODE, "3.4.1", Collections.emptyList(),
+          NodeId.newInstance("127.0.0.1", 10_000 + i), 2, NODE, "3.4.1", Collections.emptyList(),
           Collections.emptyList());
       rm.getResourceTrackerService().registerNodeManager(req);
     }
@@ -156,9 +160,26 @@ public final class ScaleDriver {
         return app.getCurrentAppAttempt() != null
             && s.getApplicationAttempt(app.getCurrentAppAttempt().getAppAttemptId()) != null;
       }, "attempt of " + id + " added");
-      attempts.add(rm.getRMContext().getRMApps().get(id).getCurrentAppAttempt().getAppAttemptId());
+      ApplicationAttemptId attempt =
+          rm.getRMContext().getRMApps().get(id).getCurrentAppAttempt().getAppAttemptId();
+      waitFor(() -> state(rm, attempt) == RMAppAttemptState.LAUNCHED, attempt + " launched");
+      // The unmanaged AM registers, as its ApplicationMasterService call would make it (RUNNING).
+      rm.getRMContext().getDispatcher().getEventHandler().handle(
+          new RMAppAttemptRegistrationEvent(attempt, "127.0.0.1", 0, ""));
+      attempts.add(attempt);
+    }
+    for (ApplicationAttemptId attempt : attempts) {
+      waitFor(() -> state(rm, attempt) == RMAppAttemptState.RUNNING, attempt + " running");
     }
     return attempts;
+  }
+
+  private static RMAppAttemptState state(ResourceManager rm, ApplicationAttemptId attempt) {
+    RMApp app = rm.getRMContext().getRMApps().get(attempt.getApplicationId());
+    if (app == null) {
+      throw new IllegalStateException(attempt.getApplicationId() + " ended");
+    }
+    return app.getCurrentAppAttempt().getAppAttemptState();
   }
 
   private interface Check {
@@ -175,7 +196,7 @@ public final class ScaleDriver {
     }
   }
 
-  /** NodeManager heartbeats into the scheduler, round robin, back to back. */
+  /** NodeManager heartbeats into the scheduler: every node once a second, in turn. */
   private static final class Heartbeats implements Runnable {
     private final YarnDrfScheduler scheduler;
     private final List<RMNode> nodes;
@@ -192,8 +213,11 @@ public final class ScaleDriver {
 
     @Override
     public void run() {
-      for (int i = 0; !stop; i = (i + 1) % nodes.size()) {
-        NodeUpdateSchedulerEvent e = new NodeUpdateSchedulerEvent(nodes.get(i));
+      long start = System.nanoTime();
+      for (long k = 0; !stop; k++) {
+        // Each node once a second, as NodeManagers heartbeat: the k-th heartbeat is due at k/N s.
+        pace(start + k * 1_000_000_000L / nodes.size());
+        NodeUpdateSchedulerEvent e = new NodeUpdateSchedulerEvent(nodes.get((int) (k % nodes.size())));
         long t0 = System.nanoTime();
         scheduler.handle(e);
         long dt = System.nanoTime() - t0;
@@ -212,7 +236,7 @@ public final class ScaleDriver {
     }
   }
 
-  /** Every app's AM: keep `asks` containers asked for, release what came in the last round. */
+  /** Every app's AM once a second: keep `asks` containers asked for, release what came in the last round. */
   private static final class Ams implements Runnable {
     private final YarnDrfScheduler scheduler;
     private final List<ApplicationAttemptId> attempts;
@@ -233,8 +257,11 @@ public final class ScaleDriver {
 
     @Override
     public void run() {
-      while (!stop) {
+      long start = System.nanoTime();
+      for (long round = 0; !stop; round++) {
         for (int i = 0; i < attempts.size() && !stop; i++) {
+          // Each AM once a second, spread over the second, as AMs heartbeat.
+          pace(start + round * 1_000_000_000L + i * 1_000_000_000L / attempts.size());
           ResourceRequest ask = ResourceRequest.newInstance(Priority.newInstance(1),
               ResourceRequest.ANY, TASK, asks);
           List<ContainerId> release = held.get(i);
@@ -282,6 +309,14 @@ public final class ScaleDriver {
           + "\"loop_call_mean_ms\":%.2f", calls / seconds, calls == 0 ? 0.0 : (double) nodes / calls,
           calls == 0 ? 0.0 : (double) assignments / calls, collect / 1e6 / seconds,
           call / 1e6 / seconds, commit / 1e6 / seconds, calls == 0 ? 0.0 : call / 1e6 / calls);
+    }
+  }
+
+  /** Waits until System.nanoTime() reaches `due` (at once when behind: the rate is then what the scheduler allows). */
+  private static void pace(long due) {
+    long wait = due - System.nanoTime();
+    if (wait > 20_000) {
+      LockSupport.parkNanos(wait);
     }
   }
 
