@@ -49,7 +49,8 @@ import org.yarndrf.shim.YarnDrfScheduler;
  * scheduler cannot keep up, the threads fall behind and the rates measured show it.
  *
  * Usage: ScaleDriver NODES APPS ASKS WARMUP_S SECONDS SERVE_COMMAND QUEUES_FILE STATUS_PORT
- * (STATUS_PORT: the one SERVE_COMMAND's --status-port names, for the core's own decision time; 0: none)
+ * [TIMEOUT_MS] (STATUS_PORT: the one SERVE_COMMAND's --status-port names, for the core's own
+ * decision time, 0: none; TIMEOUT_MS: yarn-drf.bridge.timeout-ms, default the shim's)
  * Prints one JSON line: heartbeats and allocations per second over SECONDS after WARMUP_S, the
  * time in handle(NODE_UPDATE) (p50/p99), and the scheduling thread's calls and where their time
  * went (collect and commit under the scheduler's lock; the call: encoding, py4j, the core,
@@ -75,6 +76,9 @@ public final class ScaleDriver {
     conf.set(ShimConf.SERVE_COMMAND, args[5]);
     conf.set(ShimConf.QUEUES_FILE, args[6]);
     int statusPort = Integer.parseInt(args[7]);
+    if (args.length > 8) {
+      conf.set(ShimConf.TIMEOUT_MS, args[8]);
+    }
     conf.set(YarnConfiguration.RM_HOSTNAME, "127.0.0.1");
     for (String key : new String[] {YarnConfiguration.RM_ADDRESS, YarnConfiguration.RM_SCHEDULER_ADDRESS,
         YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, YarnConfiguration.RM_ADMIN_ADDRESS,
@@ -118,10 +122,10 @@ public final class ScaleDriver {
       System.out.printf("{\"nodes\":%d,\"apps\":%d,\"asks_per_app\":%d,\"seconds\":%.1f,"
           + "\"heartbeats_per_s\":%.0f,\"allocations_per_s\":%.0f,"
           + "\"handle_p50_us\":%.2f,\"handle_p99_us\":%.2f,\"am_rounds\":%d,"
-          + "\"core_decide_ms_per_s\":%.1f,%s}%n",
+          + "\"core_decide_ms_per_s\":%.1f,%s,\"bridge\":\"%s\"}%n",
           nodes, apps, asks, s, hbN / s, gotN / s,
           pct(handle, 50) / 1e3, pct(handle, 99) / 1e3, ams.rounds.get(), decided * 1e3 / s,
-          loop.json(s));
+          loop.json(s), scheduler.bridgeCounters());
     } finally {
       rm.stop();
     }
