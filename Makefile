@@ -11,7 +11,7 @@ PIP := $(VENV)/bin/pip
 TEST_PREREQS :=
 PYTEST_ARGS ?=
 
-.PHONY: deps deps-python deps-java deps-docker deps-browser venv compiled test test-pure demo replay bench bench-bridge clean
+.PHONY: deps deps-python deps-java deps-docker deps-browser venv compiled test test-pure demo replay bench bench-bridge bench-scale clean
 
 # The Debian packages each part needs (.ci/deps.sh): installed with apt when run as root,
 # otherwise the exact apt command is printed and make stops. Silent when everything is present.
@@ -63,6 +63,10 @@ bench: venv
 # The heartbeat round trip through the real shim, py4j and core vs a raw socket (a few minutes).
 bench-bridge: venv shim
 	$(PY) benchmarks/bridge/run.py
+
+# 10,000 NodeManagers and 200 apps through the real shim and core, no SLS (about a minute).
+bench-scale: venv shim
+	$(PY) benchmarks/scale/driver.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

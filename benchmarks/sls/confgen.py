@@ -13,8 +13,10 @@ from xml.sax.saxutils import escape
 
 from scheduler.config import QueueConfig, QueueSpec, load_config
 
-FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
-CAPACITY = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+# SLS's own Fair and Capacity wrappers with the benchmark's ask probe (benchmarks/sls/java);
+# the scheduling is theirs, unchanged.
+FAIR = "org.yarndrf.sls.ProbedFairScheduler"
+CAPACITY = "org.yarndrf.sls.ProbedCapacityScheduler"
 YARN_DRF = "org.yarndrf.sls.SlsYarnDrfScheduler"
 SCHEDULERS = {"fair": FAIR, "capacity": CAPACITY, "yarn-drf": YARN_DRF}
 
@@ -151,6 +153,9 @@ def yarn_site_xml(scheduler: str, conf_dir: Path, serve_command: str, queues_fil
         "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms": 0,
         # Keep every finished app in the RM, so each job maps back to its queue.
         "yarn.resourcemanager.max-completed-applications": 100000,
+        # Every container's allocation reaches the RM's metrics publisher, where the benchmark's
+        # probe records it (YARN's default, stated because the figures depend on it).
+        "yarn.timeline-service.generic-application-history.save-non-am-container-meta-info": "true",
     }
     if scheduler == "fair":
         props.update({
@@ -162,9 +167,15 @@ def yarn_site_xml(scheduler: str, conf_dir: Path, serve_command: str, queues_fil
             "yarn.scheduler.fair.preemption": "false",
         })
     if scheduler == "capacity":
-        # SLS forces the preemption monitor on for CapacityScheduler; observe only, since the
-        # other two do not preempt.
-        props["yarn.resourcemanager.monitor.capacity.preemption.observe_only"] = "true"
+        # SLS forces the preemption monitor on for CapacityScheduler (for its own wrapper; the
+        # probed one subclasses it, so the same is set here); observe only, since the other two
+        # do not preempt.
+        props.update({
+            "yarn.resourcemanager.scheduler.monitor.enable": "true",
+            "yarn.resourcemanager.scheduler.monitor.policies": "org.apache.hadoop.yarn.server."
+            "resourcemanager.monitor.capacity.ProportionalCapacityPreemptionPolicy",
+            "yarn.resourcemanager.monitor.capacity.preemption.observe_only": "true",
+        })
     if scheduler == "yarn-drf":
         props.update({
             "yarn-drf.queues.file": str(queues_file),

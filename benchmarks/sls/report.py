@@ -13,14 +13,20 @@ Reported over the saturated samples: mean and max of the gap, mean Jain's index,
 containers per second = containers allocated between the first and last saturated sample / time.
 Job completion time = SLS's simulated end - start of each job (jobruntime.csv), by queue.
 Scheduler times come from SLS's own timers (SLSSchedulerCommons): one NODE_UPDATE event, one
-allocate call.
+allocate call. The gap above compares each queue with the others as if the cluster were one pool,
+so it charges a scheduler for packing (a perfect DRFH allocation of this trace scores about 0.125
+on it); DRF violations, shortfall below the node-aware DRFH target and ask-to-allocation times
+come from the allocation probe's records (fairness.py).
 """
 from __future__ import annotations
 
 import csv
 import json
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
+
+import fairness
 
 RESOURCES = ("memory-mb", "vcores", "gpu-mem")
 
@@ -50,8 +56,9 @@ def backlogged(queues: dict) -> list[str]:
     return [q for q, v in queues.items() if any(v["pending"].get(r, 0) > 0 for r in v["pending"])]
 
 
-def analyse(run_dir: Path, weights: dict[str, float]) -> dict:
-    """The figures of one scheduler's run; run_dir is SLS's -output directory."""
+def analyse(run_dir: Path, weights: dict[str, float], nodes: Sequence[Sequence[int]]) -> dict:
+    """The figures of one scheduler's run; run_dir is SLS's -output directory, nodes every
+    node's capacity vector (in the order of bench.json's cluster resources)."""
     bench = json.loads((run_dir / "bench.json").read_text())
     cap = bench["cluster"]
     samples = bench["samples"]
@@ -79,6 +86,12 @@ def analyse(run_dir: Path, weights: dict[str, float]) -> dict:
                 jct.setdefault(q, []).append(
                     (int(row["simulate_end_time"]) - int(row["simulate_start_time"])) / 1000)
     timers = bench["timers"]
+    types = list(cap)
+    cap_v = [cap[r] for r in types]
+    records = fairness.read_records(run_dir / "probe.jsonl")
+    bad, allocs = fairness.violations(records, cap_v, weights)
+    waits, unmatched = fairness.ask_to_allocation_ms(records)
+    shortfall, fill = fairness.shortfalls(sat, nodes, cap_v, types, weights)
     return {
         "scheduler": bench["scheduler"],
         "finished": bench["finished"],
@@ -93,12 +106,26 @@ def analyse(run_dir: Path, weights: dict[str, float]) -> dict:
         "jain_mean": statistics.fmean(jains) if jains else float("nan"),
         "jct": {q: {"mean_s": statistics.fmean(v), "p95_s": _pct(v, 95), "n": len(v)}
                 for q, v in sorted(jct.items())},
+        "drf_violations": bad,
+        "probe_containers": allocs,
+        "violations_per_1000": 1000 * bad / allocs if allocs else float("nan"),
+        "shortfall": shortfall,
+        "fill_vs_target": fill,
+        "ask_to_alloc_ms": {"p50": _pct(waits, 50), "p99": _pct(waits, 99), "n": len(waits),
+                            "unmatched": unmatched},
+        "probe_ms": bench.get("probe", {}).get("probe_ms", float("nan")),
+        "scheduling_loop": bench.get("scheduling_loop", {}),
         "node_update": timers.get("NODE_UPDATE", {}),
         "allocate": timers.get("allocate", {}),
     }
 
 
 COLUMNS = ("fair", "capacity", "yarn-drf")
+
+
+def _loop(r: dict, part: str, figure: str) -> float:
+    """A figure of yarn-drf's scheduling thread (NaN for the others, which have none)."""
+    return float(r.get("scheduling_loop", {}).get(part, {}).get(figure, float("nan")))
 
 
 def _fmt(v: float, digits: int = 2) -> str:
@@ -137,8 +164,17 @@ def table(results: dict[str, dict], title: str) -> str:
     lines.append(row("containers/s at saturation", lambda r: r["containers_per_s"], 1))
     for res in RESOURCES:
         lines.append(row(f"utilisation {res} (mean, saturated)", lambda r, res=res: r["utilisation"][res]))
-    lines.append(row("weighted dominant-share gap, mean", lambda r: r["gap_mean"], 3))
-    lines.append(row("weighted dominant-share gap, max", lambda r: r["gap_max"], 3))
+    lines.append(row("ask to allocation p50 (ms)", lambda r: r["ask_to_alloc_ms"]["p50"], 1))
+    lines.append(row("ask to allocation p99 (ms)", lambda r: r["ask_to_alloc_ms"]["p99"], 1))
+    lines.append(row("DRF violations per 1,000 containers", lambda r: r["violations_per_1000"], 1))
+    shortfall_queues = sorted({q for c in have for q in results[c]["shortfall"]})
+    for q in shortfall_queues:
+        lines.append(row(f"shortfall below node-aware DRFH target, {q} (mean)",
+                         lambda r, q=q: r["shortfall"].get(q, float("nan")), 3))
+    lines.append(row("containers running / in the node-aware DRFH target (mean)",
+                     lambda r: r["fill_vs_target"], 3))
+    lines.append(row("gap to pooled target (charges packing), mean", lambda r: r["gap_mean"], 3))
+    lines.append(row("gap to pooled target (charges packing), max", lambda r: r["gap_max"], 3))
     lines.append(row("Jain's index of weighted dominant shares", lambda r: r["jain_mean"], 3))
     queues = sorted({q for c in have for q in results[c]["jct"]})
     for q in queues:
@@ -152,4 +188,13 @@ def table(results: dict[str, dict], title: str) -> str:
     lines.append(row("saturated period (s)", lambda r: r["saturated_s"], 0))
     lines.append(row("run wall time (s)", lambda r: r["wall_s"], 0))
     lines.append(row("SLS attempts (a crashed SLS JVM is rerun)", lambda r: float(r.get("attempts", 1)), 0))
+    lines.append(row("probe time on the allocating threads (ms, whole run)", lambda r: r["probe_ms"], 0))
+    for part in ("collect", "call", "commit"):
+        lines.append(row(f"yarn-drf scheduling thread: {part} p50 (µs)",
+                         lambda r, part=part: _loop(r, part, "p50_us"), 1))
+        lines.append(row(f"yarn-drf scheduling thread: {part} total (s)",
+                         lambda r, part=part: _loop(r, part, "total_ms") / 1000, 1))
+    lines.append(row("yarn-drf scheduling thread: calls", lambda r: r.get("scheduling_loop", {}).get("calls", float("nan")), 0))
+    lines.append(row("yarn-drf scheduling thread: nodes per call p50",
+                     lambda r: r.get("scheduling_loop", {}).get("nodes_per_call_p50", float("nan")), 0))
     return "\n".join(lines) + "\n"

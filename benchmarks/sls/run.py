@@ -76,14 +76,26 @@ class RunFailed(RuntimeError):
     """An SLS JVM ended without writing its results."""
 
 
+def attempt_dir(dir_: Path, attempt: int) -> Path:
+    return dir_ if attempt == 1 else dir_.with_name(f"{dir_.name}.{attempt}")
+
+
+def finished_run(dir_: Path, retries: int) -> tuple[Path, int] | None:
+    """An earlier invocation's results for this run (--reuse), if it left any."""
+    for attempt in range(retries + 1, 0, -1):
+        sls_out = attempt_dir(dir_, attempt) / "sls"
+        if (sls_out / "bench.json").exists():
+            return sls_out, attempt
+    return None
+
+
 def run_with_retries(scheduler: str, dir_: Path, retries: int, **kw) -> tuple[Path, int]:
     """SLS 3.4 itself sometimes dies at random under load (e.g. "Didn't find any AMSimulator for
     applicationId": its mock AM launcher can run before the AM simulator registered the app),
     for any scheduler. Such a run is repeated from scratch, and the attempts are reported."""
     for attempt in range(1, retries + 2):
         try:
-            return run_one(scheduler, dir_ if attempt == 1 else dir_.with_name(f"{dir_.name}.{attempt}"),
-                           **kw), attempt
+            return run_one(scheduler, attempt_dir(dir_, attempt), **kw), attempt
         except RunFailed as e:
             print(str(e).splitlines()[0] + (" - retrying" if attempt <= retries else ""), flush=True)
             if attempt > retries:
@@ -113,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="yarn-drf.bridge.timeout-ms for the yarn-drf runs (default: the shim's)")
     ap.add_argument("--retries", type=int, default=1,
                     help="repeat a run whose SLS JVM died without results (default 1)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="take a run's results from an earlier invocation with the same --out "
+                         "when it left them (run the schedulers one at a time, then report all)")
     args = ap.parse_args(argv)
     # The JVM runs in the run's own directory; every path it gets must be absolute.
     args.out = args.out.resolve()
@@ -137,11 +152,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sls: {n} nodes, {len(workload.job_queues(trace))} jobs", flush=True)
         results = {}
         for s in schedulers:
-            sls_out, attempts = run_with_retries(
+            earlier = finished_run(size_dir / s, args.retries) if args.reuse else None
+            sls_out, attempts = earlier or run_with_retries(
                 s, size_dir / s, args.retries, nodes=nodes, trace=trace, queues=args.queues,
                 timeout_s=args.timeout_s, heap_mb=args.heap_mb, timer_window=args.timer_window,
                 bridge_timeout_ms=args.bridge_timeout_ms)
-            results[s] = report.analyse(sls_out, weights)
+            results[s] = report.analyse(sls_out, weights, workload.node_vectors(nodes))
             results[s]["attempts"] = attempts
             results[s]["sls_dir"] = str(sls_out)
         all_results[str(n)] = results

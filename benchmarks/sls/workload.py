@@ -52,6 +52,15 @@ def nodes_json(n_nodes: int, node: NodeShape = NODE, per_rack: int = 40) -> str:
     return "\n".join(json.dumps({"rack": f"rack{r}", "nodes": ns}) for r, ns in sorted(racks.items()))
 
 
+def node_vectors(nodes: Path, types: tuple[str, ...] = ("memory-mb", "vcores", "gpu-mem")) -> list[list[int]]:
+    """Every node's capacity, read back from a nodes file, in the order of `types`."""
+    out = []
+    for line in nodes.read_text().splitlines():
+        if line.strip():
+            out += [[int(n.get(r, 0)) for r in types] for n in json.loads(line)["nodes"]]
+    return out
+
+
 def jobs(n_nodes: int, duration_s: float, arrival_s: float, tasks_per_job: int,
          task_s: tuple[float, float], load: float, seed: int,
          node: NodeShape = NODE, first_job_s: float = 5.0) -> list[dict]:

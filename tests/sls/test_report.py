@@ -24,6 +24,7 @@ def _write(tmp_path: Path, samples: list[dict], jobs: list[tuple[str, str, int, 
     lines = ["JobID,real_start_time,real_end_time,simulate_start_time,simulate_end_time"]
     lines += [f"{app},0,0,{s},{e}" for app, _, s, e in jobs]
     (tmp_path / "jobruntime.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "probe.jsonl").write_text("")
     return tmp_path
 
 
@@ -50,7 +51,7 @@ def test_figures_use_only_saturated_samples_and_backlogged_queues(tmp_path: Path
             "a": _q({"memory-mb": 800}, 1), "b": _q({"vcores": 10}, 0)}},
     ]
     r = report.analyse(_write(tmp_path, samples, [("app_1", "a", 0, 4000), ("app_2", "b", 1000, 3000)]),
-                       {"a": 1.0, "b": 1.0})
+                       {"a": 1.0, "b": 1.0}, [[1000, 100, 400]])
     assert r["gap_mean"] == pytest.approx(0.3)
     assert r["gap_max"] == pytest.approx(0.3)
     assert r["jain_mean"] == pytest.approx(0.7 ** 2 / (2 * (0.25 + 0.04)))
@@ -65,9 +66,32 @@ def test_table_reports_yarn_drf_as_ratios_of_the_others(tmp_path: Path) -> None:
     base = {"node_update": {"p50_us": 10.0, "p99_us": 20.0, "count": 5}, "allocate": {"p50_us": 1.0, "p99_us": 2.0},
             "containers_per_s": 100.0, "utilisation": {r: 0.5 for r in report.RESOURCES},
             "gap_mean": 0.1, "gap_max": 0.2, "jain_mean": 0.9, "jct": {"a": {"mean_s": 10.0, "p95_s": 12.0}},
-            "jobs": 3, "containers_allocated": 30, "saturated_s": 5.0, "wall_s": 9.0}
+            "jobs": 3, "containers_allocated": 30, "saturated_s": 5.0, "wall_s": 9.0,
+            "ask_to_alloc_ms": {"p50": 5.0, "p99": 50.0}, "violations_per_1000": 4.0,
+            "shortfall": {"a": 0.1}, "fill_vs_target": 0.9, "probe_ms": 3.0}
     drf = json.loads(json.dumps(base))
     drf["node_update"]["p50_us"] = 30.0
     text = report.table({"fair": base, "capacity": base, "yarn-drf": drf}, "t")
     row = next(line for line in text.splitlines() if line.startswith("| NODE_UPDATE p50"))
     assert row.split("|")[-3:-1] == [" 3.00x ", " 3.00x "]
+
+
+def test_violations_and_ask_times_come_from_the_probe_records(tmp_path: Path) -> None:
+    samples = [{"t_ms": 0, "containers_allocated": 0, "queues": {"a": _q({}, 1)}},
+               {"t_ms": 1000, "containers_allocated": 2, "queues": {"a": _q({}, 1)}}]
+    run = _write(tmp_path, samples, [("app_1", "a", 0, 4000)])
+    alloc = {"ev": "alloc", "app": "app_1", "key": "20/0", "res": [100, 10, 0], "free": [500, 50, 400]}
+    records = [
+        {"ev": "ask", "t": 0.0, "app": "app_1", "key": "20/0", "n": 2},
+        # b (0.1) waits with a fitting request while a (0.5) gets a container: a violation
+        dict(alloc, t=40.0, q="a", queues={"a": {"used": [500, 0, 0], "pending": []},
+                                            "b": {"used": [100, 0, 0], "pending": [[100, 10, 0, 3]]}}),
+        # a is now the lower one: none
+        dict(alloc, t=100.0, q="a", queues={"a": {"used": [0, 0, 0], "pending": []},
+                                             "b": {"used": [500, 0, 0], "pending": [[100, 10, 0, 3]]}}),
+    ]
+    (run / "probe.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    r = report.analyse(run, {"a": 1.0, "b": 1.0}, [[1000, 100, 400]])
+    assert (r["drf_violations"], r["probe_containers"]) == (1, 2)
+    assert r["violations_per_1000"] == 500.0
+    assert (r["ask_to_alloc_ms"]["p50"], r["ask_to_alloc_ms"]["p99"]) == (40.0, 100.0)

@@ -27,6 +27,7 @@ import org.apache.hadoop.yarn.sls.SLSRunner;
 import org.apache.hadoop.yarn.sls.scheduler.SchedulerMetrics;
 import org.apache.hadoop.yarn.sls.scheduler.SchedulerWrapper;
 import org.apache.hadoop.yarn.sls.scheduler.SlsMetricsAccess;
+import org.yarndrf.shim.YarnDrfScheduler;
 
 /**
  * Runs one SLS simulation (same arguments as SLSRunner) and writes bench.json to its output
@@ -34,6 +35,8 @@ import org.apache.hadoop.yarn.sls.scheduler.SlsMetricsAccess;
  * what every queue holds and still asks for, read from the scheduler's application attempts
  * (all resource types, gpu-mem included, which SLS's CSV metrics leave out). The same code
  * samples all three schedulers, so their figures come from the same kind of data.
+ *
+ * An {@link AllocationProbe} records every allocation and ask into probe.jsonl next to it.
  *
  * System properties: yarndrf.bench.sample-ms (default 500), yarndrf.bench.timeout-s (600).
  */
@@ -72,9 +75,18 @@ public final class BenchRunner {
     ObjectNode capacity = out.putObject("cluster");
     ArrayNode samples = out.putArray("samples");
     long start = System.currentTimeMillis();
+    AllocationProbe probe = AllocationProbe.install(scheduler, start, JSON,
+        new File(outDir, "probe.jsonl"));
+    rm.getRMContext().setSystemMetricsPublisher(
+        new ProbingPublisher(rm.getRMContext().getSystemMetricsPublisher(), probe));
+    LoopTimes loopTimes = null;
+    if (scheduler instanceof YarnDrfScheduler) {
+      loopTimes = new LoopTimes();
+      ((YarnDrfScheduler) scheduler).schedulingLoop().setObserver(loopTimes);
+    }
     boolean finished = false;
     while (System.currentTimeMillis() - start < timeoutMs) {
-      samples.add(sample(scheduler, System.currentTimeMillis() - start));
+      samples.add(sample(scheduler, probe, System.currentTimeMillis() - start));
       if (sls.getRemainingApps() == 0 && !SLSRunner.getSimulateInfoMap().isEmpty()) {
         finished = true;
         break;
@@ -87,6 +99,10 @@ public final class BenchRunner {
     out.put("finished", finished);
     out.put("wall_ms", System.currentTimeMillis() - start);
     out.set("timers", timers(((SchedulerWrapper) scheduler).getSchedulerMetrics()));
+    out.set("probe", probe.close());
+    if (loopTimes != null) {
+      out.set("scheduling_loop", loopTimes.toJson(JSON));
+    }
     ObjectNode appQueues = out.putObject("app_queues");
     for (Map.Entry<ApplicationId, RMApp> e : rm.getRMContext().getRMApps().entrySet()) {
       appQueues.put(e.getKey().toString(), leaf(e.getValue().getQueue()));
@@ -120,7 +136,8 @@ public final class BenchRunner {
   }
 
   /** One point of the time series: per queue, resources held and resources still asked for. */
-  private static ObjectNode sample(AbstractYarnScheduler<?, ?> scheduler, long tMs) {
+  private static ObjectNode sample(AbstractYarnScheduler<?, ?> scheduler, AllocationProbe probe,
+      long tMs) {
     ObjectNode s = JSON.createObjectNode();
     s.put("t_ms", tMs);
     s.put("containers_allocated", scheduler.getRootQueueMetrics().getAggregateAllocatedContainers());
@@ -159,6 +176,7 @@ public final class BenchRunner {
         p.put(types[i].getName(), pending.get(e.getKey())[i]);
       }
     }
+    probe.describe(queues);
     return s;
   }
 

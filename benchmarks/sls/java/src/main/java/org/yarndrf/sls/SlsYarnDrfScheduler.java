@@ -50,8 +50,13 @@ public class SlsYarnDrfScheduler extends YarnDrfScheduler implements SchedulerWr
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
       List<String> blacklistAdditions, List<String> blacklistRemovals,
       ContainerUpdates updateRequests) {
-    return commons.allocate(attemptId, asks, schedulingRequests, release, blacklistAdditions,
-        blacklistRemovals, updateRequests);
+    AllocationProbe.asking(attemptId, asks);
+    try {
+      return commons.allocate(attemptId, asks, schedulingRequests, release, blacklistAdditions,
+          blacklistRemovals, updateRequests);
+    } finally {
+      AllocationProbe.asked(attemptId);
+    }
   }
 
   @Override

@@ -1,0 +1,179 @@
+"""Fairness and latency figures from the allocation probe's records (probe.jsonl, see
+benchmarks/sls/java AllocationProbe) and the time series (bench.json), the same rules for all
+three schedulers.
+
+DRF violation: a container given to queue Q while some queue P with a strictly lower weighted
+dominant share had a pending request that fitted the container's node at that moment. Shares are
+those just before the container (d_q = max_r used_q,r / capacity_r / weight_q); "fitted" means
+the request's every resource <= the node's free room just before the container. Counted over
+every container of the run, per 1,000 containers.
+
+Node-aware DRFH target: each queue's demand (containers running + asked for, by shape) placed in
+whole containers on the real nodes by progressive filling: the queue with the lowest weighted
+dominant share that still has a container to place that fits some node gets its next container,
+on the first node it fits (its shapes in the order given: those of its running containers first,
+so an AM that runs is in the target before its tasks); a queue none of whose shapes fits any
+node stops growing. Shortfall of queue q at a sample: max(0, T_q - S_q), T_q the
+dominant share of its target and S_q of what it holds (fractions of the cluster); reported as the
+mean over the saturated samples.
+
+Ask to allocation: each app's ask increases (ask records, per request key) queue first in, first
+out; each container takes the oldest of its app's key; a decrease withdraws the newest.
+"""
+from __future__ import annotations
+
+import heapq
+import json
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+Vector = Sequence[float]
+Shapes = Mapping[tuple[int, ...], int]  # shape -> containers, in the order to place them
+
+
+def read_records(path: Path) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def dominant(used: Vector, capacity: Vector) -> float:
+    return max((u / c for u, c in zip(used, capacity) if c), default=0.0)
+
+
+def fits(shape: Vector, free: Vector) -> bool:
+    return all(s <= f for s, f in zip(shape, free))
+
+
+def is_violation(rec: dict, capacity: Vector, weights: Mapping[str, float]) -> bool:
+    """Whether one allocation record breaks DRF (module doc)."""
+    free = rec.get("free")
+    if free is None:
+        return False
+    queues = rec["queues"]
+
+    def share(q: str) -> float:
+        used = queues[q]["used"] if q in queues else [0] * len(capacity)
+        return dominant(used, capacity) / weights.get(q, 1.0)
+
+    mine = share(rec["q"])
+    return any(share(p) < mine and any(s[-1] > 0 and fits(s[:-1], free) for s in v["pending"])
+               for p, v in queues.items() if p != rec["q"])
+
+
+def violations(records: Iterable[dict], capacity: Vector,
+               weights: Mapping[str, float]) -> tuple[int, int]:
+    """(violations, containers) over the allocation records."""
+    bad = n = 0
+    for rec in records:
+        if rec["ev"] == "alloc":
+            n += 1
+            bad += is_violation(rec, capacity, weights)
+    return bad, n
+
+
+def ask_to_allocation_ms(records: Iterable[dict]) -> tuple[list[float], int]:
+    """Times from ask to allocation (ms), and allocations that matched no recorded ask."""
+    waiting: dict[tuple[str, str], deque[list[float]]] = {}
+    out: list[float] = []
+    unmatched = 0
+    for rec in records:
+        key = (rec["app"], rec["key"])
+        if rec["ev"] == "ask":
+            q = waiting.setdefault(key, deque())
+            if rec["n"] > 0:
+                q.append([rec["t"], rec["n"]])
+            else:
+                _withdraw(q, -rec["n"])
+        elif rec["ev"] == "alloc":
+            q = waiting.get(key)
+            if not q:
+                unmatched += 1
+                continue
+            out.append(rec["t"] - q[0][0])
+            q[0][1] -= 1
+            if q[0][1] == 0:
+                q.popleft()
+    return out, unmatched
+
+
+def _withdraw(q: deque[list[float]], n: int) -> None:
+    while n > 0 and q:
+        take = min(n, int(q[-1][1]))
+        q[-1][1] -= take
+        n -= take
+        if q[-1][1] == 0:
+            q.pop()
+
+
+def drfh_targets(nodes: Sequence[Vector], demand: Mapping[str, Shapes], capacity: Vector,
+                 weights: Mapping[str, float]) -> dict[str, list[float]]:
+    """Each queue's node-aware DRFH allocation of its demand (module doc)."""
+    return _drfh_targets_counted(nodes, demand, capacity, weights)[0]
+
+
+def _drfh_targets_counted(nodes: Sequence[Vector], demand: Mapping[str, Shapes], capacity: Vector,
+                          weights: Mapping[str, float]) -> tuple[dict[str, list[float]], int]:
+    placed = 0
+    free = [list(n) for n in nodes]
+    first_fit: dict[tuple[int, ...], int] = {}  # nodes only fill up: a shape's first fit only moves on
+    alloc = {q: [0.0] * len(capacity) for q in demand}
+    left = {q: dict(shapes) for q, shapes in demand.items()}
+    heap = [(0.0, q) for q in sorted(demand) if any(left[q].values())]
+    heapq.heapify(heap)
+    while heap:
+        _, q = heapq.heappop(heap)
+        for shape in [s for s, n in left[q].items() if n > 0]:
+            i = first_fit.get(shape, 0)
+            while i < len(free) and not fits(shape, free[i]):
+                i += 1
+            first_fit[shape] = i
+            if i == len(free):
+                left[q][shape] = 0  # fits no node any more
+                continue
+            free[i] = [f - s for f, s in zip(free[i], shape)]
+            alloc[q] = [a + s for a, s in zip(alloc[q], shape)]
+            left[q][shape] -= 1
+            placed += 1
+            break
+        if any(left[q].values()):
+            heapq.heappush(heap, (dominant(alloc[q], capacity) / weights.get(q, 1.0), q))
+    return alloc, placed
+
+
+def shapes(rows: Iterable[Sequence[int]]) -> dict[tuple[int, ...], int]:
+    """[r0, ..., count] rows (as the probe writes them) -> shape -> count."""
+    out: dict[tuple[int, ...], int] = {}
+    for r in rows:
+        out[tuple(r[:-1])] = out.get(tuple(r[:-1]), 0) + r[-1]
+    return out
+
+
+def shortfalls(samples: Sequence[dict], nodes: Sequence[Vector], capacity: Vector,
+               types: Sequence[str], weights: Mapping[str, float],
+               max_samples: int = 100) -> tuple[dict[str, float], float]:
+    """Per queue, mean over the samples of max(0, target - held) dominant share; and the
+    containers running / the containers of the targets, over the same samples (how full the
+    scheduler kept the cluster against the node-aware DRFH placement of the same demand).
+    Evenly spaced samples, at most max_samples of them (each is a full placement of the demand)."""
+    step = max(1, -(-len(samples) // max_samples))
+    picked = samples[::step]
+    total: dict[str, float] = {}
+    running = placed = 0
+    for s in picked:
+        demand = {}
+        for q, v in s["queues"].items():
+            d = shapes(v.get("running_shapes", []))
+            for shape, n in shapes(v.get("pending_shapes", [])).items():
+                d[shape] = d.get(shape, 0) + n
+            demand[q] = d
+        target, count = _drfh_targets_counted(nodes, demand, capacity, weights)
+        placed += count
+        for q, v in s["queues"].items():
+            running += sum(n for *_, n in v.get("running_shapes", []))
+            held = dominant([v["used"].get(r, 0) for r in types], capacity)
+            total[q] = total.get(q, 0.0) + max(0.0, dominant(target[q], capacity) - held)
+    if not picked:
+        return {}, float("nan")
+    return ({q: t / len(picked) for q, t in sorted(total.items())},
+            running / placed if placed else float("nan"))

@@ -1,0 +1,27 @@
+package org.yarndrf.sls;
+
+import java.util.List;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.api.records.SchedulingRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
+import org.apache.hadoop.yarn.sls.scheduler.SLSCapacityScheduler;
+
+/** SLS's CapacityScheduler, with each AM's asks told to the {@link AllocationProbe}. */
+public class ProbedCapacityScheduler extends SLSCapacityScheduler {
+  @Override
+  public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> asks,
+      List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
+      List<String> blacklistAdditions, List<String> blacklistRemovals,
+      ContainerUpdates updateRequests) {
+    AllocationProbe.asking(attemptId, asks);
+    try {
+      return super.allocate(attemptId, asks, schedulingRequests, release, blacklistAdditions,
+          blacklistRemovals, updateRequests);
+    } finally {
+      AllocationProbe.asked(attemptId);
+    }
+  }
+}
