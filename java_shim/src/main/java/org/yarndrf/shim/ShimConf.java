@@ -52,4 +52,11 @@ public final class ShimConf {
    */
   public static final String RECHECK_MS = PREFIX + "scheduler.recheck-ms";
   public static final long DEFAULT_RECHECK_MS = 1000;
+  /**
+   * A schedule call lists at most this many nodes with room; the next calls, made at once, list
+   * the rest (NodeRotation). Bounds a call's work on a large cluster to what the bridge timeout
+   * allows.
+   */
+  public static final String MAX_NODES_PER_CALL = PREFIX + "scheduler.max-nodes-per-call";
+  public static final int DEFAULT_MAX_NODES_PER_CALL = 1000;
 }

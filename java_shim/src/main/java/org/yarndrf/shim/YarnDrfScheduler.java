@@ -123,6 +123,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private AssignmentCommitter committer;
   private final Preemptions preemptions = new Preemptions(this);
   private SchedulingLoop loop;
+  /** Which nodes each schedule call offers; set up with the loop. */
+  private NodeRotation nodeRotation;
 
   public final AtomicLong eventErrors = new AtomicLong();
 
@@ -183,6 +185,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (bridge == null) {
       bridge = CoreLauncher.connect(conf);
     }
+    nodeRotation = new NodeRotation(
+        conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
     loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
@@ -521,7 +525,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** Whether something waits for the loop's next call. Under the scheduler's lock. */
   private boolean hasPendingChanges() {
     return !events.isEmpty() || !dirtyApps.isEmpty() || !awaitingPlacement.isEmpty()
-        || !blacklistChanged.isEmpty();
+        || !blacklistChanged.isEmpty() || roundUnfinished();
+  }
+
+  /** Nodes of this round no call has offered yet, while there are asks they might serve. */
+  private boolean roundUnfinished() {
+    return nodeRotation != null && nodeRotation.unfinished() && askMirror.hasOutstanding();
   }
 
   private void dispatch(SchedulerEvent event) {
@@ -967,18 +976,20 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       for (Submission sub : awaitingPlacement.values()) {
         req.submissions.add(sub.message);
       }
-      if (!force && !req.hasChanges()) {
+      if (!force && !req.hasChanges() && !roundUnfinished()) {
         return null;
       }
       req.heartbeats = heartbeats.getAndSet(0);
       if (mayAllocate()) {
         Resource smallest = getMinimumResourceCapability();
-        for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
+        nodeRotation.offer(nodeTracker.getAllNodes(), n -> {
           Resource free = n.getUnallocatedResource();
-          if (Resources.fitsIn(smallest, free)) {
-            req.nodes.add(new Messages.NodeRow(bridgeName(n.getNodeID()), Messages.vector(free)));
+          if (!Resources.fitsIn(smallest, free)) {
+            return false;
           }
-        }
+          req.nodes.add(new Messages.NodeRow(bridgeName(n.getNodeID()), Messages.vector(free)));
+          return true;
+        });
       }
       return req;
     }

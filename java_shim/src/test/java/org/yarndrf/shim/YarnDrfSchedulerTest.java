@@ -191,6 +191,27 @@ class YarnDrfSchedulerTest {
   }
 
   @Test
+  void aCallOffersAtMostTheConfiguredNodesAndTheNextCallsOfferTheRest() throws Exception {
+    stop();
+    core = new FakeCore();
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.setInt(ShimConf.MAX_NODES_PER_CALL, 1);
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
+    nm = rm.registerNode("127.0.0.1:1234", 8192, 8);
+    rm.registerNode("127.0.0.1:1235", 8192, 8);
+    rm.registerNode("127.0.0.1:1236", 8192, 8);
+    MockAM am = AsyncApps.launch(rm, submit("alice", "a"));
+    assertEquals(6, allocate(am, 6, 1024, 1).size());
+    java.util.Set<String> offered = new java.util.HashSet<>();
+    for (Messages.Schedule c : core.requestsOf(Messages.Schedule.class)) {
+      assertTrue(c.nodes.size() <= 1, "call " + c.seq + " offered " + c.nodes.size() + " nodes");
+      c.nodes.forEach(n -> offered.add(n.node));
+    }
+    assertEquals(3, offered.size(), "every node is offered by some call: " + offered);
+  }
+
+  @Test
   void assignmentsBeyondTheOutstandingAskAreRefusedWithTheReason() throws Exception {
     RMApp app = submit("alice", "a");
     MockAM am = AsyncApps.launch(rm, app);
