@@ -1153,10 +1153,11 @@ class SchedulerCore:
 
     # ------------------------------------------------------------------ the decision
 
-    def on_nodes(self, node_ids: Sequence[str], now: float | None = None) -> list[Assignment]:
+    def on_nodes(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0) -> list[Assignment]:
         """Decides for many nodes at once: the bridge's schedule call, which lists every node with
         free room. The nodes are taken in the given order, rotated by one more at every call so no
-        node is always first; `self.node_choice` decides how (multinode.py)."""
+        node is always first; `self.node_choice` decides how (multinode.py). At most `limit`
+        assignments when given: the nodes left over are offered again by a later call."""
         nodes = [n for n in map(self.nodes.get, node_ids) if n is not None]
         if len(nodes) < len(node_ids):
             self._ignore("on_nodes", f"{len(node_ids) - len(nodes)} unknown node(s)")
@@ -1166,7 +1167,7 @@ class SchedulerCore:
             self._refresh()
         start = self._rotation % len(nodes)
         self._rotation += 1
-        return self.node_choice(self, nodes[start:] + nodes[:start], self._now(now))
+        return self.node_choice(self, nodes[start:] + nodes[:start], self._now(now), limit)
 
     def on_heartbeat(self, node_id: str, now: float | None = None, limit: int = 0) -> list[Assignment]:
         """The per-node decision: assignments for this node in fair order, until nothing more

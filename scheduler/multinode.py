@@ -36,20 +36,24 @@ if TYPE_CHECKING:
 # many rooms a busy, heterogeneous cluster has.
 MAX_ROOMS = 64
 
-NodeChoice = Callable[["SchedulerCore", Sequence["Node"], float], list["Assignment"]]
+# (core, nodes, now, limit): the assignments for those nodes, at most `limit` of them (0: no limit)
+NodeChoice = Callable[["SchedulerCore", Sequence["Node"], float, int], list["Assignment"]]
 
 
-def each_node(core: SchedulerCore, nodes: Sequence[Node], now: float) -> list[Assignment]:
-    """The per-node decision for every node in turn, each until nothing more fits it."""
+def each_node(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int = 0) -> list[Assignment]:
+    """The per-node decision for every node in turn, each until nothing more fits it (or the
+    call made `limit` assignments)."""
     out: list[Assignment] = []
     for node in nodes:
         if not core.root.shapes:
             break  # nothing pending anywhere
-        out += core.on_heartbeat(node.id, now)
+        out += core.on_heartbeat(node.id, now, limit=limit - len(out) if limit else 0)
+        if limit and len(out) >= limit:
+            break
     return out
 
 
-def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float) -> list[Assignment]:
+def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int = 0) -> list[Assignment]:
     """One container at a time, each on the node where the request fairness serves next fits best.
 
     A node leaves the call once the per-node decision finds nothing more for it. While the head
@@ -59,7 +63,7 @@ def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float) -> list[Ass
     free = FreeRoom(core, nodes)
     out: list[Assignment] = []
     blocked: Request | None = None
-    while free and core.root.shapes:
+    while free and core.root.shapes and not (limit and len(out) >= limit):
         head = fairness_head(core)
         node = None
         if head is not None and head[1] is not blocked:

@@ -35,6 +35,11 @@ SNAPSHOT_PART = 4096
 # Seconds between preemption rounds: its timeouts and grace are seconds long, and a round walks
 # the tree, so not every call pays for one.
 PREEMPTION_INTERVAL_S = 1.0
+# At most this many assignments per schedule call: a call's cost (the decisions, the JSON, Java's
+# commit) grows with them, and it must answer within the shim's bridge timeout (250 ms by default;
+# about 50 µs an assignment end to end). The containers committed are changes, so the shim calls
+# again at once for the rest.
+MAX_ASSIGNMENTS_PER_CALL = 2000
 
 
 class _Superseded(Exception):
@@ -188,7 +193,7 @@ class CoreService:
         now = self.clock()
         plan = self._preemption_round(core, now)  # before deciding: it holds nodes for starved queues
         nodes = self._nodes_with_room(core, msg.get("nodes") or ())
-        assignments = core.on_nodes(nodes) if nodes else []
+        assignments = core.on_nodes(nodes, limit=MAX_ASSIGNMENTS_PER_CALL) if nodes else []
         tree = self.queue_list() if (core.config, len(core.queues)) != self._tree_sent else None
         changed = bool(assignments or msg.get("deltas") or msg.get("started") or msg.get("finished")
                        or len(self._headroom_sent) != len(core.apps))

@@ -45,6 +45,21 @@ def test_no_node_is_always_first():
         assert sorted(placed) == ["n0", "n1", "n2"], (choice, placed)
 
 
+@given(limit=st.integers(1, 12), choice=st.sampled_from(["each-node", "best-fit"]))
+@settings(max_examples=30, deadline=None)
+def test_a_call_with_a_limit_makes_the_first_assignments_of_the_unlimited_call_and_no_more(limit, choice):
+    nodes = {f"n{i}": {"vcores": 4, "memory-mb": 4096} for i in range(3)}
+    cores = [make_core(flat_yaml([1, 2]), nodes, node_choice=choice) for _ in range(2)]
+    for core in cores:
+        for q in (0, 1):
+            core.submit_app(f"a{q}", "u", f"q{q}")
+            core.update_request(f"a{q}", 1, {"vcores": 1, "memory-mb": 512}, 5)
+    limited, unlimited = (core.on_nodes(["n0", "n1", "n2"], now=0.0, limit=n) for core, n in zip(cores, (limit, 0)))
+    assert len(unlimited) == 10
+    key = [(a.app_id, a.node_id) for a in unlimited]
+    assert [(a.app_id, a.node_id) for a in limited] == key[:limit]
+
+
 def test_unknown_nodes_are_counted_and_the_known_ones_decided():
     core = make_core(flat_yaml([1]), {"n0": {"vcores": 2, "memory-mb": 2048}})
     core.submit_app("a", "u", "q0")
