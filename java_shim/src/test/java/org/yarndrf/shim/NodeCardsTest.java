@@ -8,7 +8,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -109,10 +111,52 @@ class NodeCardsTest {
     ContainerTokenIdentifier token = BuilderUtils.newContainerTokenIdentifier(got.get(0).getContainerToken());
     assertEquals(Collections.singleton("yarn-drf.gpu-cards=1"), token.getAllcationTags());
 
+    // the started row names the cards of the container's tag (the core ignores them for its own assignments)
+    String id = got.get(0).getId().toString();
+    until(() -> core.startedRows().stream().anyMatch(r -> r.container.equals(id)), "the container started");
+    assertEquals(Collections.singletonList(1), core.startedRows().stream()
+        .filter(r -> r.container.equals(id)).findFirst().get().cards);
+
     core.cards = Collections.singletonList(5);
     am.allocate("*", 1024, 1, new ArrayList<ContainerId>());
     until(() -> !core.deltasOf("assignment_refused").isEmpty(), "the assignment refused");
     assertTrue(core.deltasOf("assignment_refused").get(0).reason
         .contains("has 2 GPU cards; card 5 is not one of them"), core.deltasOf("assignment_refused").get(0).reason);
+  }
+
+  @Test
+  void aSnapshotAfterABadReplyNamesEachRunningContainersCardsAsItsTagHasThem() throws Exception {
+    declare("localhost", "10240_10240");
+    rm.registerNode("localhost:1234", 8192, 8);
+    until(() -> core.deltasOf("node_added").size() == 1, "node added");
+    core.cards = Arrays.asList(0, 1);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+    core.cards = Collections.singletonList(1);
+    List<Container> got = new ArrayList<>(am.allocate("*", 1024, 1, new ArrayList<ContainerId>())
+        .getAllocatedContainers());
+    for (int i = 0; i < 100 && got.isEmpty(); i++) {
+      Thread.sleep(20);
+      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
+          .getAllocatedContainers());
+    }
+    assertEquals(1, got.size());
+
+    long before = core.count("snapshot");
+    core.mode = FakeCore.Mode.MALFORMED;  // the next call's reply is cut short: the shim resyncs
+    am.allocate("*", 1024, 2, new ArrayList<ContainerId>());
+    long calls = core.count("schedule");
+    until(() -> core.count("schedule") > calls, "a schedule call met the malformed reply");
+    core.mode = FakeCore.Mode.OK;
+    until(() -> core.count("snapshot") > before, "the resync's snapshot");
+    List<Messages.Snapshot> snapshots = core.requestsOf(Messages.Snapshot.class);
+    Map<String, List<Integer>> cards = new HashMap<>();
+    for (Messages.ContainerRow r : snapshots.get(snapshots.size() - 1).containers) {
+      cards.put(r.container, r.cards);
+    }
+    String amContainer = ContainerId.newContainerId(am.getApplicationAttemptId(), 1).toString();
+    assertEquals(Arrays.asList(0, 1), cards.get(amContainer), "the AM's two cards: " + cards);
+    assertEquals(Collections.singletonList(1), cards.get(got.get(0).getId().toString()), "the task's card: " + cards);
   }
 }
