@@ -14,14 +14,20 @@ import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.NodeAttribute;
 import org.apache.hadoop.yarn.api.records.NodeAttributeType;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.security.ContainerTokenIdentifier;
+import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.recovery.MemoryRMStateStore;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.junit.jupiter.api.AfterEach;
@@ -158,5 +164,50 @@ class NodeCardsTest {
     String amContainer = ContainerId.newContainerId(am.getApplicationAttemptId(), 1).toString();
     assertEquals(Arrays.asList(0, 1), cards.get(amContainer), "the AM's two cards: " + cards);
     assertEquals(Collections.singletonList(1), cards.get(got.get(0).getId().toString()), "the task's card: " + cards);
+  }
+
+  @Test
+  void aContainerARestartedRmRecoversKeepsItsTagsCardsOnItsStartedRow() throws Exception {
+    rm.stop();
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR, attributeStore.toUri().toString());
+    conf.setBoolean(YarnConfiguration.RECOVERY_ENABLED, true);
+    conf.setBoolean(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_ENABLED, true);
+    conf.set(YarnConfiguration.RM_STORE, MemoryRMStateStore.class.getName());
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    declare("localhost", "10240_10240");
+    MockNM nm = rm.registerNode("localhost:1234", 8192, 8);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+
+    // The restarted RM learns the running containers from the NodeManager's report, tags included
+    // (the NodeManager reads them from the container token).
+    FakeCore restartedCore = new FakeCore();
+    MockRM restarted = new MockRM(conf, rm.getRMStateStore());
+    ((YarnDrfScheduler) restarted.getResourceScheduler()).setCoreChannel(restartedCore);
+    restarted.start();
+    try {
+      nm.setResourceTrackerService(restarted.getResourceTrackerService());
+      ContainerId amId = ContainerId.newContainerId(am.getApplicationAttemptId(), 1);
+      ContainerId taskId = ContainerId.newContainerId(am.getApplicationAttemptId(), 2);
+      NMContainerStatus amStatus = NMContainerStatus.newInstance(amId, 0, ContainerState.RUNNING,
+          Resource.newInstance(1024, 1), "", 0, Priority.newInstance(0), 0);
+      NMContainerStatus task = NMContainerStatus.newInstance(taskId, 0, ContainerState.RUNNING,
+          Resource.newInstance(1024, 1), "", 0, Priority.newInstance(1), 0);
+      task.setAllocationTags(Collections.singleton("yarn-drf.gpu-cards=1"));
+      nm.registerNode(Arrays.asList(amStatus, task), null);
+      until(() -> restartedCore.startedRows().size() == 2, "both containers recovered: "
+          + restartedCore.startedRows().size());
+      Map<String, List<Integer>> cards = new HashMap<>();
+      for (Messages.ContainerRow r : restartedCore.startedRows()) {
+        assertNull(r.assignmentId, "recovered, not the core's");
+        cards.put(r.container, r.cards);
+      }
+      assertEquals(Collections.singletonList(1), cards.get(taskId.toString()), "the tag's card: " + cards);
+      assertNull(cards.get(amId.toString()), "no tag, no cards: " + cards);
+    } finally {
+      restarted.stop();
+    }
   }
 }
