@@ -111,8 +111,21 @@ class Cards:
         return (max(range(len(self.free)), key=lambda i: (self.free[i], -i)),)
 
     def valid(self, cards: Sequence[int]) -> bool:
-        return (0 < len(cards) <= len(self.sizes) and len(set(cards)) == len(cards)
-                and all(type(i) is int and 0 <= i < len(self.sizes) for i in cards))
+        return (0 < len(cards) <= len(self.sizes) and all(type(i) is int and 0 <= i < len(self.sizes) for i in cards)
+                and len(set(cards)) == len(cards))
+
+    def problem(self, given: object, amount: int) -> str:
+        """Why a running container of `amount` MiB cannot be counted on the cards `given` (as its
+        allocation tag names them), or "": they must be distinct cards of this node in a shape the
+        rule gives, one card of at least `amount` MiB, or k cards of the one size C with k·C = amount."""
+        if not isinstance(given, (list, tuple)) or not self.valid(given):
+            return f"are not distinct card indices of a node with {len(self.sizes)} cards"
+        if len(given) == 1:
+            size = self.sizes[given[0]]
+            return "" if amount <= size else f"are card {given[0]} of {size} MiB, less than {amount} MiB"
+        if self.equal and amount == self.equal * len(given):
+            return ""
+        return f"are {len(given)} cards, but {amount} MiB is not {len(given)} whole cards of one size"
 
     def to_list(self) -> list[dict[str, int]]:
         return [{"size": s, "free": f} for s, f in zip(self.sizes, self.free)]

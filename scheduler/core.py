@@ -314,7 +314,14 @@ class SchedulerCore:
         cards = node.cards = None if sizes is None else Cards(sizes, self.types.index[GPU_MEM], node.capacity)
         for cid in sorted(node.containers):
             c = self.containers[cid]
-            c.cards = () if cards is None else self._restore_cards(cards, node.id, c.cards, c.resources, cid)
+            if cards is None:
+                c.cards = ()
+                continue
+            before = c.cards
+            c.cards, problem = self._restore_cards(cards, node.id, before or None, c.resources, cid)
+            if problem:
+                log.warning("container %s: its cards %s %s (node %s's cards changed); placed by the rule",
+                            cid, list(before), problem, node.id)
 
     def update_node(self, node_id: str, capacity: Mapping[str, int]) -> None:
         node = self._node(node_id, "update_node")
@@ -1460,12 +1467,14 @@ class SchedulerCore:
 
     def container_started(self, container_id: str, app_id: str, node_id: str, resources: Mapping[str, int], *,
                           priority: int | None = None, allocation_id: int = 0,
-                          assignment_id: str | None = None, cards: Sequence[int] | None = None) -> None:
+                          assignment_id: str | None = None, cards: object = None) -> str:
         """A container runs (a confirmation of an assignment, or one the core did not decide: a
-        resync or recovery). `cards`: the GPU cards it runs on, as a snapshot recorded them; on a
-        node with cards and without them it goes where the rule puts it (scheduler.cards)."""
+        resync or recovery). `cards`: the GPU cards it runs on, as its allocation tag names them;
+        on a node with cards and without them, or with cards that cannot be its own
+        (Cards.problem), it goes where the rule puts it (scheduler.cards). Returns what is wrong
+        with `cards`, or "" (also on a node without cards: its gpu-mem is one node total)."""
         if container_id in self.containers:
-            return  # repeated report
+            return ""  # repeated report
         pending = self.containers.get(assignment_id) if assignment_id else None
         if pending is not None and assignment_id is not None:
             del self.containers[assignment_id]
@@ -1476,13 +1485,16 @@ class SchedulerCore:
                 holder.add(container_id)
             if container_id.endswith(YARN_AM_SUFFIX):
                 self.mark_am(container_id)
-            return
+            return ""
         app, node = self._app(app_id, "container_started"), self._node(node_id, "container_started")
         vec = self._vector(resources, "container_started", container_id)
         if app is None or node is None or vec is None:
-            return
+            return ""
         key = (priority, allocation_id) if priority is not None else None
-        on = () if node.cards is None else self._restore_cards(node.cards, node.id, cards, vec, container_id)
+        on: tuple[int, ...] = ()
+        problem = ""
+        if node.cards is not None:
+            on, problem = self._restore_cards(node.cards, node.id, cards, vec, container_id)
         self.containers[container_id] = Container(container_id, app, node, vec, key, None, True, on,
                                                   self.clock())
         self._charge(app, node, vec, self.types.add)
@@ -1491,6 +1503,7 @@ class SchedulerCore:
         node.containers.add(container_id)
         if container_id.endswith(YARN_AM_SUFFIX):
             self.mark_am(container_id)
+        return problem
 
     def mark_am(self, container_id: str) -> None:
         """Says that the container runs its app's ApplicationMaster: it counts toward its queue's
@@ -1529,28 +1542,26 @@ class SchedulerCore:
         self._release(c)
 
     @staticmethod
-    def _restore_cards(cards: Cards, node_id: str, given: Sequence[int] | None, vec: Vector,
-                       cid: str) -> tuple[int, ...]:
+    def _restore_cards(cards: Cards, node_id: str, given: object, vec: Vector,
+                       cid: str) -> tuple[tuple[int, ...], str]:
         """The cards of a container that runs already on node `node_id`, charged: the ones given
-        if they are cards of the node, else the rule's choice, else the freest card (it runs: it
-        is counted, even over that card's size)."""
+        (None: none) if it can be on them (Cards.problem), else the rule's choice, else the freest
+        card (it runs: it is counted, even over that card's size); and what was wrong with `given`."""
         amount = vec[cards.index]
         if not amount:
-            return ()
+            return (), ""
+        problem = "" if given is None else cards.problem(given, amount)
         chosen: tuple[int, ...] | None
-        if given and cards.valid(given):
+        if given is not None and not problem and isinstance(given, (list, tuple)):
             chosen = tuple(given)
         else:
-            if given:
-                log.warning("container %s: cards %s are not cards of node %s (%d cards); placed by the rule",
-                            cid, brief(given), node_id, len(cards.sizes))
             chosen = cards.choose(amount)
             if chosen is None:
                 chosen = cards.fallback()
                 log.warning("container %s: no card of node %s holds its %s %d MiB; counted on card %d",
                             cid, node_id, GPU_MEM, amount, chosen[0])
         cards.charge(chosen, amount, 1)
-        return chosen
+        return chosen, problem
 
     def _release(self, c: Container) -> None:
         del self.containers[c.id]

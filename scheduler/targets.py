@@ -198,7 +198,7 @@ def _replay(inp: ReplayInput) -> _Reached:
     placed = [(f"r{i}", app_id, node_id, shape, cards) for i, (app_id, node_id, shape, cards)
               in enumerate(inp.running) if node_id in core.nodes]
     for cid, app_id, node_id, shape, cards in placed:
-        core.container_started(cid, app_id, node_id, shape, cards=cards)
+        core.container_started(cid, app_id, node_id, shape, cards=cards or None)  # (): on no card
     _settle(core, [n[0] for n in nodes])
     for cid, app_id, node_id, shape, _ in placed:
         core.container_finished(cid)

@@ -13,7 +13,8 @@ decides for all of them at once. It replaces "heartbeat", "events" and "submit".
 Version 6: GPU cards. A node (snapshot, node_added) may carry "cards", the MiB of each of its GPU
 cards as its NodeManager declares them; node_updated carries "cards" when they changed ([]: the
 node no longer declares any). An assignment on a node with cards carries "cards", the indices of
-the cards it goes on.
+the cards it goes on; a container row ("started", a snapshot's "containers") of a container on
+cards ends with them, as its allocation tag names them.
 Version 6 also: a schedule reply may carry the preemption round's plan: "preempt", containers whose AM
 is to be told now (PREEMPTION_FIELDS), and "kill", containers whose grace is over, to be killed
 with exit status PREEMPTED. Each container is in each list once; both are absent when empty.
@@ -52,6 +53,9 @@ REQUEST_TYPES = ("snapshot", "schedule", "reload", "move")
 # A container started ("started", and a snapshot's "containers"): these, then one amount per
 # resource type in the snapshot's "resources" order. assignment_id is null for a container the
 # core did not assign (recovered after an RM restart). "finished" is flat container, state pairs.
+# A row of a container on GPU cards ends with one more element, the indices of its cards as
+# its allocation tag names them (version 6): a core rebuilt by a snapshot, or told of a container
+# recovered after an RM restart, charges those cards and not the ones its rule would choose.
 CONTAINER_FIELDS = ("container", "app", "node", "priority", "allocation_id", "assignment_id")
 # An ask in full ("asks"): these, then one amount per resource type in the snapshot's "resources"
 # order. Afterwards the pair id, count in the flat "counts" array changes its count. An ask in
@@ -229,23 +233,27 @@ DELTA_OPS = tuple(DELTA_FIELDS)
 
 # ---------------------------------------------------------------------------- rows
 
-StartedRow = tuple[str, str, str, int, int, "str | None", tuple]
+StartedRow = tuple[str, str, str, int, int, "str | None", tuple, Any]
 AskRow = tuple[int, Any, str, int, int, str, bool, tuple]
 
 
 def started_row(row: Any, names: Sequence[str]) -> StartedRow | str:
     """A "started" (or snapshot "containers") row parsed: container, app, node, priority,
-    allocation_id, assignment_id, amounts; or what is wrong with it. The amounts are checked by
-    the core, which knows its resource types."""
+    allocation_id, assignment_id, amounts, cards (None when the row has none); or what is wrong
+    with it. The amounts and cards are checked by the core, which knows its resource types and
+    the node's cards: cards that cannot be the container's leave it placed by the core's rule."""
     fields = len(CONTAINER_FIELDS)
-    if type(row) is not list or len(row) != fields + len(names):
-        return f"a started container is [{', '.join(CONTAINER_FIELDS)}, then one amount for each of {', '.join(names)}]"
+    end = fields + len(names)
+    if type(row) is not list or not end <= len(row) <= end + 1:
+        return (f"a started container is [{', '.join(CONTAINER_FIELDS)}, then one amount for each of "
+                f"{', '.join(names)}, then optionally its cards]")
     cid, app, node, priority, allocation_id, assignment_id = row[:fields]
     if not (type(cid) is type(app) is type(node) is str and is_key(priority) and is_key(allocation_id)
             and (assignment_id is None or type(assignment_id) is str)):
         return ("container, app and node must be strings, priority and allocation_id integers (Java longs), "
                 "assignment_id a string or null")
-    return cid, app, node, priority, allocation_id, assignment_id, tuple(row[fields:])
+    return (cid, app, node, priority, allocation_id, assignment_id, tuple(row[fields:end]),
+            row[end] if len(row) > end else None)
 
 
 def ask_row(row: Any, names: Sequence[str]) -> AskRow | str:

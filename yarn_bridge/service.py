@@ -435,9 +435,13 @@ class CoreService:
                 bad += 1
                 log.warning("ignored container row %s: %s", brief(row), parsed)
                 continue
-            cid, app, node, priority, allocation_id, assignment_id, amounts = parsed
-            core.container_started(cid, app, node, amounts, priority=priority, allocation_id=allocation_id,
-                                   assignment_id=assignment_id)
+            cid, app, node, priority, allocation_id, assignment_id, amounts, cards = parsed
+            problem = core.container_started(cid, app, node, amounts, priority=priority,
+                                             allocation_id=allocation_id, assignment_id=assignment_id, cards=cards)
+            if problem:  # counted all the same: it runs, on cards the core chooses by its rule
+                bad += 1
+                log.warning("container %s on node %s: its cards %s %s; counted where the core's rule places it",
+                            cid, node, brief(cards), problem)
         self._count_deltas(len(rows), bad)
 
     def _apply_finished(self, core: SchedulerCore, pairs: list) -> None:

@@ -45,6 +45,8 @@ def check_accounting(core: SchedulerCore) -> None:
         if node.reserved is not None:
             assert node.reserved.reserved_node is node, f"node {node.id} reservation not mirrored"
     assert core.capacity == _sum((n.capacity for n in core.nodes.values()), width), "cluster capacity"
+    for node in core.nodes.values():
+        _check_cards(node, [containers[c] for c in node.containers])
 
     # apps: usage = their containers; in their leaf; pending = requests with count > 0, in key order
     for app_id, app in core.apps.items():
@@ -114,6 +116,28 @@ def _check_users(leaf, width: int) -> None:
         assert list(user.waiting) == sorted((a for a in mine if not a.runnable), key=lambda a: a.seq), \
             f"user {name} of {path} waiting apps out of step"
         assert set(user.heap.items()) == {a for a in mine if a.runnable and a.pending}, f"user {name} heap of apps"
+
+
+def _check_cards(node, running) -> None:
+    """A node with cards: each container with gpu-mem on distinct cards of the node, and each
+    card's free memory its size less what its containers put on it (a multi-card container fills
+    each card but its last); a node without cards: no container on a card."""
+    if node.cards is None:
+        assert all(c.cards == () for c in running), f"node {node.id} has no cards, a container names some"
+        return
+    sizes, gpu = node.cards.sizes, node.cards.index
+    used = [0] * len(sizes)
+    for c in running:
+        amount = c.resources[gpu]
+        assert bool(c.cards) == bool(amount), f"container {c.id} ({amount} MiB gpu-mem) on cards {c.cards}"
+        assert len(set(c.cards)) == len(c.cards) and all(0 <= i < len(sizes) for i in c.cards), \
+            f"container {c.id} on cards {c.cards}, not distinct cards of node {node.id}"
+        for n, card in enumerate(c.cards):
+            part = amount if n == len(c.cards) - 1 else min(sizes[card], amount)
+            used[card] += part
+            amount -= part
+    assert node.cards.free == [s - u for s, u in zip(sizes, used)], \
+        f"node {node.id} cards free {node.cards.free}, its containers leave {[s - u for s, u in zip(sizes, used)]}"
 
 
 def _below(q):

@@ -6,16 +6,20 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.yarndrf.nm.GpuCards;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
@@ -34,6 +38,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
 public final class Messages {
   public static final int VERSION = 6;
   static final ObjectMapper JSON = new ObjectMapper();
+  private static final Logger LOG = LoggerFactory.getLogger(Messages.class);
 
   private Messages() {
   }
@@ -168,9 +173,19 @@ public final class Messages {
     /** The core's assignment it applies; null for one the core did not assign (recovered). */
     public final String assignmentId;
     public final long[] amounts;
+    /**
+     * The GPU cards it runs on, as its allocation tag names them (null: no cards tag), so a core
+     * rebuilt from a snapshot or told of a recovered container charges the cards it really uses.
+     */
+    public final List<Integer> cards;
 
     public ContainerRow(String container, String app, String node, int priority, long allocationId,
         String assignmentId, long[] amounts) {
+      this(container, app, node, priority, allocationId, assignmentId, amounts, null);
+    }
+
+    public ContainerRow(String container, String app, String node, int priority, long allocationId,
+        String assignmentId, long[] amounts, List<Integer> cards) {
       this.container = container;
       this.app = app;
       this.node = node;
@@ -178,6 +193,7 @@ public final class Messages {
       this.allocationId = allocationId;
       this.assignmentId = assignmentId;
       this.amounts = amounts;
+      this.cards = cards;
     }
   }
 
@@ -461,13 +477,33 @@ public final class Messages {
     return out;
   }
 
-  /** A container YARN runs: one the core assigned (`assignmentId`) or not (null: recovered). */
+  /**
+   * A container YARN runs: one the core assigned (`assignmentId`) or not (null: recovered), with
+   * the cards of its allocation tag. The tag is in the container's record: set by the shim when it
+   * allocated the container, and after a work-preserving RM restart from the NodeManager's report
+   * (NMContainerStatus carries the token's allocation tags; the RM's recovery puts them back).
+   */
   public static ContainerRow containerRow(RMContainer c, String assignmentId) {
     return new ContainerRow(c.getContainerId().toString(),
         c.getApplicationAttemptId().getApplicationId().toString(), c.getAllocatedNode().toString(),
         c.getAllocatedSchedulerKey().getPriority().getPriority(),
         c.getAllocatedSchedulerKey().getAllocationRequestId(), assignmentId,
-        vector(c.getAllocatedResource()));
+        vector(c.getAllocatedResource()), tagCards(c));
+  }
+
+  /** The cards a container's allocation tag names, or null (no tag, or one that names no cards). */
+  private static List<Integer> tagCards(RMContainer c) {
+    Set<String> tags = c.getContainer() == null ? null : c.getContainer().getAllocationTags();
+    if (tags == null || tags.isEmpty()) {
+      return null;  // every container off card nodes: nothing more on its row
+    }
+    try {
+      return GpuCards.fromTags(tags);
+    } catch (IllegalArgumentException e) {
+      LOG.warn("yarn-drf: container {}: {}; sent without cards (the core places it by its rule)",
+          c.getContainerId(), e.getMessage());
+      return null;
+    }
   }
 
   // ================================================================== requests out
@@ -633,6 +669,13 @@ public final class Messages {
       g.writeNumber(r.allocationId);
       g.writeString(r.assignmentId);
       writeLongs(g, r.amounts);
+      if (r.cards != null) {  // optional trailing element: only rows of containers on cards
+        g.writeStartArray();
+        for (int card : r.cards) {
+          g.writeNumber(card);
+        }
+        g.writeEndArray();
+      }
       g.writeEndArray();
     }
     g.writeEndArray();
@@ -1000,9 +1043,18 @@ public final class Messages {
 
   private static void readContainers(JsonNode rows, List<ContainerRow> out) {
     for (JsonNode c : rows) {
+      JsonNode last = c.get(c.size() - 1);
+      List<Integer> cards = null;
+      if (last.isArray()) {
+        cards = new ArrayList<>();
+        for (JsonNode x : last) {
+          cards.add(x.asInt());
+        }
+      }
+      long[] amounts = longs(c, 6);
       out.add(new ContainerRow(c.get(0).asText(), c.get(1).asText(), c.get(2).asText(),
           c.get(3).asInt(), c.get(4).asLong(), c.get(5).isNull() ? null : c.get(5).asText(),
-          longs(c, 6)));
+          cards == null ? amounts : Arrays.copyOf(amounts, amounts.length - 1), cards));
     }
   }
 

@@ -8,18 +8,26 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.NodeAttribute;
 import org.apache.hadoop.yarn.api.records.NodeAttributeType;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.security.ContainerTokenIdentifier;
+import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.recovery.MemoryRMStateStore;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.junit.jupiter.api.AfterEach;
@@ -109,10 +117,97 @@ class NodeCardsTest {
     ContainerTokenIdentifier token = BuilderUtils.newContainerTokenIdentifier(got.get(0).getContainerToken());
     assertEquals(Collections.singleton("yarn-drf.gpu-cards=1"), token.getAllcationTags());
 
+    // the started row names the cards of the container's tag (the core ignores them for its own assignments)
+    String id = got.get(0).getId().toString();
+    until(() -> core.startedRows().stream().anyMatch(r -> r.container.equals(id)), "the container started");
+    assertEquals(Collections.singletonList(1), core.startedRows().stream()
+        .filter(r -> r.container.equals(id)).findFirst().get().cards);
+
     core.cards = Collections.singletonList(5);
     am.allocate("*", 1024, 1, new ArrayList<ContainerId>());
     until(() -> !core.deltasOf("assignment_refused").isEmpty(), "the assignment refused");
     assertTrue(core.deltasOf("assignment_refused").get(0).reason
         .contains("has 2 GPU cards; card 5 is not one of them"), core.deltasOf("assignment_refused").get(0).reason);
+  }
+
+  @Test
+  void aSnapshotAfterABadReplyNamesEachRunningContainersCardsAsItsTagHasThem() throws Exception {
+    declare("localhost", "10240_10240");
+    rm.registerNode("localhost:1234", 8192, 8);
+    until(() -> core.deltasOf("node_added").size() == 1, "node added");
+    core.cards = Arrays.asList(0, 1);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+    core.cards = Collections.singletonList(1);
+    List<Container> got = new ArrayList<>(am.allocate("*", 1024, 1, new ArrayList<ContainerId>())
+        .getAllocatedContainers());
+    for (int i = 0; i < 100 && got.isEmpty(); i++) {
+      Thread.sleep(20);
+      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
+          .getAllocatedContainers());
+    }
+    assertEquals(1, got.size());
+
+    long before = core.count("snapshot");
+    core.mode = FakeCore.Mode.MALFORMED;  // the next call's reply is cut short: the shim resyncs
+    am.allocate("*", 1024, 2, new ArrayList<ContainerId>());
+    long calls = core.count("schedule");
+    until(() -> core.count("schedule") > calls, "a schedule call met the malformed reply");
+    core.mode = FakeCore.Mode.OK;
+    until(() -> core.count("snapshot") > before, "the resync's snapshot");
+    List<Messages.Snapshot> snapshots = core.requestsOf(Messages.Snapshot.class);
+    Map<String, List<Integer>> cards = new HashMap<>();
+    for (Messages.ContainerRow r : snapshots.get(snapshots.size() - 1).containers) {
+      cards.put(r.container, r.cards);
+    }
+    String amContainer = ContainerId.newContainerId(am.getApplicationAttemptId(), 1).toString();
+    assertEquals(Arrays.asList(0, 1), cards.get(amContainer), "the AM's two cards: " + cards);
+    assertEquals(Collections.singletonList(1), cards.get(got.get(0).getId().toString()), "the task's card: " + cards);
+  }
+
+  @Test
+  void aContainerARestartedRmRecoversKeepsItsTagsCardsOnItsStartedRow() throws Exception {
+    rm.stop();
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR, attributeStore.toUri().toString());
+    conf.setBoolean(YarnConfiguration.RECOVERY_ENABLED, true);
+    conf.setBoolean(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_ENABLED, true);
+    conf.set(YarnConfiguration.RM_STORE, MemoryRMStateStore.class.getName());
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    declare("localhost", "10240_10240");
+    MockNM nm = rm.registerNode("localhost:1234", 8192, 8);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+
+    // The restarted RM learns the running containers from the NodeManager's report, tags included
+    // (the NodeManager reads them from the container token).
+    FakeCore restartedCore = new FakeCore();
+    MockRM restarted = new MockRM(conf, rm.getRMStateStore());
+    ((YarnDrfScheduler) restarted.getResourceScheduler()).setCoreChannel(restartedCore);
+    restarted.start();
+    try {
+      nm.setResourceTrackerService(restarted.getResourceTrackerService());
+      ContainerId amId = ContainerId.newContainerId(am.getApplicationAttemptId(), 1);
+      ContainerId taskId = ContainerId.newContainerId(am.getApplicationAttemptId(), 2);
+      NMContainerStatus amStatus = NMContainerStatus.newInstance(amId, 0, ContainerState.RUNNING,
+          Resource.newInstance(1024, 1), "", 0, Priority.newInstance(0), 0);
+      NMContainerStatus task = NMContainerStatus.newInstance(taskId, 0, ContainerState.RUNNING,
+          Resource.newInstance(1024, 1), "", 0, Priority.newInstance(1), 0);
+      task.setAllocationTags(Collections.singleton("yarn-drf.gpu-cards=1"));
+      nm.registerNode(Arrays.asList(amStatus, task), null);
+      until(() -> restartedCore.startedRows().size() == 2, "both containers recovered: "
+          + restartedCore.startedRows().size());
+      Map<String, List<Integer>> cards = new HashMap<>();
+      for (Messages.ContainerRow r : restartedCore.startedRows()) {
+        assertNull(r.assignmentId, "recovered, not the core's");
+        cards.put(r.container, r.cards);
+      }
+      assertEquals(Collections.singletonList(1), cards.get(taskId.toString()), "the tag's card: " + cards);
+      assertNull(cards.get(amId.toString()), "no tag, no cards: " + cards);
+    } finally {
+      restarted.stop();
+    }
   }
 }
