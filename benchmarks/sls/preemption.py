@@ -76,15 +76,19 @@ def late_queue_figures(records: Iterable[dict], app_queues: Mapping[str, str], q
         peak_share=peak, preempted=preempted, work_lost_s=lost_ms / 1000)
 
 
-def analyse(sls_out: Path, queue: str, share: float, task: Sequence[float]) -> dict:
-    """The figures of one run; the tolerance is one container of shape `task`."""
+def analyse(sls_out: Path, queue: str, share: float, threshold: float,
+            task: Sequence[float]) -> dict:
+    """The figures of one run; the tolerance is one container of shape `task`. Also the time to
+    threshold x share: FairScheduler preempts a starved queue up to there only."""
     bench = json.loads((sls_out / "bench.json").read_text())
-    types = list(bench["cluster"])
-    capacity = [float(bench["cluster"][r]) for r in types]
-    figures = late_queue_figures(fairness.read_records(sls_out / "probe.jsonl"),
-                                 bench["app_queues"], queue, capacity, share,
-                                 fairness.dominant(task, capacity))
-    return {**asdict(figures), "share": share, "wall_s": bench["wall_ms"] / 1000}
+    capacity = [float(v) for v in bench["cluster"].values()]
+    records = fairness.read_records(sls_out / "probe.jsonl")
+    tolerance = fairness.dominant(task, capacity)
+    figures = late_queue_figures(records, bench["app_queues"], queue, capacity, share, tolerance)
+    to_threshold = late_queue_figures(records, bench["app_queues"], queue, capacity,
+                                      threshold * share, tolerance)
+    return {**asdict(figures), "time_to_threshold_s": to_threshold.time_to_share_s,
+            "share": share, "wall_s": bench["wall_ms"] / 1000}
 
 
 def _fmt(v: float | None, digits: int = 1) -> str:
@@ -95,6 +99,8 @@ def table(results: Mapping[str, dict], title: str) -> str:
     names = list(results)
     rows = [("late queue's first ask (s after start)", "first_ask_s", 1),
             ("first ask to fair share, within one container (s)", "time_to_share_s", 1),
+            ("first ask to threshold x fair share, within one container (s)",
+             "time_to_threshold_s", 1),
             ("late queue's peak dominant share (fair share in the title)", "peak_share", 3),
             ("containers preempted", "preempted", 0),
             ("work lost: preempted containers' run time (container-s)", "work_lost_s", 0),
@@ -124,13 +130,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--queues: {args.queues} must have exactly two leaf queues, has {len(weights)}")
     early, late = weights
     share = weights[late] / sum(weights.values())
+    threshold = confgen.load_config(args.queues).preemption.threshold
     nodes, trace = workload.write_files(args.out, args.nodes, workload.late_queue_jobs(
         args.nodes, early, late, args.late_start_s, args.early_task_s, args.late_task_s))
     task = [workload.LATE_TASK.memory_mb, workload.LATE_TASK.vcores, workload.LATE_TASK.gpu_mem]
     results = {}
     for s in schedulers:
         sls_out, _ = run.run_or_reuse(s, args.out / s, args, nodes, trace)
-        results[s] = analyse(sls_out, late, share, task)
+        results[s] = analyse(sls_out, late, share, threshold, task)
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     text = table(results, f"{args.nodes} simulated nodes: queue {late!r} arrives at "
                           f"{args.late_start_s:g} s on a cluster {early!r} fills; fair share {share:g}")
