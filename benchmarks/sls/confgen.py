@@ -58,6 +58,10 @@ def _check(cfg: QueueConfig) -> None:
             raise Untranslatable(f"{q.path}: parent queues without children are not translated")
 
 
+def _preempting(cfg: QueueConfig) -> bool:
+    return cfg.preemption.enabled and not cfg.preemption.observe_only
+
+
 def fair_allocation_xml(cfg: QueueConfig) -> str:
     """FairScheduler allocation file: every queue `drf`, weights and max shares from the YAML."""
     _check(cfg)
@@ -76,11 +80,19 @@ def fair_allocation_xml(cfg: QueueConfig) -> str:
         return "\n".join(lines)
 
     children = "\n".join(queue(c, "  ") for c in cfg.root.children)
+    p = cfg.preemption
+    # yarn-drf's starvation timeouts and dead zone (threshold x fair share) are Fair's own.
+    preemption = (f"  <defaultFairSharePreemptionTimeout>{p.fair_share_timeout_s:g}"
+                  "</defaultFairSharePreemptionTimeout>\n"
+                  f"  <defaultFairSharePreemptionThreshold>{p.threshold:g}"
+                  "</defaultFairSharePreemptionThreshold>\n"
+                  f"  <defaultMinSharePreemptionTimeout>{p.min_share_timeout_s:g}"
+                  "</defaultMinSharePreemptionTimeout>\n") if _preempting(cfg) else ""
     # AM shares are not limited: yarn-drf has no AM limit, so neither do the others.
     return ('<?xml version="1.0"?>\n<allocations>\n'
             "  <defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy>\n"
             "  <queueMaxAMShareDefault>-1.0</queueMaxAMShareDefault>\n"
-            f"{children}\n"
+            f"{preemption}{children}\n"
             '  <queuePlacementPolicy>\n    <rule name="specified" create="false"/>\n'
             '    <rule name="reject"/>\n  </queuePlacementPolicy>\n'
             "</allocations>\n")
@@ -133,8 +145,45 @@ def resource_types_xml() -> str:
                    "yarn.resource-types.gpu-mem.minimum-allocation": 0})
 
 
+def preemption_props(scheduler: str, cfg: QueueConfig) -> dict[str, object]:
+    """yarn-site settings that give Fair and Capacity the YAML's `preemption:` section (off:
+    no preemption). What has no counterpart is named here:
+    - Fair: the starvation timeouts and threshold go in the allocation file; grace-s is
+      waitTimeBeforeKill; Fair has no limit per round (it preempts a starved app's whole
+      starvation at once).
+    - Capacity: the policy has no starvation timeout (it preempts for any queue below its
+      capacity with pending asks, every monitoring interval); grace-s is max_wait_before_kill,
+      max-per-round is total_preemption_per_round; natural_termination_factor 1 takes a round's
+      whole need at once, as yarn-drf does; max_ignored_over_capacity 0, as yarn-drf lets no
+      victim queue stay above its target (its dead zone, `threshold`, is on the starved side)."""
+    p = cfg.preemption
+    on = _preempting(cfg)
+    if scheduler == "fair":
+        props: dict[str, object] = {"yarn.scheduler.fair.preemption": str(on).lower()}
+        if on:
+            props["yarn.scheduler.fair.waitTimeBeforeKill"] = int(p.grace_s * 1000)
+        return props
+    if scheduler == "capacity":
+        # SLS forces the preemption monitor on for CapacityScheduler (for its own wrapper; the
+        # probed one subclasses it, so the same is set here); without preemption it only observes.
+        key = "yarn.resourcemanager.monitor.capacity.preemption."
+        props = {
+            "yarn.resourcemanager.scheduler.monitor.enable": "true",
+            "yarn.resourcemanager.scheduler.monitor.policies": "org.apache.hadoop.yarn.server."
+            "resourcemanager.monitor.capacity.ProportionalCapacityPreemptionPolicy",
+            key + "observe_only": str(not on).lower(),
+        }
+        if on:
+            props.update({key + "max_wait_before_kill": int(p.grace_s * 1000),
+                          key + "total_preemption_per_round": p.max_per_round,
+                          key + "natural_termination_factor": 1.0,
+                          key + "max_ignored_over_capacity": 0.0})
+        return props
+    return {}
+
+
 def yarn_site_xml(scheduler: str, conf_dir: Path, serve_command: str, queues_file: Path,
-                  bridge_timeout_ms: int | None = None) -> str:
+                  cfg: QueueConfig, bridge_timeout_ms: int | None = None) -> str:
     props: dict[str, object] = {
         "yarn.resourcemanager.scheduler.class": SCHEDULERS[scheduler],
         # Every RM server on loopback, ephemeral ports (the run is in its own network namespace).
@@ -164,18 +213,8 @@ def yarn_site_xml(scheduler: str, conf_dir: Path, serve_command: str, queues_fil
             "yarn.scheduler.fair.assignmultiple": "true",
             "yarn.scheduler.fair.user-as-default-queue": "false",
             "yarn.scheduler.fair.allow-undeclared-pools": "false",
-            "yarn.scheduler.fair.preemption": "false",
         })
-    if scheduler == "capacity":
-        # SLS forces the preemption monitor on for CapacityScheduler (for its own wrapper; the
-        # probed one subclasses it, so the same is set here); observe only, since the other two
-        # do not preempt.
-        props.update({
-            "yarn.resourcemanager.scheduler.monitor.enable": "true",
-            "yarn.resourcemanager.scheduler.monitor.policies": "org.apache.hadoop.yarn.server."
-            "resourcemanager.monitor.capacity.ProportionalCapacityPreemptionPolicy",
-            "yarn.resourcemanager.monitor.capacity.preemption.observe_only": "true",
-        })
+    props.update(preemption_props(scheduler, cfg))
     if scheduler == "yarn-drf":
         props.update({
             "yarn-drf.queues.file": str(queues_file),
@@ -229,7 +268,7 @@ def write_conf(conf_dir: Path, scheduler: str, queues_yaml: Path, node: NodeShap
         # Simulated nodes have made-up host names: name token services by host, never resolve.
         "core-site.xml": _props({"hadoop.security.token.service.use_ip": "false"}),
         "yarn-site.xml": yarn_site_xml(scheduler, conf_dir, serve_command, queues_yaml.resolve(),
-                                       bridge_timeout_ms),
+                                       cfg, bridge_timeout_ms),
         "resource-types.xml": resource_types_xml(),
         "sls-runner.xml": sls_runner_xml(node, timer_window),
         "fair-scheduler.xml": fair_allocation_xml(cfg),

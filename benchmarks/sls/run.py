@@ -103,21 +103,11 @@ def run_with_retries(scheduler: str, dir_: Path, retries: int, **kw) -> tuple[Pa
     raise AssertionError("unreachable")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="200,1000", help="simulated node counts (default 200,1000)")
+def add_run_args(ap: argparse.ArgumentParser, timeout_s: int) -> None:
+    """The options of how each SLS run goes (shared by every scenario's command line)."""
     ap.add_argument("--schedulers", default="fair,capacity,yarn-drf")
-    ap.add_argument("--queues", type=Path, default=HERE / "queues.yaml")
-    ap.add_argument("--out", type=Path, default=REPO / "build" / "sls")
-    ap.add_argument("--duration-s", type=float, default=90,
-                    help="work each queue brings, in seconds of the whole cluster x load")
-    ap.add_argument("--arrival-s", type=float, default=30, help="jobs arrive over this many seconds")
-    ap.add_argument("--tasks-per-job", type=int, default=40)
-    ap.add_argument("--task-s", default="10,30", help="task duration range, seconds")
-    ap.add_argument("--load", type=float, default=0.5,
-                    help="each queue's work as a fraction of the cluster over --duration-s")
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--timeout-s", type=int, default=900)
+    ap.add_argument("--timeout-s", type=int, default=timeout_s,
+                    help=f"end a run after this many seconds (default {timeout_s})")
     ap.add_argument("--heap-mb", type=int, default=3072)
     ap.add_argument("--timer-window", type=int, default=300000,
                     help="SLS timer samples kept (covers every call of a benchmark run)")
@@ -128,20 +118,52 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true",
                     help="take a run's results from an earlier invocation with the same --out "
                          "when it left them (run the schedulers one at a time, then report all)")
-    args = ap.parse_args(argv)
-    # The JVM runs in the run's own directory; every path it gets must be absolute.
+
+
+def checked_run_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """Makes the run's paths absolute (the JVM runs in the run's own directory), checks that SLS
+    can run here; returns the schedulers asked for."""
     args.out = args.out.resolve()
     args.queues = args.queues.resolve()
-
     schedulers = [s.strip() for s in args.schedulers.split(",") if s.strip()]
     for s in schedulers:
         if s not in confgen.SCHEDULERS:
             ap.error(f"--schedulers: unknown scheduler {s!r} (choose from {', '.join(confgen.SCHEDULERS)})")
-    sizes = [int(n) for n in args.sizes.split(",")]
-    task_s = tuple(float(x) for x in args.task_s.split(","))
     if not netns.available():
         raise SystemExit("sls: cannot create a network namespace (needs root); the benchmark "
                          "isolates SLS's servers that way")
+    return schedulers
+
+
+def run_or_reuse(scheduler: str, dir_: Path, args: argparse.Namespace, nodes: Path,
+                 trace: Path) -> tuple[Path, int]:
+    """One scheduler's SLS output directory and attempts: an earlier invocation's with --reuse
+    when it left one, else a new run."""
+    earlier = finished_run(dir_, args.retries) if args.reuse else None
+    return earlier or run_with_retries(
+        scheduler, dir_, args.retries, nodes=nodes, trace=trace, queues=args.queues,
+        timeout_s=args.timeout_s, heap_mb=args.heap_mb, timer_window=args.timer_window,
+        bridge_timeout_ms=args.bridge_timeout_ms)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="200,1000", help="simulated node counts (default 200,1000)")
+    ap.add_argument("--queues", type=Path, default=HERE / "queues.yaml")
+    ap.add_argument("--out", type=Path, default=REPO / "build" / "sls")
+    ap.add_argument("--duration-s", type=float, default=90,
+                    help="work each queue brings, in seconds of the whole cluster x load")
+    ap.add_argument("--arrival-s", type=float, default=30, help="jobs arrive over this many seconds")
+    ap.add_argument("--tasks-per-job", type=int, default=40)
+    ap.add_argument("--task-s", default="10,30", help="task duration range, seconds")
+    ap.add_argument("--load", type=float, default=0.5,
+                    help="each queue's work as a fraction of the cluster over --duration-s")
+    ap.add_argument("--seed", type=int, default=7)
+    add_run_args(ap, timeout_s=900)
+    args = ap.parse_args(argv)
+    schedulers = checked_run_args(ap, args)
+    sizes = [int(n) for n in args.sizes.split(",")]
+    task_s = tuple(float(x) for x in args.task_s.split(","))
     weights = confgen.weights(args.queues)
     all_results: dict[str, dict] = {}
     tables = []
@@ -152,11 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sls: {n} nodes, {len(workload.job_queues(trace))} jobs", flush=True)
         results = {}
         for s in schedulers:
-            earlier = finished_run(size_dir / s, args.retries) if args.reuse else None
-            sls_out, attempts = earlier or run_with_retries(
-                s, size_dir / s, args.retries, nodes=nodes, trace=trace, queues=args.queues,
-                timeout_s=args.timeout_s, heap_mb=args.heap_mb, timer_window=args.timer_window,
-                bridge_timeout_ms=args.bridge_timeout_ms)
+            sls_out, attempts = run_or_reuse(s, size_dir / s, args, nodes, trace)
             results[s] = report.analyse(sls_out, weights, workload.node_vectors(nodes))
             results[s]["attempts"] = attempts
             results[s]["sls_dir"] = str(sls_out)

@@ -6,7 +6,7 @@ SLS_JAR := benchmarks/sls/java/target/yarn-drf-sls-0.1.0.jar
 SLS_SOURCES := $(shell find benchmarks/sls/java/src -name '*.java' 2>/dev/null) benchmarks/sls/java/pom.xml
 SLS_ARGS ?=
 
-.PHONY: sls-jar bench-sls
+.PHONY: sls-jar bench-sls bench-sls-preemption
 
 sls-jar: $(SLS_JAR)
 
@@ -16,5 +16,9 @@ $(SLS_JAR): $(SLS_SOURCES) $(SHIM_JAR)
 
 bench-sls: venv shim sls-jar
 	$(PY) benchmarks/sls/run.py $(SLS_ARGS)
+
+# The late-queue scenario with preemption on for all three (benchmarks/sls/preemption.py).
+bench-sls-preemption: venv shim sls-jar
+	$(PY) benchmarks/sls/preemption.py $(SLS_ARGS)
 
 TEST_PREREQS += sls-jar

@@ -96,3 +96,27 @@ def test_each_scheduler_gets_its_class_and_settings(tmp_path: Path) -> None:
     confgen.write_conf(tmp_path / "t", "yarn-drf", queues, confgen.NodeShape(1, 1, 1), "x", 10,
                        bridge_timeout_ms=2000)
     assert _props((tmp_path / "t" / "yarn-site.xml").read_text())["yarn-drf.bridge.timeout-ms"] == "2000"
+
+
+def test_the_yaml_preemption_settings_reach_fair_and_capacity_and_off_means_no_preemption(
+        tmp_path: Path) -> None:
+    on = confgen.load_config(Path(confgen.__file__).with_name("preemption-queues.yaml"))
+    fair = confgen.preemption_props("fair", on)
+    assert fair == {"yarn.scheduler.fair.preemption": "true",
+                    "yarn.scheduler.fair.waitTimeBeforeKill": 10000}
+    alloc = ET.fromstring(confgen.fair_allocation_xml(on))
+    assert alloc.findtext("defaultFairSharePreemptionTimeout") == "15"
+    assert alloc.findtext("defaultFairSharePreemptionThreshold") == "0.8"
+    assert alloc.findtext("defaultMinSharePreemptionTimeout") == "15"
+    cs = confgen.preemption_props("capacity", on)
+    key = "yarn.resourcemanager.monitor.capacity.preemption."
+    assert cs[key + "observe_only"] == "false"
+    assert cs[key + "max_wait_before_kill"] == 10000
+    assert cs[key + "total_preemption_per_round"] == 0.1
+    assert confgen.preemption_props("yarn-drf", on) == {}  # it reads the YAML itself
+
+    off = confgen.load_config(Path(confgen.__file__).with_name("queues.yaml"))
+    assert confgen.preemption_props("fair", off) == {"yarn.scheduler.fair.preemption": "false"}
+    assert confgen.preemption_props("capacity", off)[key + "observe_only"] == "true"
+    assert ET.fromstring(confgen.fair_allocation_xml(off)).find(
+        "defaultFairSharePreemptionTimeout") is None

@@ -44,8 +44,8 @@ import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
  * yarn-drf shim all fire while allocating, on the allocating thread (the event thread for Fair and
  * Capacity; yarn-drf's scheduling thread, whose commit allocates), before the node is charged.
  * Reservations never take that transition, so only real allocations are recorded. Finished
- * containers come through {@code containerFinished}. Asks come from each scheduler's allocate()
- * ({@link #asking}).
+ * containers come through {@code containerFinished}, recorded with their exit status. Asks
+ * come from each scheduler's allocate() ({@link #asking}).
  *
  * <p>Cost on the allocating thread: one app's asks re-read per app changed since the last record
  * (an AM's allocate or an allocation marks its app), plus a copy of a few numbers per queue.
@@ -180,11 +180,20 @@ public final class AllocationProbe {
     probeNanos += System.nanoTime() - t0;
   }
 
-  /** A container ended (finished, killed or released). */
+  /**
+   * A container ended (finished, killed or released); recorded with its exit status, so the
+   * preemption figures can tell a preempted container (-102) from one that completed.
+   */
   synchronized void finished(RMContainer c) {
     long t0 = System.nanoTime();
     ApplicationId app = c.getApplicationAttemptId().getApplicationId();
     String queue = appQueue.get(app);
+    ObjectNode e = json.createObjectNode();
+    e.put("ev", "end");
+    e.put("t", ms(t0));
+    e.put("c", c.getContainerId().toString());
+    e.put("exit", c.getContainerExitStatus());
+    emit(e);
     if (queue != null && c.getAllocatedResource() != null) {
       long[] res = vector(c.getAllocatedResource());
       add(used.computeIfAbsent(queue, k -> new long[types.length]), res, -1);
