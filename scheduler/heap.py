@@ -12,15 +12,37 @@ from itertools import count
 from typing import Any, Final
 
 _SWEEP_MIN: Final = 64
-_ITEM: Final = 4  # entry: [tier, value, order, unique number, item or None when dead]
+
+
+class _Entry:
+    """One heap entry: its key compared field by field (compiled, with typed fields: no
+    element-wise comparison of generic objects), and its item, None once the entry is dead."""
+
+    __slots__ = ("tier", "value", "order", "unique", "item")
+
+    def __init__(self, tier: int, value: float, order: int, unique: int, item: Any) -> None:
+        self.tier = tier
+        self.value = value
+        self.order = order
+        self.unique = unique
+        self.item = item
+
+    def __lt__(self, other: _Entry) -> bool:
+        if self.tier != other.tier:
+            return self.tier < other.tier
+        if self.value != other.value:
+            return self.value < other.value
+        if self.order != other.order:
+            return self.order < other.order
+        return self.unique < other.unique
 
 
 class LazyHeap:
     __slots__ = ("_heap", "_entries", "_order", "_dead")
 
     def __init__(self) -> None:
-        self._heap: list[list] = []
-        self._entries: dict[Any, list] = {}
+        self._heap: list[_Entry] = []
+        self._entries: dict[Any, _Entry] = {}
         self._order = count()
         self._dead = 0
 
@@ -33,21 +55,22 @@ class LazyHeap:
     def __contains__(self, item: Any) -> bool:
         return item in self._entries
 
-    def push(self, item: Any, tier: float, value: float, order: int | None = None) -> bool:
+    def push(self, item: Any, tier: int, value: float, order: int | None = None) -> bool:
         """Adds `item` or moves it to key (tier, value); equal keys come out in push order, or
         by `order` when given (an order_of number: the item keeps its place among equals).
         Returns whether `item` now has the smallest key."""
         unique = next(self._order)
-        entry = [tier, value, unique if order is None else order, unique, item]
         heap = self._heap
         old = self._entries.get(item)
-        self._entries[item] = entry
         if old is not None:
-            if heap[0] is old:  # re-keying the head, as after serving it: one sift, no tombstone
-                heapreplace(heap, entry)
-                return heap[0] is entry
-            old[_ITEM] = None
+            if heap[0] is old:  # re-keying the head, as after serving it: in place, one sift
+                old.tier, old.value, old.unique = tier, value, unique
+                old.order = unique if order is None else order
+                heapreplace(heap, old)
+                return heap[0] is old
+            old.item = None
             self._dead += 1
+        entry = self._entries[item] = _Entry(tier, value, unique if order is None else order, unique, item)
         heappush(heap, entry)
         if self._dead > _SWEEP_MIN and self._dead > len(self._entries):
             self._sweep()
@@ -55,31 +78,31 @@ class LazyHeap:
 
     def order_of(self, item: Any) -> int | None:
         entry = self._entries.get(item)
-        return None if entry is None else entry[2]
+        return None if entry is None else entry.order
 
     def remove(self, item: Any) -> None:
         entry = self._entries.pop(item, None)
         if entry is not None:
-            entry[_ITEM] = None
+            entry.item = None
             self._dead += 1
 
     def pop(self) -> Any:
         """Removes and returns the item with the smallest key, or None when empty."""
         entry = self._pop_entry()
-        return None if entry is None else entry[_ITEM]
+        return None if entry is None else entry.item
 
     def pop_with_order(self) -> tuple[Any, int]:
         """pop(), with the item's order number (to put it back in its place: push(..., order))."""
         entry = self._pop_entry()
         if entry is None:
             raise IndexError("pop from an empty heap")
-        return entry[_ITEM], entry[2]
+        return entry.item, entry.order
 
-    def _pop_entry(self) -> list | None:
+    def _pop_entry(self) -> _Entry | None:
         heap = self._heap
         while heap:
             entry = heappop(heap)
-            item = entry[_ITEM]
+            item = entry.item
             if item is not None:
                 del self._entries[item]
                 return entry
@@ -89,18 +112,18 @@ class LazyHeap:
     def peek(self) -> Any:
         """The item with the smallest key, left in place, or None when empty."""
         heap = self._heap
-        while heap and heap[0][_ITEM] is None:
+        while heap and heap[0].item is None:
             heappop(heap)
             self._dead -= 1
-        return heap[0][_ITEM] if heap else None
+        return heap[0].item if heap else None
 
-    def peek_entry(self) -> tuple[float, Any] | None:
+    def peek_entry(self) -> tuple[int, Any] | None:
         """(tier, item) of the smallest key, or None when empty."""
         heap = self._heap
-        while heap and heap[0][_ITEM] is None:
+        while heap and heap[0].item is None:
             heappop(heap)
             self._dead -= 1
-        return (heap[0][0], heap[0][_ITEM]) if heap else None
+        return (heap[0].tier, heap[0].item) if heap else None
 
     def ordered(self):
         """The items in key order, lazily, without changing the heap: O(k log k) for the first k."""
@@ -111,8 +134,8 @@ class LazyHeap:
         size = len(heap)
         while frontier:
             entry, i = heappop(frontier)
-            if entry[_ITEM] is not None:
-                yield entry[_ITEM]
+            if entry.item is not None:
+                yield entry.item
             for j in (2 * i + 1, 2 * i + 2):
                 if j < size:
                     heappush(frontier, (heap[j], j))
@@ -121,6 +144,6 @@ class LazyHeap:
         return list(self._entries)
 
     def _sweep(self) -> None:
-        self._heap = [e for e in self._heap if e[_ITEM] is not None]
+        self._heap = [e for e in self._heap if e.item is not None]
         heapify(self._heap)
         self._dead = 0
