@@ -150,9 +150,9 @@ class NodeCardsTest {
     assertEquals(1, got.size());
 
     long before = core.count("snapshot");
+    long calls = core.count("schedule");  // before the ask: the loop may call at once
     core.mode = FakeCore.Mode.MALFORMED;  // the next call's reply is cut short: the shim resyncs
     am.allocate("*", 1024, 2, new ArrayList<ContainerId>());
-    long calls = core.count("schedule");
     until(() -> core.count("schedule") > calls, "a schedule call met the malformed reply");
     core.mode = FakeCore.Mode.OK;
     until(() -> core.count("snapshot") > before, "the resync's snapshot");
