@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -26,6 +27,7 @@ import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
@@ -95,20 +97,23 @@ public final class AllocationProbe {
     return p;
   }
 
-  /** Called by each scheduler's allocate() before it updates the asks. */
-  static void asking(ApplicationAttemptId attempt, List<ResourceRequest> asks) {
+  /**
+   * Each scheduler's allocate(), probed: the asks are recorded before the scheduler updates them
+   * and the app is marked for the next allocation record after.
+   */
+  static Allocation probed(ApplicationAttemptId attempt, List<ResourceRequest> asks,
+      Supplier<Allocation> allocate) {
     AllocationProbe p = installed;
     if (p != null) {
       p.asks(attempt, asks);
     }
-  }
-
-  /** Called by each scheduler's allocate() after it updated the asks. */
-  static void asked(ApplicationAttemptId attempt) {
-    AllocationProbe p = installed;
-    if (p != null) {
-      synchronized (p) {
-        p.dirty.add(attempt.getApplicationId());
+    try {
+      return allocate.get();
+    } finally {
+      if (p != null) {
+        synchronized (p) {
+          p.dirty.add(attempt.getApplicationId());
+        }
       }
     }
   }

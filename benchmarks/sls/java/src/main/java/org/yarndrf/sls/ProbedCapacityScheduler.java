@@ -16,12 +16,7 @@ public class ProbedCapacityScheduler extends SLSCapacityScheduler {
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
       List<String> blacklistAdditions, List<String> blacklistRemovals,
       ContainerUpdates updateRequests) {
-    AllocationProbe.asking(attemptId, asks);
-    try {
-      return super.allocate(attemptId, asks, schedulingRequests, release, blacklistAdditions,
-          blacklistRemovals, updateRequests);
-    } finally {
-      AllocationProbe.asked(attemptId);
-    }
+    return AllocationProbe.probed(attemptId, asks, () -> super.allocate(attemptId, asks,
+        schedulingRequests, release, blacklistAdditions, blacklistRemovals, updateRequests));
   }
 }

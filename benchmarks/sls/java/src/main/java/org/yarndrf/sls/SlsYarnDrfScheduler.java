@@ -50,13 +50,8 @@ public class SlsYarnDrfScheduler extends YarnDrfScheduler implements SchedulerWr
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
       List<String> blacklistAdditions, List<String> blacklistRemovals,
       ContainerUpdates updateRequests) {
-    AllocationProbe.asking(attemptId, asks);
-    try {
-      return commons.allocate(attemptId, asks, schedulingRequests, release, blacklistAdditions,
-          blacklistRemovals, updateRequests);
-    } finally {
-      AllocationProbe.asked(attemptId);
-    }
+    return AllocationProbe.probed(attemptId, asks, () -> commons.allocate(attemptId, asks,
+        schedulingRequests, release, blacklistAdditions, blacklistRemovals, updateRequests));
   }
 
   @Override
