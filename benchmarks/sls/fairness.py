@@ -78,6 +78,8 @@ def ask_to_allocation_ms(records: Iterable[dict]) -> tuple[list[float], int]:
     out: list[float] = []
     unmatched = 0
     for rec in records:
+        if rec["ev"] not in ("ask", "alloc"):
+            continue  # a container's end (the preemption figures read those)
         key = (rec["app"], rec["key"])
         if rec["ev"] == "ask":
             q = waiting.setdefault(key, deque())

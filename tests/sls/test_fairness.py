@@ -51,6 +51,7 @@ def test_each_container_takes_its_apps_oldest_ask_and_a_decrease_withdraws_the_n
             {"ev": "ask", "t": 6.0, "app": "a2", "key": "k", "n": 1},
             _alloc("q", [1, 1], {}, t=10.0, app="a1", key="k"),
             _alloc("q", [1, 1], {}, t=12.0, app="a1", key="k"),
+            {"ev": "end", "t": 12.5, "c": "container_1", "exit": -102},  # read by the preemption figures only
             {"ev": "ask", "t": 13.0, "app": "a1", "key": "k", "n": -1},
             _alloc("q", [1, 1], {}, t=20.0, app="a1", key="k"),
             _alloc("q", [1, 1], {}, t=21.0, app="a2", key="k")]
