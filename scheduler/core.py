@@ -2,7 +2,7 @@
 
 Fairness state is computed when a node offers room, never by a periodic thread: every queue's
 key (its H-DRF share, or how far it is below its `min`) is refreshed the moment something below
-it changes, in its parent's lazy heap. A leaf's share is its weighted dominant share; a parent's
+it changes, in its parent's keyed heap. A leaf's share is its weighted dominant share; a parent's
 is that of its children's usage rescaled to its lowest child with demand (H-DRF, Bhattacharya et
 al.: see "keys and heaps"). A heartbeat walks down the tree taking, at each level, the
 lowest-keyed child that has something fitting this node and its limits; a child that cannot fit
@@ -26,7 +26,7 @@ from typing import Final
 from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
 from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
 from scheduler.echo import brief
-from scheduler.heap import LazyHeap
+from scheduler.heap import KeyedHeap
 from scheduler.model import (ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request, User,
                              apps_in_order)
 from scheduler.multinode import get_node_choice
@@ -374,9 +374,9 @@ class SchedulerCore:
         zero = self.types.zero
         self._heads.clear()
         for q in self.queues.values():
-            q.heap = LazyHeap()
+            q.heap = KeyedHeap()
             for user in (q.users or {}).values():
-                user.heap = LazyHeap()
+                user.heap = KeyedHeap()
             q.act = q.dirq = q.up_dirq = zero
             q.idle, q.asides = {}, []
             q.state, q.aside, q.share, q.head, q.head_mask = _NONE, False, 0.0, None, 0
@@ -1265,7 +1265,7 @@ class SchedulerCore:
         self._track_head(child)
         self._push_queue(child, keep=True)
 
-    def _pick_app(self, leaf: Queue, heap: LazyHeap, budget: Vector, node: Node, now: float, aside: list):
+    def _pick_app(self, leaf: Queue, heap: KeyedHeap, budget: Vector, node: Node, now: float, aside: list):
         """The next assignment from `heap` (the leaf's, or one of its users'): its head app's
         first request that fits, else the next app's; each app (or user) without one is set aside."""
         while True:

@@ -12,7 +12,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from scheduler.cards import Cards
-from scheduler.heap import LazyHeap
+from scheduler.heap import KeyedHeap
 from scheduler.resources import LinearForm, QuantisedRatio, fits
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ class User:
         self.apps = 0
         self.running_apps = 0
         self.waiting: dict[App, None] = {}  # its apps held back by max-running-apps, oldest first
-        self.heap = LazyHeap()  # its runnable apps with pending requests, by the leaf's order
+        self.heap = KeyedHeap()  # its runnable apps with pending requests, by the leaf's order
         self.share = 0.0
 
     @property
@@ -275,7 +275,7 @@ class Queue:
         self.am_usage: Vector = zero
         self.am_limit: Vector | None = None
         self.am_share = 0.0
-        self.heap = LazyHeap()
+        self.heap = KeyedHeap()
         self.shapes: Counter = Counter()
         self.draining = False
         self.dynamic = dynamic

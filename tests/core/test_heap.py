@@ -1,10 +1,10 @@
-"""The lazy heap hands out items in key order, whatever mix of pushes, re-keys and removals led there."""
+"""The keyed heap hands out items in key order, whatever mix of pushes, re-keys and removals led there."""
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.heap import LazyHeap
+from scheduler.heap import KeyedHeap
 
 ITEMS = st.integers(0, 7)
 OPS = st.lists(st.one_of(
@@ -18,7 +18,7 @@ OPS = st.lists(st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(OPS)
 def test_items_come_out_by_tier_value_then_order_of_their_last_push_or_kept_place(ops):
-    heap = LazyHeap()
+    heap = KeyedHeap()
     keys: dict[int, tuple[int, float, int, int]] = {}  # the oracle: item -> (tier, value, order, push number)
     pushes = 0
     for op in ops:
