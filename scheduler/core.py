@@ -55,7 +55,7 @@ _ACTIVE: Final = 1
 _ASIDE: Final = 2
 _IDLE: Final = 3
 _KEY_SCALE: Final = 1e12
-UNBLOCK_BUDGET: Final = 64  # queues (and apps) a heartbeat sets aside before its walk (see _unblock)
+UNBLOCK_BUDGET: Final = 64  # queues and users (and apps) a heartbeat sets aside before its walk (see _unblock)
 
 
 class SchedulerCore:
@@ -1142,15 +1142,15 @@ class SchedulerCore:
         return fit
 
     def _unblock(self, fit: int, aside: list) -> None:
-        """Sets aside, deepest first, every head child that cannot use the node (and a parent
-        whose heap that empties), until every parent heads with a child that fits the node (`fit`:
-        the mask of the shapes that fit its room), or UNBLOCK_BUDGET queues are set aside in this
+        """Sets aside, deepest first, every head child (or user of a leaf) that cannot use the node
+        (and a parent whose heap that empties), until every parent heads with a child that fits the
+        node (`fit`: the mask of the shapes that fit its room), or UNBLOCK_BUDGET are set aside in this
         heartbeat: past that, the walk sets aside what it meets (_pick), and a queue it does not
         look into keeps the key it has with its blocked head, which is lower than its key for this
         node but for rare mixes of resources (see "Hierarchical DRF" in the README)."""
         heads = self._heads
         if not heads:
-            return  # no parent below the root (a flat tree), or none with demand
+            return  # no parent (nor leaf with users) below the root, or none with demand
         if fit == self.root.mask:
             return  # every shape pending anywhere fits
         while True:
@@ -1784,10 +1784,11 @@ def _am_room(leaf: Queue, cap: Vector) -> bool:
 
 def _sharers(app: App) -> Iterator[Sharer]:
     """What hierarchical DRF keys above the app: its user (in a leaf with user-limits), its leaf
-    and the leaf's ancestors."""
-    if app.owner is not None:
-        yield app.owner
-    yield from app.queue.ancestors_and_self()
+    and the leaf's ancestors (a user's parent is its leaf)."""
+    q: Sharer | None = app.queue if app.owner is None else app.owner
+    while q is not None:
+        yield q
+        q = q.parent
 
 
 def _seq(app: App) -> int:
