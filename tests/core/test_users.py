@@ -24,7 +24,8 @@ from scheduler.config import ConfigError, parse_config
 from scheduler.explain import targets, why_pending
 from tests.bridge.invariants import check_accounting
 from tests.core.helpers import make_core, settle
-from tests.core.test_hdrf import TYPES, Ref, evaluate, fits, reference_settle, shapes, walk, weight, weights, wshare
+from tests.core.test_hdrf import (TYPES, Ref, assert_lowest_at_every_level, evaluate, fits, reference_settle, shapes,
+                                  walk, weight, weights, wshare)
 
 
 def user_ref(leaf: str, name: str, weight_: float, asks: list) -> Ref:
@@ -180,15 +181,8 @@ def test_every_container_goes_to_the_lowest_share_sibling_with_a_fitting_request
                 continue
             progress = True
             app = core.apps[got[0].app_id]
-            chosen = app.queue.path if app.owner is None else f"{app.queue.path}.{app.user}"
-            while chosen != "root":
-                parent = chosen.rsplit(".", 1)[0]
-                for sibling in refs[parent].children:
-                    share, ok = values[sibling.path]
-                    if ok and sibling.path != chosen:
-                        assert share >= values[chosen][0] * (1 - 1e-9) - 1e-12, \
-                            f"{sibling.path} ({share}) was lower than {chosen} ({values[chosen][0]}) and fitted"
-                chosen = parent
+            assert_lowest_at_every_level(refs, values, app.queue.path if app.owner is None
+                                         else f"{app.queue.path}.{app.user}")
 
 
 # ---------------------------------------------------------------- H-DRF's starvation example, one level down
