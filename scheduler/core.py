@@ -1051,15 +1051,18 @@ class SchedulerCore:
             up = q.up
             if top is not None and top[0] == 1 and not (q.idle or q.asides):
                 if type(top[1]) is User and len(q.heap) == 1:
-                    # a leaf whose one user with demand is all its sums hold: the leaf's vector is
-                    # that user's, its usage, exactly (not through the quantised sums), so a leaf
-                    # with one user decides exactly as a leaf without users
+                    # a leaf whose one user is all its sums hold: the leaf's vector is that user's,
+                    # its usage, exactly (not through the quantised sums), so a leaf with one user
+                    # decides exactly as a leaf without users
                     units, up = q.usage, q.up_raw
                     share = q.share = q.weigh(units)
                 else:
                     units = q.act  # every child counts M * its direction: the sums say it all
                     share = self._aggregate(units)
                     q.share = top[1].share * share / _QUANTUM
+            elif top is None and _one_user(q):  # (as above: its one user is idle or set aside)
+                units, up = q.usage, q.up_raw
+                share = q.share = q.weigh(units)
             else:
                 units = self._units(_level(q, top), q.act, q.asides, q.idle)
                 share = q.share = self._aggregate(units)
@@ -1749,6 +1752,14 @@ def _level(q: Sharer, top: tuple[int, Sharer] | None) -> float:
     if top[0] == 1:
         return top[1].share
     return min(c.share for c in q.heap.items())  # a child below its min heads by how far below
+
+
+def _one_user(q: Sharer) -> bool:
+    """Whether q's idle and set-aside children are one user (a leaf's)."""
+    if len(q.idle) + len(q.asides) != 1:
+        return False
+    member = q.asides[0] if q.asides else next(iter(q.idle))
+    return type(member) is User
 
 
 def _deepest_first(q: Queue) -> tuple[int, str]:

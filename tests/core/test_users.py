@@ -382,10 +382,15 @@ one_user_script = st.lists(st.tuples(st.integers(0, 3), st.sampled_from([(1, 102
 
 
 @settings(max_examples=60, deadline=None)
-@given(one_user_script, st.sampled_from(["drf", "fifo"]))
-def test_a_leaf_with_user_limits_and_one_user_decides_exactly_as_a_leaf_without(script, order):
-    plain = f"queues: {{root: {{children: {{a: {{order: {order}}}, b: {{}}}}}}}}"
-    with_users = f"queues: {{root: {{children: {{a: {{order: {order}, user-limits: {{}}}}, b: {{}}}}}}}}"
+@given(one_user_script, st.sampled_from(["drf", "fifo"]), st.booleans())
+def test_a_leaf_with_user_limits_and_one_user_decides_exactly_as_a_leaf_without(script, order, nested):
+    """Flat, or with `a` under a parent next to a sibling (so the leaf's share goes into its
+    parent's H-DRF sums, compared with `c`'s, and the parent's with `b`'s)."""
+    def tree(a: str) -> str:
+        if nested:
+            a = f"p: {{weight: 2, children: {{{a}, c: {{}}}}}}"
+        return f"queues: {{root: {{children: {{{a}, b: {{}}}}}}}}"
+    plain, with_users = tree(f"a: {{order: {order}}}"), tree(f"a: {{order: {order}, user-limits: {{}}}}")
     runs = []
     for text in (plain, with_users):
         core = make_core(text, {f"n{i}": {"memory-mb": 8192, "vcores": 6} for i in range(3)})
@@ -394,8 +399,9 @@ def test_a_leaf_with_user_limits_and_one_user_decides_exactly_as_a_leaf_without(
             if app_id not in core.apps:
                 core.submit_app(app_id, "u", "a")
             core.update_request(app_id, i, {"memory-mb": mem, "vcores": vcores}, count)
-        core.submit_app("other", "u", "b")
-        core.update_request("other", 1, {"memory-mb": 1024, "vcores": 1}, 10)
+        for other in ("b", "c") if nested else ("b",):
+            core.submit_app(other, "u", other)
+            core.update_request(other, 1, {"memory-mb": 1024, "vcores": 1}, 10)
         runs.append([(a.app_id, a.node_id, a.priority) for a in settle(core)])
     assert runs[0] == runs[1]
 
