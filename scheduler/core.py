@@ -4,11 +4,12 @@ Fairness state is computed when a node offers room, never by a periodic thread: 
 key (its H-DRF share, or how far it is below its `min`) is refreshed the moment something below
 it changes, in its parent's keyed heap. A leaf's share is its weighted dominant share; a parent's
 is that of its children's usage rescaled to its lowest child with demand (H-DRF, Bhattacharya et
-al.: see "keys and heaps"). A heartbeat walks down the tree taking, at each level, the
-lowest-keyed child that has something fitting this node and its limits; a child that cannot fit
-is set aside for the rest of the heartbeat, which re-keys its parents (it no longer holds their
-level down), so a queue whose requests do not fit never blocks the others (DRFH). Cost per
-assigned container: one push per tree level and O(resources) arithmetic per level.
+al.: see "keys and heaps"); a leaf with `user-limits` is a parent of its users, one more level
+of H-DRF. A heartbeat walks down the tree taking, at each level, the lowest-keyed child that has
+something fitting this node and its limits; a child that cannot fit is set aside for the rest of
+the heartbeat, which re-keys its parents (it no longer holds their level down), so a queue whose
+requests do not fit never blocks the others (DRFH). Cost per assigned container: one push per
+tree level and O(resources) arithmetic per level.
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
 from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
 from scheduler.echo import brief
 from scheduler.heap import KeyedHeap
-from scheduler.model import (ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request, User,
-                             apps_in_order)
+from scheduler.model import (ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request, Sharer,
+                             User, apps_in_order)
 from scheduler.multinode import get_node_choice
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
@@ -54,7 +55,7 @@ _ACTIVE: Final = 1
 _ASIDE: Final = 2
 _IDLE: Final = 3
 _KEY_SCALE: Final = 1e12
-UNBLOCK_BUDGET: Final = 64  # queues (and apps) a heartbeat sets aside before its walk (see _unblock)
+UNBLOCK_BUDGET: Final = 64  # queues and users (and apps) a heartbeat sets aside before its walk (see _unblock)
 
 
 class SchedulerCore:
@@ -100,7 +101,7 @@ class SchedulerCore:
         self._placeable_bits: tuple[int, int] | None = None  # (shapes known, mask of the placeable)
         self._bits: dict[Vector, int] = {}  # request shape -> its bit in queue masks
         self._fit_tests: dict[Vector, tuple[int, Callable[[Vector], bool]]] = {}  # shape -> (bit, fits room?)
-        self._heads: dict[int, set[Queue]] = {}  # head_mask -> parents heading with that mask
+        self._heads: dict[int, set[Queue]] = {}  # head_mask -> nested queues heading with that mask
         self.head: Queue | None = None  # the leaf first in fair order (see _reserve_for_head)
         self.head_since = 0.0
         self.config = config
@@ -128,6 +129,7 @@ class SchedulerCore:
         self._view = None
         if parent is not None:
             parent.children[spec.name] = q
+            parent.nested = True  # (a parent re-created draining has a leaf's spec: _keep_draining)
         self._limits(q)  # before the children's: theirs depend on their parent's scale
         for child in spec.children:
             self._build(child, q)
@@ -141,9 +143,12 @@ class SchedulerCore:
         q.min_inv = inv if any(inv) else None
         q.weigh = LinearForm(q.scale, self.policy.aggregate)
         q.app_weigh = LinearForm(self.policy.scale(names, self.divided, cap, 1.0), self.policy.aggregate)
+        for user in (q.users or {}).values():
+            self._weigh_user(user, q)
         if q.parent is not None and q.parent.parent is not None:  # (the root keeps no sums)
-            # a leaf measures in resource units, a parent in its own share units
-            up = q.parent.scale if spec.is_leaf else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)]
+            # a leaf measures in resource units, a parent (or a leaf with users) in its own share units
+            up = (q.parent.scale if spec.is_leaf and q.users is None
+                  else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)])
             q.up = QuantisedRatio(tuple(x * _QUANTUM for x in up))
             q.up_raw = QuantisedRatio(tuple(x * _QUANTUM for x in q.parent.scale))
         else:
@@ -158,6 +163,13 @@ class SchedulerCore:
             q.max = tuple(limit)
         if q.is_leaf:
             self._am_limit(q)
+
+    def _weigh_user(self, user: User, leaf: Queue) -> None:
+        """A user's share function, weighted by its weight as a queue's is by its own, and its
+        direction in its leaf's units, as _limits gives a leaf queue's in its parent's."""
+        scale = self.policy.scale(self.types.names, self.divided, self.capacity, user.weight)
+        user.weigh = LinearForm(scale, self.policy.aggregate)
+        user.up = user.up_raw = QuantisedRatio(tuple(x * _QUANTUM for x in leaf.scale))
 
     def _am_limit(self, leaf: Queue) -> None:
         """What max-am-share lets the leaf's AMs hold: its share (the leaf's own, else its nearest
@@ -371,18 +383,21 @@ class SchedulerCore:
 
     def _reset_keys(self) -> None:
         """Empties every heap and H-DRF sum; re-queueing every app rebuilds them."""
-        zero = self.types.zero
         self._heads.clear()
         for q in self.queues.values():
-            q.heap = KeyedHeap()
+            self._reset_sums(q)
             for user in (q.users or {}).values():
-                user.heap = KeyedHeap()
-            q.act = q.dirq = q.up_dirq = zero
-            q.idle, q.asides = {}, []
-            q.state, q.aside, q.share, q.head, q.head_mask = _NONE, False, 0.0, None, 0
-            q.mask = 0
-            for shape in q.shapes:
-                q.mask |= self._bit(shape)
+                self._reset_sums(user)
+
+    def _reset_sums(self, q: Sharer) -> None:
+        zero = self.types.zero
+        q.heap = KeyedHeap()
+        q.act = q.dirq = q.up_dirq = zero
+        q.idle, q.asides = {}, []
+        q.state, q.aside, q.share, q.head, q.head_mask = _NONE, False, 0.0, None, 0
+        q.mask = 0
+        for shape in q.shapes:
+            q.mask |= self._bit(shape)
 
     # ------------------------------------------------------------------ apps
 
@@ -511,6 +526,7 @@ class SchedulerCore:
             assert limits is not None  # (users is None without them)
             limit = limits.of(name)
             user = users[name] = User(name, leaf, limit.weight, limit.max_running_apps, self.types.zero)
+            self._weigh_user(user, leaf)
         return user
 
     @staticmethod
@@ -712,6 +728,11 @@ class SchedulerCore:
         for q in leaf.ancestors_and_self():
             q.usage = vsub(q.usage, app.usage)
         leaf.am_usage = vsub(leaf.am_usage, app.am_usage)
+        runs = app.runnable
+        if runs:  # (with its user: its shapes count in the user's too)
+            for req in app.pending:
+                self._drop_shape(app, req.capability)
+            app.runnable = False
         owner, app.owner = app.owner, None
         if owner is None:
             leaf.heap.remove(app)
@@ -724,16 +745,14 @@ class SchedulerCore:
             if self._rekey is not None:  # re-keyed with the batch: ties keep the eager order
                 self._rekey.pop(owner, None)
                 self._rekey[owner] = None
-            else:
-                self._push_user(owner)
-        if not app.runnable:
+            else:  # its leaf's share comes from its users' sums
+                self._push_queue(owner)
+                self._requeue_queues(leaf)
+        if not runs:
             leaf.waiting.pop(app, None)
             if owner is not None:
                 owner.waiting.pop(app, None)
             return None
-        for req in app.pending:
-            self._drop_shape(app, req.capability)
-        app.runnable = False
         freed = leaf if owner is not None and owner.full and owner.waiting else None
         for q in leaf.ancestors_and_self():
             q.running_apps -= 1
@@ -878,12 +897,12 @@ class SchedulerCore:
 
     def _add_shape(self, app: App, shape: Vector) -> None:
         bit = self._bit(shape)
-        for q in app.queue.ancestors_and_self():
+        for q in _sharers(app):
             q.shapes[shape] += 1
             q.mask |= bit
 
     def _drop_shape(self, app: App, shape: Vector) -> None:
-        for q in app.queue.ancestors_and_self():
+        for q in _sharers(app):
             left = q.shapes[shape] - 1
             if left:
                 q.shapes[shape] = left
@@ -905,14 +924,21 @@ class SchedulerCore:
     # share is the weighted dominant share of that vector with its own weights. With one level of
     # queues no parent's share is ever compared: flat trees are ordered exactly as flat DRF.
     #
-    # Incrementally: each parent keeps `act`, the sum of its heap children's directions
+    # The users of a leaf with user-limits are one more level (model.Sharer: a user is keyed in its
+    # leaf's heap as a queue is in its parent's): a user's share is its weighted dominant share, and
+    # the leaf's vector is made from its users' as a parent's from its children's, by the same code
+    # (_push_queue). So a user asking for what nobody else wants does not make its leaf look large
+    # while another user of the leaf is still low, and a user that cannot use the node is set aside
+    # as a child queue is, which re-keys its leaf.
+    #
+    # Incrementally: each parent (and leaf with users) keeps `act`, the sum of its heap children's directions
     # (vector / share, quantised: integer sums are exact in any order, so keys depend on the state
     # alone and batch() decides as eager re-keying), so its vector is M * act plus its idle and
     # set-aside children: a re-key costs O(resources + idle children) per level, not O(children).
     # Which children can use the node is settled by the heartbeat (_unblock, _pick): a child that
     # cannot is set aside, which re-keys its parents.
 
-    def _queue_key(self, q: Queue) -> tuple[int, float]:
+    def _queue_key(self, q: Sharer) -> tuple[int, float]:
         if q.min_inv is not None:
             below = max(map(mul, q.usage, q.min_inv))
             if below < 1.0:
@@ -920,7 +946,7 @@ class SchedulerCore:
         # Quantised: shares that are equal but for float rounding tie, and ties go by heap order.
         return 1, int(q.share * _KEY_SCALE)
 
-    def _units(self, level: float, act: tuple[int, ...], blocked: list[Queue], idle) -> list[float]:
+    def _units(self, level: float, act: tuple[int, ...], blocked: list[Sharer], idle) -> list[float]:
         """A parent's vector in its own share units: M * its heap children's directions, plus each
         set-aside or idle child's vector, cut back to M (fsum: exact in any order)."""
         base = [level * a / _QUANTUM for a in act] if level < math.inf else [0.0] * len(act)
@@ -963,12 +989,14 @@ class SchedulerCore:
         the last push counts, so each queue goes once, in the order of its last touch."""
         queues: dict[Queue, None] = {}
         for app in touched:
-            if isinstance(app, User):  # one of its apps left: its usage changed (its queues' with that app's)
-                self._push_user(app)
-                continue
-            leaf = app.queue
-            if self.apps.get(app.id) is app:
-                self._push_app(app)
+            if isinstance(app, User):  # one of its apps left: its usage changed, and its leaf's sums
+                self._push_queue(app)
+                leaf = app.parent
+                assert leaf is not None  # (a user's parent is its leaf)
+            else:
+                leaf = app.queue
+                if self.apps.get(app.id) is app:
+                    self._push_app(app)
             # removed meanwhile or not, its queues' usage and shapes changed: re-key them
             q = leaf
             while q.parent is not None:
@@ -995,46 +1023,49 @@ class SchedulerCore:
         else:
             heap.remove(app)
         if owner is not None:
-            self._push_user(owner)
+            self._push_queue(owner)
 
-    def _push_user(self, user: User, order: int | None = None) -> None:
-        """Re-keys the user in its leaf's heap by its weighted dominant share (quantised as queue
-        keys are: equal shares tie and go by heap order), or takes it out when no app of it asks."""
-        if user.heap:
-            user.share = user.leaf.app_weigh(user.usage) / user.weight
-            user.leaf.heap.push(user, 0, int(user.share * _KEY_SCALE), order)
-        else:
-            user.leaf.heap.remove(user)
-
-    def _requeue_queues(self, q: Queue, keep: bool = False) -> None:
+    def _requeue_queues(self, q: Sharer, keep: bool = False) -> None:
         while q.parent is not None:
             self._push_queue(q, keep)
             q = q.parent
 
-    def _push_queue(self, q: Queue, keep: bool = False, order: int | None = None) -> None:
-        """Re-measures q, re-keys it in its parent's heap (or takes it out) and moves its part of
-        the parent's sums. This runs per tree level for every container: it is written for speed.
+    def _push_queue(self, q: Sharer, keep: bool = False, order: int | None = None) -> None:
+        """Re-measures q (a queue, or a user of a leaf), re-keys it in its parent's heap (or takes
+        it out) and moves its part of the parent's sums. This runs per tree level for every
+        container: it is written for speed.
 
-        q's share and direction come from its usage (a leaf, or a parent set aside: nothing below
-        it can use the node, so all counts in full) or from its children's sums. Equal keys go in
+        q's share and direction come from its usage (a leaf without users, a user, or a nested
+        queue set aside: nothing below it can use the node, so all counts in full) or from its
+        children's (or users') sums. Equal keys go in
         the order their queues were last re-keyed by a change of usage or demand; a heartbeat
         setting a queue aside and back re-keys with `keep` (or the saved `order`), so a queue does
         not lose its place among equals for a node it could not use."""
         units: Sequence[float]
-        if not q.children or q.aside:
+        if not q.nested or q.aside:
             units = q.usage
             share = q.share = q.weigh(units)
-            up = q.up if not q.children else q.up_raw
+            up = q.up_raw
         else:
             top = q.heap.peek_entry()  # (tier, the child with the lowest key)
+            up = q.up
             if top is not None and top[0] == 1 and not (q.idle or q.asides):
-                units = q.act  # every child counts M * its direction: the sums say it all
-                share = self._aggregate(units)
-                q.share = top[1].share * share / _QUANTUM
+                if type(top[1]) is User and len(q.heap) == 1:
+                    # a leaf whose one user is all its sums hold: the leaf's vector is that user's,
+                    # its usage, exactly (not through the quantised sums), so a leaf with one user
+                    # decides exactly as a leaf without users
+                    units, up = q.usage, q.up_raw
+                    share = q.share = q.weigh(units)
+                else:
+                    units = q.act  # every child counts M * its direction: the sums say it all
+                    share = self._aggregate(units)
+                    q.share = top[1].share * share / _QUANTUM
+            elif top is None and _one_user(q):  # (as above: its one user is idle or set aside)
+                units, up = q.usage, q.up_raw
+                share = q.share = q.weigh(units)
             else:
                 units = self._units(_level(q, top), q.act, q.asides, q.idle)
                 share = q.share = self._aggregate(units)
-            up = q.up
         parent = q.parent
         assert parent is not None  # the root is never re-keyed
         heap = parent.heap
@@ -1063,7 +1094,7 @@ class SchedulerCore:
         if up is not None and (on_top or q is parent.head):  # else the head is the same child
             self._track_head(parent)
 
-    def _move_sums(self, q: Queue, parent: Queue, old: int, new: int) -> None:
+    def _move_sums(self, q: Sharer, parent: Queue, old: int, new: int) -> None:
         if old == _ACTIVE:
             parent.act = self._vsub(parent.act, q.up_dirq)
         elif old == _IDLE:
@@ -1088,7 +1119,7 @@ class SchedulerCore:
         return bit
 
     def _track_head(self, q: Queue) -> None:
-        if q.parent is None or not q.children:  # the root's head is never blocked for its key
+        if q.parent is None or not q.nested:  # the root's head is never blocked for its key
             return
         head = q.head = q.heap.peek()
         mask = 0 if head is None or q.aside else head.mask
@@ -1114,15 +1145,15 @@ class SchedulerCore:
         return fit
 
     def _unblock(self, fit: int, aside: list) -> None:
-        """Sets aside, deepest first, every head child that cannot use the node (and a parent
-        whose heap that empties), until every parent heads with a child that fits the node (`fit`:
-        the mask of the shapes that fit its room), or UNBLOCK_BUDGET queues are set aside in this
+        """Sets aside, deepest first, every head child (or user of a leaf) that cannot use the node
+        (and a parent whose heap that empties), until every parent heads with a child that fits the
+        node (`fit`: the mask of the shapes that fit its room), or UNBLOCK_BUDGET are set aside in this
         heartbeat: past that, the walk sets aside what it meets (_pick), and a queue it does not
         look into keeps the key it has with its blocked head, which is lower than its key for this
         node but for rare mixes of resources (see "Hierarchical DRF" in the README)."""
         heads = self._heads
         if not heads:
-            return  # no parent below the root (a flat tree), or none with demand
+            return  # no parent (nor leaf with users) below the root, or none with demand
         if fit == self.root.mask:
             return  # every shape pending anywhere fits
         while True:
@@ -1254,20 +1285,23 @@ class SchedulerCore:
                 self._requeue_queues(q, keep=True)
                 return _RETRY
 
-    def _set_aside(self, child: Queue, aside: list) -> None:
-        """Takes `child` out of its parent's heap for the rest of the heartbeat; the caller
-        re-keys the queues above it."""
+    def _set_aside(self, child: Sharer, aside: list) -> None:
+        """Takes `child` (a queue, or a user of a leaf) out of its parent's heap for the rest of
+        the heartbeat; the caller re-keys the queues above it."""
         parent = child.parent
         assert parent is not None  # the root is never set aside
         aside.append((child, parent.heap.order_of(child)))
         child.aside = True
         parent.asides.append(child)
-        self._track_head(child)
+        if isinstance(child, Queue):  # (a user heads no heap of queues or users)
+            self._track_head(child)
         self._push_queue(child, keep=True)
 
     def _pick_app(self, leaf: Queue, heap: KeyedHeap, budget: Vector, node: Node, now: float, aside: list):
         """The next assignment from `heap` (the leaf's, or one of its users'): its head app's
-        first request that fits, else the next app's; each app (or user) without one is set aside."""
+        first request that fits, else the next app's; each app without one is set aside. A user
+        without one is set aside as a child queue is (_pick): that re-keys its leaf, so the walk
+        starts again from the root (_RETRY) unless no other user of the leaf is left."""
         while True:
             app = heap.peek()
             if app is None:
@@ -1276,6 +1310,11 @@ class SchedulerCore:
                 got = self._pick_app(leaf, app.heap, budget, node, now, aside)
                 if got is not None:
                     return got
+                self._set_aside(app, aside)
+                if not heap:
+                    return None
+                self._requeue_queues(leaf, keep=True)
+                return _RETRY
             elif not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and req.allows(node) and (
@@ -1292,26 +1331,20 @@ class SchedulerCore:
         so this is what re-keying above each one in turn would leave."""
         above: dict[Queue, None] = {}
         for item, order in aside:
-            if isinstance(item, Queue):
+            if isinstance(item, Sharer):
                 parent = item.parent
                 assert parent is not None  # the root is never set aside
                 item.aside = False
                 parent.asides.remove(item)
                 self._push_queue(item, order=order)
-                self._track_head(item)
+                if isinstance(item, Queue):
+                    self._track_head(item)
                 while parent.parent is not None and parent not in above:
                     above[parent] = None
                     parent = parent.parent
-            elif type(item) is User:
-                self._push_user(item, order)
             else:
                 owner = item.owner
-                if owner is None:
-                    item.queue.heap.push(item, *self._app_key(item), order)
-                else:
-                    owner.heap.push(item, *self._app_key(item), order)
-                    if owner not in item.queue.heap:  # its last other app went while this one was aside
-                        self._push_user(owner)
+                (item.queue.heap if owner is None else owner.heap).push(item, *self._app_key(item), order)
         for q in sorted(above, key=_deepest_first):
             self._push_queue(q, keep=True)
 
@@ -1671,7 +1704,7 @@ class SchedulerCore:
 
     def _user_status(self, user: User) -> dict:
         return {"weight": user.weight, "max_running_apps": user.max_apps, "usage": self.types.to_dict(user.usage),
-                "weighted_share": user.leaf.app_weigh(user.usage) / user.weight,
+                "weighted_share": user.weigh(user.usage),
                 "running_apps": user.running_apps, "waiting_apps": len(user.waiting)}
 
     # ------------------------------------------------------------------ input checks
@@ -1712,13 +1745,21 @@ def _own(spec: QueueSpec) -> QueueSpec:
     return replace(spec, children=())
 
 
-def _level(q: Queue, top: tuple[float, Queue] | None) -> float:
+def _level(q: Sharer, top: tuple[int, Sharer] | None) -> float:
     """M: the lowest share among q's heap children (inf when none)."""
     if top is None:
         return math.inf
     if top[0] == 1:
         return top[1].share
     return min(c.share for c in q.heap.items())  # a child below its min heads by how far below
+
+
+def _one_user(q: Sharer) -> bool:
+    """Whether q's idle and set-aside children are one user (a leaf's)."""
+    if len(q.idle) + len(q.asides) != 1:
+        return False
+    member = q.asides[0] if q.asides else next(iter(q.idle))
+    return type(member) is User
 
 
 def _deepest_first(q: Queue) -> tuple[int, str]:
@@ -1750,6 +1791,15 @@ def _am_room(leaf: Queue, cap: Vector) -> bool:
     if limit is None or not any(leaf.am_usage):
         return True
     return fits(vadd(leaf.am_usage, cap), limit)
+
+
+def _sharers(app: App) -> Iterator[Sharer]:
+    """What hierarchical DRF keys above the app: its user (in a leaf with user-limits), its leaf
+    and the leaf's ancestors (a user's parent is its leaf)."""
+    q: Sharer | None = app.queue if app.owner is None else app.owner
+    while q is not None:
+        yield q
+        q = q.parent
 
 
 def _seq(app: App) -> int:

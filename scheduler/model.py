@@ -137,24 +137,65 @@ class App:
         return bool(self.blacklist) and (node.id in self.blacklist or node.rack in self.blacklist)
 
 
-class User:
-    """A user of a leaf with `user-limits`: the leaf's heap holds its users, each user's heap its
-    apps (one more level of hierarchical DRF, below the queues). `share` is its key: the weighted
-    dominant share of `usage`, the usage of its apps in the leaf. It exists while it has apps there."""
+class Sharer:
+    """What hierarchical DRF keys in a heap of its parent (SchedulerCore, "keys and heaps"): a
+    queue in its parent's heap, or a user in its leaf's. `share` is its H-DRF share for the node
+    being decided (its key) and `dirq` its direction (vector / share) in its parent's units,
+    quantised; `up_dirq` is the direction its parent's sums hold and `state` how they hold it.
+    `shapes` counts, per request capability, the pending requests of runnable apps below it: it
+    tells in O(distinct shapes) whether anything below could fit a node at all; `mask` marks
+    those shapes. `weigh` turns its usage into its weighted share; `up_raw` turns its usage and
+    share into a direction in its parent's units, and `up` its own units (share units when it is
+    `nested`, resources otherwise) and share.
 
-    __slots__ = ("name", "leaf", "weight", "max_apps", "usage", "apps", "running_apps", "waiting", "heap", "share")
+    A `nested` one (a parent queue, or a leaf with `user-limits`) heads an H-DRF level: its heap
+    holds child queues or users, and it keeps their sums: `act`, the sum of its heap children's
+    directions, `idle` its children with usage and no demand, `asides` those the heartbeat set
+    aside; `head` is the child heading its heap and `head_mask` that child's mask.
+    """
+
+    __slots__ = ("parent", "usage", "shapes", "mask", "share", "dirq", "up_dirq", "state", "aside", "weigh",
+                 "up", "up_raw", "min_inv", "nested", "heap", "act", "idle", "asides", "head", "head_mask")
+
+    def __init__(self, parent: Queue | None, nested: bool, zero: Vector) -> None:
+        self.parent = parent
+        self.nested = nested
+        self.usage: Vector = zero
+        self.shapes: Counter = Counter()
+        self.mask = 0
+        self.share = 0.0
+        self.dirq: tuple[int, ...] = zero
+        self.up_dirq: tuple[int, ...] = zero
+        self.state = 0
+        self.aside = False
+        self.weigh = _UNWEIGHED  # usage -> weighted share: set by SchedulerCore._limits (and _weigh_user)
+        self.up: QuantisedRatio | None = None  # (own units, share) -> dirq
+        self.up_raw: QuantisedRatio | None = None  # (usage, share) -> dirq
+        self.min_inv: tuple[float, ...] | None = None
+        self.heap = KeyedHeap()
+        self.act: tuple[int, ...] = zero
+        self.idle: dict[Sharer, None] = {}
+        self.asides: list[Sharer] = []
+        self.head: Sharer | None = None  # the child heading its heap when it was last looked at
+        self.head_mask = 0
+
+
+class User(Sharer):
+    """A user of a leaf with `user-limits`: one level of hierarchical DRF below the queues, keyed
+    in its leaf's heap as a child queue is in its parent's (`parent` is its leaf); its own heap
+    holds its runnable apps with pending requests, by the leaf's order. `usage` is the usage of
+    its apps in the leaf. It exists while it has apps there."""
+
+    __slots__ = ("name", "weight", "max_apps", "apps", "running_apps", "waiting")
 
     def __init__(self, name: str, leaf: Queue, weight: float, max_apps: int | None, zero: Vector) -> None:
+        super().__init__(leaf, False, zero)
         self.name = name
-        self.leaf = leaf
         self.weight = weight
         self.max_apps = max_apps
-        self.usage: Vector = zero
         self.apps = 0
         self.running_apps = 0
         self.waiting: dict[App, None] = {}  # its apps held back by max-running-apps, oldest first
-        self.heap = KeyedHeap()  # its runnable apps with pending requests, by the leaf's order
-        self.share = 0.0
 
     @property
     def full(self) -> bool:
@@ -238,36 +279,21 @@ class PendingRequests:
             self._stale = True
 
 
-class Queue:
+class Queue(Sharer):
     """A queue in the live tree. Parents keep a heap of active children, leaves a heap of apps
-    (or, with `user-limits`, of users, each with a heap of its apps).
-
-    `shapes` counts, per request capability, the pending requests of runnable apps below this
-    queue: it tells in O(distinct shapes) whether anything below could fit a node at all.
-
-    Hierarchical DRF (SchedulerCore, "keys and heaps"): `share` is the queue's H-DRF share for the
-    node being decided (its key) and `dirq` its direction (vector / share) in its parent's units,
-    quantised; `up_dirq` is the direction its parent's sums hold and `state` how they hold it. A
-    parent keeps `act`, the sum of its heap children's directions, `idle` its children with usage
-    and no demand, `asides` those the heartbeat set aside; `mask` marks the shapes pending below a
-    queue, `head` is the child heading its heap and `head_mask` that child's mask. `up` and `up_raw` turn the queue's own
-    units (share units for a parent, resources for a leaf or a set-aside parent) into a direction
-    in its parent's units.
+    (or, with `user-limits`, of users, each with a heap of its apps): both parents and leaves
+    with users are `nested` (Sharer).
     """
 
-    __slots__ = ("spec", "path", "parent", "children", "usage", "scale", "min_inv", "max",
-                 "max_apps", "running_apps", "am_usage", "am_limit", "am_share", "heap", "shapes", "draining",
-                 "dynamic", "apps", "waiting", "users", "app_weigh", "share", "dirq", "up_dirq", "state", "weigh", "up",
-                 "up_raw", "act", "idle", "asides", "aside", "mask", "head", "head_mask")
+    __slots__ = ("spec", "path", "children", "scale", "max", "max_apps", "running_apps", "am_usage", "am_limit",
+                 "am_share", "draining", "dynamic", "apps", "waiting", "users", "app_weigh")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
+        super().__init__(parent, not spec.is_leaf or spec.user_limits is not None, zero)
         self.spec = spec
         self.path = spec.path
-        self.parent = parent
         self.children: dict[str, Queue] = {}
-        self.usage: Vector = zero
         self.scale: tuple[float, ...] = ()
-        self.min_inv: tuple[float, ...] | None = None
         self.max: Vector | None = None
         self.max_apps = spec.max_running_apps
         self.running_apps = 0
@@ -275,8 +301,6 @@ class Queue:
         self.am_usage: Vector = zero
         self.am_limit: Vector | None = None
         self.am_share = 0.0
-        self.heap = KeyedHeap()
-        self.shapes: Counter = Counter()
         self.draining = False
         self.dynamic = dynamic
         self.apps: dict[str, App] = {}
@@ -285,21 +309,7 @@ class Queue:
         self.waiting: dict[App, None] = {}
         # its users by name when it has `user-limits`: then `heap` holds users, not apps
         self.users: dict[str, User] | None = None if spec.user_limits is None else {}
-        self.share = 0.0
-        self.dirq: tuple[int, ...] = zero
-        self.up_dirq: tuple[int, ...] = zero
-        self.state = 0
-        self.weigh = _UNWEIGHED  # usage -> weighted share, and the three below: set per queue (SchedulerCore._limits)
         self.app_weigh = _UNWEIGHED  # an app's usage -> its share in this leaf
-        self.up: QuantisedRatio | None = None  # (own units, share) -> dirq
-        self.up_raw: QuantisedRatio | None = None
-        self.act: tuple[int, ...] = zero
-        self.idle: dict[Queue, None] = {}
-        self.asides: list[Queue] = []
-        self.aside = False
-        self.mask = 0
-        self.head: Queue | App | User | None = None  # the child heading its heap when it was last looked at
-        self.head_mask = 0
 
     @property
     def is_leaf(self) -> bool:

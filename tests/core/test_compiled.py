@@ -20,18 +20,19 @@ from scheduler.core import SchedulerCore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def decisions(seed: int) -> dict:
+def decisions(seed: int, users: int = 0) -> dict:
     """Every assignment of a busy three-level cluster (containers finishing, asks changing, a short
-    starvation timeout so that nodes get reserved), as a digest, with the modules that decided."""
+    starvation timeout so that nodes get reserved), as a digest, with the modules that decided.
+    With `users`, every leaf has user-limits and its apps belong to several of that many users."""
     rng = random.Random(seed)
-    text, leaves = queue_yaml((3, 3, 4), rng)
+    text, leaves = queue_yaml((3, 3, 4), rng, users)
     clock = [0.0]
     core = SchedulerCore(parse_config("reservation: {starvation-timeout-s: 0.05}\n" + text),
                          clock=lambda: clock[0])
     for n in range(150):
         core.add_node(f"n{n}", NODE_SHAPES[n % len(NODE_SHAPES)])
     for a in range(300):
-        core.submit_app(f"app{a}", "u", leaves[a % len(leaves)])
+        core.submit_app(f"app{a}", f"user{a // len(leaves) % users}" if users else "u", leaves[a % len(leaves)])
         core.update_request(f"app{a}", 1, rng.choice(SHAPES), rng.choice((3, 30, 1000)))
     held: dict[str, list[str]] = {f"n{n}": [] for n in range(150)}
     digest = hashlib.sha256()
@@ -51,23 +52,23 @@ def decisions(seed: int) -> dict:
             "reservations": counters["reservations_made"], "module": sys.modules[SchedulerCore.__module__].__file__}
 
 
-def _run(seed: int, pure: bool) -> dict:
+def _run(seed: int, users: int, pure: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k != compiled.PURE_ENV}
     if pure:
         env[compiled.PURE_ENV] = "1"
-    code = f"import json; from tests.core.test_compiled import decisions; print(json.dumps(decisions({seed})))"
+    code = f"import json; from tests.core.test_compiled import decisions; print(json.dumps(decisions({seed}, {users})))"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                           check=True)
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_the_compiled_core_assigns_exactly_what_the_pure_python_core_assigns(seed):
+@pytest.mark.parametrize("seed, users", [(1, 0), (2, 0), (1, 4)])
+def test_the_compiled_core_assigns_exactly_what_the_pure_python_core_assigns(seed, users):
     if compiled.mode() != "compiled" and not os.environ.get(compiled.PURE_ENV):
         pytest.skip(f"no fresh mypyc build ({compiled.mode()})")
     if os.environ.get(compiled.PURE_ENV):
         pytest.skip("YARN_DRF_PURE is set: this test compares the two")
-    built, pure = _run(seed, pure=False), _run(seed, pure=True)
+    built, pure = _run(seed, users, pure=False), _run(seed, users, pure=True)
     assert built["module"].endswith(".so") and pure["module"].endswith(".py")
     assert built["assignments"] > 1000 and built["reservations"] > 0  # the workload decides a lot
     assert built == {**pure, "module": built["module"]}

@@ -113,6 +113,19 @@ def take(leaf: Ref, a, sign: int) -> None:
     next(x for x in leaf.asks if x[2] == a.priority)[1] -= sign
 
 
+def assert_lowest_at_every_level(refs: dict[str, Ref], values: dict[str, tuple[float, bool]], chosen: str) -> None:
+    """From `chosen` (the reference leaf the container went to) up, each queue on the way had the
+    lowest share (`values`, from evaluate) among its siblings with a request that fits."""
+    while chosen != "root":
+        parent = chosen.rsplit(".", 1)[0]
+        for sibling in refs[parent].children:
+            share, ok = values[sibling.path]
+            if ok and sibling.path != chosen:
+                assert share >= values[chosen][0] * (1 - 1e-9) - 1e-12, \
+                    f"{sibling.path} ({share}) was lower than {chosen} ({values[chosen][0]}) and fitted"
+        chosen = parent
+
+
 def walk(q: Ref):
     yield q
     for c in q.children:
@@ -227,15 +240,7 @@ def test_every_container_goes_to_the_lowest_share_sibling_with_a_fitting_request
             for a in got:
                 values: dict[str, tuple[float, bool]] = {}
                 evaluate(root, room, capacity, values)
-                chosen = a.queue
-                while chosen != "root":
-                    parent = chosen.rsplit(".", 1)[0]
-                    for sibling in refs[parent].children:
-                        share, ok = values[sibling.path]
-                        if ok and sibling.path != chosen:
-                            assert share >= values[chosen][0] * (1 - 1e-9) - 1e-12, \
-                                f"{sibling.path} ({share}) was lower than {chosen} ({values[chosen][0]}) and fitted"
-                    chosen = parent
+                assert_lowest_at_every_level(refs, values, a.queue)
                 take(refs[a.queue], a, 1)
                 room = [r - v for r, v in zip(room, a.vector)]
                 assigned = True

@@ -1,11 +1,13 @@
 """Users inside a leaf (`user-limits`) against references written here, not the core's code.
 
-The allocation reference extends test_hdrf's brute-force H-DRF by one level: in a leaf with
-user-limits, the container goes to the user with the lowest weighted dominant share (its apps'
-usage in the leaf over the cluster, divided by its weight) among the users with a request that
-fits the node's room (DRFH), equal shares to the user served longest ago. The leaf's own share
-among its siblings stays that of all its usage. The admission reference keeps, per user, the
-apps in submission order and starts the oldest waiting app whose user and queue have room.
+The allocation reference is test_hdrf's brute-force H-DRF with the users of a leaf with
+user-limits one more level of it: each user is a child of its leaf, weighted by its user-limits
+weight, holding its apps' asks and usage. So the container goes to the user with the lowest
+weighted dominant share among the users with a request that fits the node's room (DRFH), and the
+leaf's share among its siblings is made from its users' vectors as a parent's is from its
+children's: each cut back to the lowest share among its users that can use the node. The
+admission reference keeps, per user, the apps in submission order and starts the oldest waiting
+app whose user and queue have room.
 """
 from __future__ import annotations
 
@@ -22,65 +24,26 @@ from scheduler.config import ConfigError, parse_config
 from scheduler.explain import targets, why_pending
 from tests.bridge.invariants import check_accounting
 from tests.core.helpers import make_core, settle
-from tests.core.test_hdrf import TYPES, Ref, evaluate, fits, shapes, walk, weight, weights, wshare
+from tests.core.test_hdrf import (TYPES, Ref, assert_lowest_at_every_level, evaluate, fits, reference_settle, shapes,
+                                  walk, weight, weights, wshare)
 
 
-class UserRef:
-    def __init__(self, name: str, weight_: float, asks: list) -> None:
-        self.name, self.weight, self.asks = name, weight_, [[s, n] for s, n in asks]
-        self.usage = [0] * len(TYPES)
+def user_ref(leaf: str, name: str, weight_: float, asks: list) -> Ref:
+    """A user of a leaf as the reference sees it: one more level of H-DRF, a child of its leaf
+    weighted by its user-limits weight, holding its apps' asks and usage."""
+    return Ref(f"{leaf}.{name}", (weight_,) * len(TYPES), asks=[[s, n] for s, n in asks])
 
 
-def pick(root: Ref, users: dict[str, list[UserRef]], room, capacity, served: dict[str, int]):
-    """(leaf, user or None) that gets the next container on a node with `room` free, or None."""
-    values: dict[str, tuple[float, bool]] = {}
-    evaluate(root, room, capacity, values)
-    q = root
-    while q.children:
-        fitting = [c for c in q.children if values[c.path][1]]
-        if not fitting:
-            return None
-        q = min(fitting, key=lambda c: (round(values[c.path][0], 12), served.get(c.path, -1)))
-    if q.path not in users:
-        return q, None
-    fitting_users = [u for u in users[q.path] if any(n > 0 and fits(s, room) for s, n in u.asks)]
-    return q, min(fitting_users, key=lambda u: (round(wshare(u.usage, (u.weight,) * len(TYPES), capacity), 12),
-                                                served.get(f"{q.path}/{u.name}", -1)))
+def app_of(path: str, leaves_with_users: set[str]) -> str:
+    """The app the core runs for a reference leaf: `<leaf>` for a leaf, `<leaf>/<user>` for a user."""
+    parent, _, name = path.rpartition(".")
+    return f"{parent}/{name}" if parent in leaves_with_users else path
 
 
-def reference_settle(root: Ref, users: dict[str, list[UserRef]], nodes, capacity) -> dict[str, int]:
-    """Containers per app (`<leaf>` or `<leaf>/<user>`): every node heartbeats, round after round."""
-    free = [list(n) for n in nodes]
-    held: dict[str, int] = {}
-    clock = itertools.count()
-    served: dict[str, int] = {}
-    while True:
-        assigned = False
-        for room in free:
-            while (chosen := pick(root, users, room, capacity, served)) is not None:
-                leaf, user = chosen
-                holder = leaf if user is None else user
-                ask = next(a for a in holder.asks if a[1] > 0 and fits(a[0], room))
-                ask[1] -= 1
-                for j, v in enumerate(ask[0]):
-                    room[j] -= v
-                    leaf.usage[j] += v
-                    if user is not None:
-                        user.usage[j] += v
-                app = leaf.path if user is None else f"{leaf.path}/{user.name}"
-                held[app] = held.get(app, 0) + 1
-                served[app] = next(clock)
-                path = leaf.path
-                while path != "root":
-                    served[path] = next(clock)
-                    path = path.rsplit(".", 1)[0]
-                assigned = True
-        if not assigned:
-            return held
-
-
-user_lists = st.lists(st.tuples(weight, st.lists(st.tuples(shapes, st.integers(1, 25)), min_size=1, max_size=2)),
-                      min_size=1, max_size=3)
+# users asking for one resource only (H-DRF's starvation shape) as well as for mixes
+user_shapes = st.one_of(shapes, st.sampled_from([(1, 0, 0), (0, 1, 0), (0, 0, 1)]))
+user_lists = st.lists(st.tuples(weight, st.lists(st.tuples(user_shapes, st.integers(1, 25)), min_size=1, max_size=2)),
+                      min_size=1, max_size=4)
 
 
 def trees(depth: int):
@@ -99,14 +62,14 @@ def clusters(draw):
 
 
 def prepare(cluster):
-    """(reference tree, reference users by leaf, nodes, capacity, core) of a drawn cluster. A leaf
+    """(reference tree, leaves with users, nodes, capacity, core) of a drawn cluster. A leaf
     without users holds one app of user "u" (named by the leaf); each user of a leaf with users one
-    app (named <leaf>/<user>)."""
+    app (named <leaf>/<user>), and is a child of its leaf in the reference tree."""
     top, nodes = cluster
     lines = [f"resources: [{', '.join(TYPES)}]", "reservation: {starvation-timeout-s: null}", "queues:", "  root:",
              "    children:"]
     counter = itertools.count()
-    users: dict[str, list[UserRef]] = {}
+    users: set[str] = set()
     apps: list[tuple[str, str, str, list]] = []  # (app id, user, leaf, asks)
 
     def text(w):
@@ -127,9 +90,9 @@ def prepare(cluster):
             return Ref(full, vec, asks=[[s, n] for s, n in own_asks])
         named = ", ".join(f"user{i}: {{weight: {w:g}}}" for i, (w, _) in enumerate(drawn_users))
         lines.append(f"{' ' * indent}  user-limits: {{users: {{{named}}}}}")
-        users[full] = [UserRef(f"user{i}", w, asks) for i, (w, asks) in enumerate(drawn_users)]
+        users.add(full)
         apps.extend((f"{full}/user{i}", f"user{i}", full, asks) for i, (_, asks) in enumerate(drawn_users))
-        return Ref(full, vec, asks=[ask for u in users[full] for ask in u.asks])  # (the same lists)
+        return Ref(full, vec, children=[user_ref(full, f"user{i}", w, asks) for i, (w, asks) in enumerate(drawn_users)])
 
     root = Ref("root", (1.0,) * len(TYPES), children=[add(t, "root", 6) for t in top])
     core = make_core("\n".join(lines) + "\n", {f"n{i}": dict(zip(TYPES, n)) for i, n in enumerate(nodes)},
@@ -148,7 +111,7 @@ def test_each_users_allocation_settles_within_one_container_of_the_reference(clu
     root, users, nodes, capacity, core = prepare(cluster)
     settle(core)
     check_accounting(core)
-    expected = reference_settle(root, users, nodes, capacity)
+    expected = {app_of(path, users): n for path, n in reference_settle(root, nodes, capacity).items()}
     got = {app_id: len(app.containers) for app_id, app in core.apps.items()}
     for app_id in set(got) | set(expected):
         assert abs(got.get(app_id, 0) - expected.get(app_id, 0)) <= 1, (app_id, got, expected)
@@ -178,6 +141,101 @@ def test_every_container_in_a_leaf_with_users_goes_to_its_lowest_share_user_with
             for leaf, name, share, fitting in users:
                 if leaf == app.queue.path and fitting:
                     assert share >= mine * (1 - 1e-9) - 1e-12, (leaf, name, share, app.user, mine)
+
+
+def sync(refs: dict[str, Ref], users: set[str], core) -> None:
+    """The reference leaves (and users) take the core's usage and pending asks."""
+    for path, ref in refs.items():
+        if ref.children:
+            continue
+        leaf, _, name = path.rpartition(".")
+        if leaf in users:
+            user = core.queues[leaf].users.get(name)
+            ref.usage = list(user.usage) if user is not None else [0] * len(TYPES)
+            apps = [a for a in core.queues[leaf].apps.values() if a.user == name]
+        else:
+            ref.usage = list(core.queues[path].usage)
+            apps = list(core.queues[path].apps.values())
+        ref.asks = [[r.capability, r.count] for a in apps for r in sorted(a.pending, key=lambda r: r.key)]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_every_container_goes_to_the_lowest_share_sibling_with_a_fitting_request_at_every_level_users_included(
+        cluster):
+    """At every level from the user up, the user or queue the container went through has the
+    lowest H-DRF share (the reference's, recomputed for the node's room) among its siblings with
+    a request that fits: so a leaf with users competes with the share its users make."""
+    root, users, _, capacity, core = prepare(cluster)
+    refs = {q.path: q for q in walk(root)}
+    progress = True
+    while progress:
+        progress = False
+        for node_id, node in core.nodes.items():
+            room = [c - a for c, a in zip(node.capacity, node.allocated)]
+            sync(refs, users, core)
+            values: dict[str, tuple[float, bool]] = {}
+            evaluate(root, room, capacity, values)
+            got = core.on_heartbeat(node_id, limit=1)
+            if not got:
+                continue
+            progress = True
+            app = core.apps[got[0].app_id]
+            assert_lowest_at_every_level(refs, values, app.queue.path if app.owner is None
+                                         else f"{app.queue.path}.{app.user}")
+
+
+# ---------------------------------------------------------------- H-DRF's starvation example, one level down
+
+STARVING = """
+resources: [vcores, gpu-mem]
+queues:
+  root:
+    children:
+      n1: {}
+      n2: {user-limits: {}}
+"""
+STARVING_APPS = {"gpu1": ("n1", "u0", {"gpu-mem": 1}), "cpu_u1": ("n2", "u1", {"vcores": 1}),
+                 "gpu_u2": ("n2", "u2", {"gpu-mem": 1})}
+
+
+def starving_core():
+    return make_core(STARVING, {f"h{i}": {"vcores": 1, "gpu-mem": 1} for i in range(10)},
+                     resource_types=["vcores", "gpu-mem"])
+
+
+def usage_of(core) -> dict[str, dict[str, int]]:
+    return {a: info["usage"] for a, info in core.snapshot()["apps"].items()}
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(STARVING_APPS)))
+def test_a_user_is_not_starved_by_another_users_cpu_demand_in_its_leaf_in_any_arrival_order(order):
+    """test_hdrf's starvation example with n2's child queues turned into users of n2: u1 takes
+    the CPUs nobody else wants; n2's share must not count them against u2, which gets half the
+    GPUs as n2_2 does. Counting the leaf's whole usage (naive hierarchical DRF) gives n1 all ten."""
+    core = starving_core()
+    for app in order:
+        queue, user, shape = STARVING_APPS[app]
+        assert core.submit_app(app, user, queue).accepted
+        core.update_request(app, 1, shape, 100)
+    settle(core)
+    usage = usage_of(core)
+    assert usage["gpu1"]["gpu-mem"] == 5 and usage["gpu_u2"]["gpu-mem"] == 5
+    assert usage["cpu_u1"]["vcores"] == 10
+
+
+def test_a_user_arriving_after_another_took_every_cpu_of_its_leaf_still_gets_half_the_gpus():
+    core = starving_core()
+    core.submit_app("cpu_u1", "u1", "n2")
+    core.update_request("cpu_u1", 1, {"vcores": 1}, 100)
+    settle(core)
+    for app in ("gpu1", "gpu_u2"):
+        queue, user, shape = STARVING_APPS[app]
+        core.submit_app(app, user, queue)
+        core.update_request(app, 1, shape, 100)
+    settle(core)
+    usage = usage_of(core)
+    assert usage["gpu1"]["gpu-mem"] == usage["gpu_u2"]["gpu-mem"] == 5
 
 
 # ---------------------------------------------------------------- max-running-apps per user
@@ -324,10 +382,15 @@ one_user_script = st.lists(st.tuples(st.integers(0, 3), st.sampled_from([(1, 102
 
 
 @settings(max_examples=60, deadline=None)
-@given(one_user_script, st.sampled_from(["drf", "fifo"]))
-def test_a_leaf_with_user_limits_and_one_user_decides_exactly_as_a_leaf_without(script, order):
-    plain = f"queues: {{root: {{children: {{a: {{order: {order}}}, b: {{}}}}}}}}"
-    with_users = f"queues: {{root: {{children: {{a: {{order: {order}, user-limits: {{}}}}, b: {{}}}}}}}}"
+@given(one_user_script, st.sampled_from(["drf", "fifo"]), st.booleans())
+def test_a_leaf_with_user_limits_and_one_user_decides_exactly_as_a_leaf_without(script, order, nested):
+    """Flat, or with `a` under a parent next to a sibling (so the leaf's share goes into its
+    parent's H-DRF sums, compared with `c`'s, and the parent's with `b`'s)."""
+    def tree(a: str) -> str:
+        if nested:
+            a = f"p: {{weight: 2, children: {{{a}, c: {{}}}}}}"
+        return f"queues: {{root: {{children: {{{a}, b: {{}}}}}}}}"
+    plain, with_users = tree(f"a: {{order: {order}}}"), tree(f"a: {{order: {order}, user-limits: {{}}}}")
     runs = []
     for text in (plain, with_users):
         core = make_core(text, {f"n{i}": {"memory-mb": 8192, "vcores": 6} for i in range(3)})
@@ -336,8 +399,9 @@ def test_a_leaf_with_user_limits_and_one_user_decides_exactly_as_a_leaf_without(
             if app_id not in core.apps:
                 core.submit_app(app_id, "u", "a")
             core.update_request(app_id, i, {"memory-mb": mem, "vcores": vcores}, count)
-        core.submit_app("other", "u", "b")
-        core.update_request("other", 1, {"memory-mb": 1024, "vcores": 1}, 10)
+        for other in ("b", "c") if nested else ("b",):
+            core.submit_app(other, "u", other)
+            core.update_request(other, 1, {"memory-mb": 1024, "vcores": 1}, 10)
         runs.append([(a.app_id, a.node_id, a.priority) for a in settle(core)])
     assert runs[0] == runs[1]
 
