@@ -224,7 +224,7 @@ DELTA_FIELDS: dict[str, tuple[Field, ...]] = {
     "app_removed": APP_FIELDS[:1],
     "attempt_added": APP_FIELDS[:1],
     "assignment_refused": (_field("assignment_id", _text, TEXT), _field("reason", _text, TEXT, False)),
-    # the app's whole blacklist after an allocate call changed it: node ids and racks
+    # the app's whole blacklist after an allocate call or a new attempt changed it: node ids and racks
     "blacklist": (APP_FIELDS[0], _field("places", _texts, TEXTS)),
     # `yarn application -updatePriority`: the priority the RM set (capped at the cluster's max)
     "app_priority": (APP_FIELDS[0], _field("priority", is_key, KEY)),

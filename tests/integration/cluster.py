@@ -271,8 +271,12 @@ class Cluster:
         return self.rest(f"apps/{app_id}")["app"]
 
     def core_status(self) -> dict | None:
+        return self.status_json("")
+
+    def status_json(self, path: str) -> dict | None:
+        """A page of `yarn-drf serve`'s status server ("": the core's state), or None while it is down."""
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.ports['status']}/", timeout=2) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.ports['status']}/{path}", timeout=2) as r:
                 return json.loads(r.read())
         except OSError:
             return None
@@ -313,12 +317,19 @@ class Cluster:
             classpath: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
         """Runs a Hadoop command-line tool (the class `yarn`/`mapred` would run) against this
         cluster; `classpath`: more entries, ahead of Hadoop's (a test tool's classes)."""
+        return subprocess.run(self.cli_command(main, classpath) + list(args), capture_output=True,
+                              text=True, env=self.cli_env(user), timeout=timeout)
+
+    def cli_command(self, main: str, classpath: tuple[str, ...] = ()) -> list[str]:
+        """The java command line of a command-line tool's class (`cli`), without its arguments."""
+        cp = os.pathsep.join([str(self.client_conf), *classpath, *maven_classpath()])
+        return ["java", "-Xmx256m", *java17_opens(), "-cp", cp, main]
+
+    def cli_env(self, user: str | None = None) -> dict[str, str]:
         env = {**os.environ, "JAVA_HOME": java_home()}
         if user:
             env["HADOOP_USER_NAME"] = user
-        cp = os.pathsep.join([str(self.client_conf), *classpath, *maven_classpath()])
-        cmd = ["java", "-Xmx256m", *java17_opens(), "-cp", cp, main, *args]
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        return env
 
     def yarn(self, sub: str, *args: str, user: str | None = None) -> subprocess.CompletedProcess:
         """`yarn application|queue|rmadmin ...` as bin/yarn runs them."""

@@ -1,13 +1,18 @@
 """An app's controls in a stock Hadoop 3.4.1 ResourceManager running the yarn-drf shim, with real
 NodeManagers and the real `yarn-drf serve`: an AM beyond its queue's max-am-share waits and
 `yarn application -status` says why; an AM is told its queue's remaining max as headroom in its
-allocate responses; an AM's blacklist keeps its containers off the node it names. The AM of the
-last two is YARN's own AMRMClient in an unmanaged AM (AllocateProbe, from the shim's test classes).
+allocate responses; an AM's blacklist keeps its containers off the node it names, and `yarn-drf
+why` names that node when it is the only one with room. The AM of those three is YARN's own
+AMRMClient in an unmanaged AM (AllocateProbe, from the shim's test classes).
 `yarn application -updatePriority` is capped at the cluster's max and reaches the core;
 `yarn application -changeQueue` moves an app with its usage, or says why not."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -97,6 +102,38 @@ def test_an_ams_blacklisted_node_gets_none_of_its_containers(cluster):
     for avoided, other in ((first, second), (second, first)):
         nodes = probe(cluster, "open", 6, 1024, blacklist=avoided)[-1][3]
         assert len(nodes) == 6 and set(nodes) == {other}, (avoided, nodes)
+
+
+def test_why_names_the_blacklisted_node_when_it_is_the_only_one_with_room(cluster):
+    avoided, other = sorted(n["id"] for n in cluster.rest("nodes")["nodes"]["node"])
+    # 9 containers of 1 GiB and 1 vcore: `other` (8 GiB, 8 vcores) holds 8, the ninth waits while
+    # only the blacklisted node has room. The probe keeps asking for about 60 s.
+    prober = subprocess.Popen([*cluster.cli_command("org.yarndrf.shim.it.AllocateProbe",
+                                                    (str(SHIM_DIR / "target" / "test-classes"),)),
+                               "open", "9", "1024", avoided],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=cluster.cli_env(),
+                              start_new_session=True)
+    cluster.clients.append(prober)
+    app = cluster.wait_for(lambda: next((a["id"] for a in cluster.apps("RUNNING")
+                                         if a["name"] == "allocate-probe"), None), 60, "the probe's app")
+    try:
+        def blacklist_reasons() -> list[dict] | None:
+            doc = cluster.status_json(f"v1/apps/{app}")
+            found = [reason for r in doc["requests"] if r["pending"] > 0 for reason in r["reasons"]
+                     if reason["code"] == "blacklist"]
+            return found if doc["containers"] == 8 and found else None
+        reasons = cluster.wait_for(blacklist_reasons, 60, "a blacklist reason for the ninth container")
+        assert [r["nodes"] for r in reasons] == [[avoided]], reasons
+        assert f"the app's AM blacklisted nodes that have room: {avoided}" == reasons[0]["message"], reasons
+        why = subprocess.run([str(Path(sys.executable).with_name("yarn-drf")), "why", app, "--url",
+                              f"http://127.0.0.1:{cluster.ports['status']}"],
+                             capture_output=True, text=True, timeout=30, env={**os.environ, "COLUMNS": "400"})
+        assert why.returncode == 0, why.stdout + why.stderr
+        assert f"the app's AM blacklisted nodes that have room: {avoided}" in why.stdout, why.stdout
+    finally:
+        prober.kill()
+        prober.wait()
+        cluster.yarn("application", "-kill", app)
 
 
 def test_update_priority_is_capped_at_the_clusters_max_and_reaches_the_core(cluster):

@@ -104,7 +104,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final AskMirror askMirror = new AskMirror();
   /** Apps whose asks may have changed since the last call (allocate() adds from RPC threads). */
   private final Set<ApplicationId> dirtyApps = ConcurrentHashMap.newKeySet();
-  /** Apps whose AM changed its blacklist since the last call (allocate() adds from RPC threads). */
+  /**
+   * Apps whose blacklist changed since the last call: their AM's allocate() (from RPC threads), or
+   * a new attempt.
+   */
   private final Set<ApplicationId> blacklistChanged = ConcurrentHashMap.newKeySet();
   private final PendingEvents events = new PendingEvents();
   /**
@@ -757,13 +760,20 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     ShimQueue queue = (ShimQueue) application.getQueue();
     ShimAppAttempt attempt = new ShimAppAttempt(attemptId, application.getUser(), queue,
         queue.getAbstractUsersManager(), rmContext);
+    ShimAppAttempt previous = application.getCurrentAppAttempt();
     if (transferState) {
-      attempt.transferStateFromPreviousAttempt(application.getCurrentAppAttempt());
+      attempt.transferStateFromPreviousAttempt(previous);
     }
     application.setCurrentAppAttempt(attempt);
     queue.getMetrics().submitAppAttempt(application.getUser(), application.isUnmanagedAM());
     askMirror.forget(attemptId.getApplicationId().toString());
     events.add(Messages.Delta.attemptAdded(attemptId.getApplicationId().toString()));
+    if (previous != null) {
+      // YARN's blacklist belongs to the attempt: a new one starts empty, or with the previous
+      // one's when it keeps its containers. The core still holds the previous attempt's, so it
+      // gets the new attempt's whole blacklist after its attempt_added.
+      blacklistChanged.add(attemptId.getApplicationId());
+    }
     if (!recovering) {
       rmContext.getDispatcher().getEventHandler()
           .handle(new RMAppAttemptEvent(attemptId, RMAppAttemptEventType.ATTEMPT_ADDED));
@@ -1014,7 +1024,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
     }
 
-    /** The whole blacklist of each app whose AM changed it since the last call, as a delta. */
+    /** The whole blacklist of each app whose blacklist changed since the last call, as a delta. */
     private void collectBlacklists(Messages.Schedule req) {
       if (blacklistChanged.isEmpty()) {
         return;

@@ -13,6 +13,7 @@ import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateRequest;
 import org.apache.hadoop.yarn.api.protocolrecords.MoveApplicationAcrossQueuesRequest;
 import org.apache.hadoop.yarn.api.protocolrecords.UpdateApplicationPriorityRequest;
+import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceBlacklistRequest;
@@ -30,7 +31,8 @@ import org.junit.jupiter.api.Test;
 /**
  * An app's controls through the shim in an in-process ResourceManager, the core faked: the AM ask
  * named as one, an AM held back with its reason in the app's diagnostics, the core's headroom in
- * the AM's allocate response, the AM's blacklist sent to the core by node, and application
+ * the AM's allocate response, the AM's blacklist sent to the core by node (and a new attempt's,
+ * empty or transferred, after it), and application
  * priority (capped at the cluster's max) at submission and by -updatePriority, and moves the core
  * accepts (usage and all) or refuses (its reason to the caller).
  */
@@ -137,6 +139,50 @@ class ControlsTest {
             Collections.singletonList("127.0.0.1"))));
     heartbeatUntil(() -> core.deltasOf("blacklist").size() == 2);
     assertEquals(Collections.singletonList("/rack9"), core.deltasOf("blacklist").get(1).places);
+  }
+
+  /**
+   * Blacklists 127.0.0.1 from the app's first attempt, fails its AM and returns the deltas about
+   * the app the core got from then on: the second attempt's attempt_added and what follows.
+   */
+  private List<Messages.Delta> blacklistThenFailTheAm(RMApp app) throws Exception {
+    MockAM am = AsyncApps.launch(rm, app);
+    am.allocate(AllocateRequest.newInstance(0, 0f, new ArrayList<>(), new ArrayList<>(),
+        ResourceBlacklistRequest.newInstance(Collections.singletonList("127.0.0.1"),
+            new ArrayList<>())));
+    heartbeatUntil(() -> core.deltasOf("blacklist").size() == 1);
+    int before = core.deltasOf("attempt_added", "blacklist").size();
+    nm.nodeHeartbeat(am.getApplicationAttemptId(), 1, ContainerState.COMPLETE);
+    heartbeatUntil(() -> core.deltasOf("blacklist").size() == 2);
+    assertEquals(2, app.getCurrentAppAttempt().getAppAttemptId().getAttemptId());
+    List<Messages.Delta> seen = core.deltasOf("attempt_added", "blacklist");
+    return seen.subList(before, seen.size());
+  }
+
+  @Test
+  void aNewAttemptAfterAnAmFailureStartsWithAnEmptyBlacklistAndTheCoreIsToldSo() throws Exception {
+    RMApp app = submit();
+    List<Messages.Delta> after = blacklistThenFailTheAm(app);
+    assertEquals(java.util.Arrays.asList("attempt_added", "blacklist"), opsOf(after));
+    assertEquals(app.getApplicationId().toString(), after.get(1).app.app);
+    assertEquals(Collections.emptyList(), after.get(1).places);
+  }
+
+  @Test
+  void aNewAttemptThatKeepsItsContainersKeepsTheBlacklistYarnTransfersToIt() throws Exception {
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
+        .withUser("alice").withQueue("a").withKeepContainers(true));
+    List<Messages.Delta> after = blacklistThenFailTheAm(app);
+    assertEquals(java.util.Arrays.asList("attempt_added", "blacklist"), opsOf(after));
+    assertEquals(Collections.singletonList("127.0.0.1:1234"), after.get(1).places);
+  }
+
+  private static List<String> opsOf(List<Messages.Delta> deltas) {
+    List<String> ops = new ArrayList<>();
+    for (Messages.Delta d : deltas) {
+      ops.add(d.op);
+    }
+    return ops;
   }
 
   @Test

@@ -246,10 +246,12 @@ final class FakeCore implements CoreChannel {
     return q;
   }
 
-  synchronized List<Messages.Delta> deltasOf(String op) {
+  /** The deltas of these ops, in the order the core got them. */
+  synchronized List<Messages.Delta> deltasOf(String... ops) {
+    List<String> wanted = java.util.Arrays.asList(ops);
     List<Messages.Delta> out = new ArrayList<>();
     for (Messages.Delta d : deltas) {
-      if (op.equals(d.op)) {
+      if (wanted.contains(d.op)) {
         out.add(d);
       }
     }
