@@ -396,7 +396,9 @@ class Preemptor:
         ranked = []
         for q in self.core.queues.values():
             goal = goals.get(q.path)
-            requests = _fitting_requests(self.core, q) if q.is_leaf and goal is not None else []
+            if not q.is_leaf or goal is None:
+                continue
+            requests = _fitting_requests(self.core, q)
             if not requests:
                 continue
             share = dominant_share(q.usage, cap)
