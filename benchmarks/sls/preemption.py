@@ -136,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--early-task-s", type=float, default=400,
                     help="the early queue's task length (outlasts the run)")
     ap.add_argument("--late-task-s", type=float, default=60)
+    ap.add_argument("--early-jobs", type=int, default=4,
+                    help="the early queue's jobs (AMs); an odd number leaves a node with room "
+                         "for the late queue's AM (these shapes) however the AMs are placed")
     run.add_run_args(ap, timeout_s=150)
     args = ap.parse_args(argv)
     schedulers = run.checked_run_args(ap, args)
@@ -146,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     share = weights[late] / sum(weights.values())
     threshold = confgen.load_config(args.queues).preemption.threshold
     nodes, trace = workload.write_files(args.out, args.nodes, workload.late_queue_jobs(
-        args.nodes, early, late, args.late_start_s, args.early_task_s, args.late_task_s))
+        args.nodes, early, late, args.late_start_s, args.early_task_s, args.late_task_s,
+        early_jobs=args.early_jobs))
     task = [workload.LATE_TASK.memory_mb, workload.LATE_TASK.vcores, workload.LATE_TASK.gpu_mem]
     results = {}
     for s in schedulers:
@@ -154,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         results[s] = analyse(sls_out, late, share, threshold, task)
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     text = table(results, f"{args.nodes} simulated nodes: queue {late!r} arrives at "
-                          f"{args.late_start_s:g} s on a cluster {early!r} fills; fair share {share:g}")
+                          f"{args.late_start_s:g} s on a cluster {early!r} ({args.early_jobs} jobs) "
+                          f"fills; fair share {share:g}")
     (args.out / "table.md").write_text(text)
     print(text)
     return 0
