@@ -7,16 +7,22 @@ decision path pays nothing for it. A round:
 1. forgets marks whose container has ended (its AM gave it back within the grace: nothing to
    kill); holds each node with marks left for their request (again, if it served one container
    and more are coming), or cancels its marks when the room is no longer wanted (the request
-   went away, another request took the node);
+   went away or asks for fewer, room came free on its own or the leaf got room elsewhere so that
+   it would pass its target, another request took the node);
 2. returns for killing the marks whose grace is over;
 3. measures every leaf with fitting demand against its target: starved when below `threshold` x
    its target for `fair-share-timeout-s`, or below its `min` for `min-share-timeout-s`; once
    starved, it stays so until it reaches its target (it is restored to the target, not to the
-   threshold);
-4. for each starved leaf (below min first, then the furthest below its target), node by node,
-   picks the fewest victims whose release makes room on that node for the leaf's next request,
-   marks them (grace-s from now) and holds the node for that request (a core reservation), so
-   the room goes to the starved leaf and not to whoever heartbeats next.
+   threshold); a leaf the last round did not see has been below since its demand came;
+4. for each starved leaf (below min first, then the furthest below its target), one container
+   of its request at a time, picks the fewest victims whose release makes room on one node for
+   it, on the node where they cost least (AMs last, less important first, then the least work
+   lost: the youngest containers anywhere, not the first nodes'), marks them (grace-s from now)
+   and holds the node for that request (a core reservation), so the room goes to the starved
+   leaf and not to whoever heartbeats next.
+
+Between rounds the caller may ask for the kills whose grace is over (Preemptor.kills, once
+`next_kill` has passed), so a kill need not wait for the next round.
 
 The target is the pooled H-DRF target (scheduler.targets, the fluid fill of the demand), as a
 dominant share. It depends on the demand alone (usage plus what runnable apps ask for; a
@@ -30,9 +36,9 @@ the queue shows as starved and nothing is killed.
 
 Victims converge: a container is taken only if its queue, and each of its ancestors below the one
 it shares with the starved leaf, stays at or above its target after losing it and everything
-already marked; the starved leaf and its ancestors (below the same one) stay at or below their
-targets after gaining the request and every held node's; AM containers only when no other
-container will do; among the others higher priority numbers (YARN: less important) and younger
+already marked (an AM counts as its whole app: YARN ends an attempt's containers with its AM);
+the starved leaf and its ancestors (below the same one) stay at or below their targets after
+gaining the request and every held node's; AM containers only when no other container will do; among the others higher priority numbers (YARN: less important) and younger
 containers first; never more containers for a
 leaf than it asks for; at most `max-per-round` of the cluster (dominant share) per round; never a
 container of a queue with `preemptable: false` on itself or an ancestor.
@@ -44,7 +50,9 @@ nothing.
 """
 from __future__ import annotations
 
+import heapq
 import logging
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -148,6 +156,8 @@ class Preemptor:
         self.observed: tuple[Victim, ...] = ()  # observe-only: the last round's plan
         self.counters = dict.fromkeys(("rounds", "marked", "killed", "released", "cancelled"), 0)
         self.killed_seconds = 0.0  # container-seconds of work the kills ended
+        self.last_round: float | None = None
+        self.next_kill = float("inf")  # the earliest deadline of a mark not yet killed
 
     def round(self, now: float) -> PreemptionPlan:
         spec = self.core.config.preemption
@@ -156,9 +166,9 @@ class Preemptor:
             self.queues, self.observed = {}, ()
             return PreemptionPlan()
         self.counters["rounds"] += 1
-        self._settle()
+        goals = _targets(self.core)  # the demand's alone: settling the marks does not move them
+        self._settle(now, goals)
         kill = self._due(now)
-        goals = _targets(self.core)
         starved = self._watch(now, goals)
         if spec.observe_only:
             self._drop_all()
@@ -166,6 +176,21 @@ class Preemptor:
             return PreemptionPlan(planned=self.observed, observe_only=True)
         self.observed = ()
         mark = self._plan(starved, goals, now, commit=True)
+        self.last_round = now
+        return self._plan_of(mark, kill)
+
+    def kills(self, now: float) -> PreemptionPlan:
+        """Between rounds, once a mark's grace is over (now >= next_kill): the marks a round
+        would kill now, after settling them as a round does (one whose container ended, or whose
+        room is no longer needed, is not killed). Marks nothing, so max-per-round still bounds
+        each round; the caller need not wait for the next round to kill."""
+        if not self.core.config.preemption.enabled or self.core.config.preemption.observe_only:
+            return PreemptionPlan()
+        self._settle(now, _targets(self.core))
+        return self._plan_of((), self._due(now))
+
+    def _plan_of(self, mark: tuple[Victim, ...], kill: tuple[Victim, ...]) -> PreemptionPlan:
+        self.next_kill = min((m.victim.deadline for m in self.marks.values() if not m.killed), default=float("inf"))
         return PreemptionPlan(mark=mark, kill=kill, planned=tuple(m.victim for m in self.marks.values()))
 
     def carry(self, old: Preemptor) -> None:
@@ -203,6 +228,8 @@ class Preemptor:
                 if req.reserved_node is None:
                     req.reserved_node = node
                 self.holds[node] = _Hold(req, held.containers if held is not None else 1)
+        self.last_round = old.last_round
+        self.next_kill = min((m.victim.deadline for m in self.marks.values()), default=float("inf"))
 
     def report(self, now: float) -> dict:
         """The state as plain data for status pages: settings, counters, and per queue (those with
@@ -238,11 +265,12 @@ class Preemptor:
 
     # ------------------------------------------------------------------ the marks' lifecycle
 
-    def _settle(self) -> None:
+    def _settle(self, now: float, goals: dict[str, float]) -> None:
         """Forgets ended containers; keeps each node with marks held for their request (again,
         if its reservation served one container and more are coming) for as many containers as
-        the room will hold once its victims are gone, or cancels its marks when that room is no
-        longer wanted (the request went away, another took the node)."""
+        the room will hold once its victims are gone and the request still wants (_trim), or
+        cancels its marks when that room is no longer wanted (the request went away or was
+        served elsewhere, room came free on its own, another took the node)."""
         containers = self.core.containers
         for cid, mark in list(self.marks.items()):
             c = containers.get(cid)
@@ -260,19 +288,70 @@ class Preemptor:
                 node.reserved = req  # it served one container; the node stays held for the rest
             if not hold.containers or node.reserved is not req:
                 del self.holds[node]
+        self._trim(now, goals)
         for cid, mark in list(self.marks.items()):
             hold = self.holds.get(mark.node)
             if not mark.killed and (hold is None or hold.request is not mark.request):
                 del self.marks[cid]
                 self.counters["cancelled"] += 1
 
-    def _fitting(self, node: Node, req: Request, marked: Iterable[str], gone: Iterable[Container] = ()) -> int:
+    def _trim(self, now: float, goals: dict[str, float]) -> None:
+        """Lets off the marks not yet killed whose room is no longer needed: per request, the
+        containers its held nodes will hold count only as far as it still asks for them and its
+        leaf stays at or below its target with them (usage counts what it got elsewhere since);
+        of those, the room its held nodes have without the waiting marks (come free since, or a
+        kill is done) counts first, the rest is left to the marks of the cheapest nodes (_cost);
+        on each node the most protected victims are let off first. A node left with nothing to
+        hold is let go."""
+        cap = self.core.capacity
+        by_request: dict[Request, list[Node]] = {}
+        for node, hold in self.holds.items():
+            by_request.setdefault(hold.request, []).append(node)
+        waiting: dict[Node, list[Container]] = {}
+        for cid, mark in self.marks.items():
+            if not mark.killed:
+                waiting.setdefault(mark.node, []).append(self.core.containers[cid])
+        gained: dict[str, Vector] = {}
+        for req, nodes in by_request.items():
+            leaf = req.app.queue
+            wanted, held = 0, min(req.count, sum(self.holds[n].containers for n in nodes))
+            while wanted < held and _may_gain([leaf], req.capability, gained, goals, cap):
+                wanted += 1
+                _add_up(gained, [leaf], req.capability)
+            free = {n: self._fitting(n, req, (), exclude=waiting.get(n, ())) for n in nodes}
+            wanted -= sum(free.values())
+            for node in sorted((n for n in nodes if n in waiting), key=lambda n: _cost(waiting[n], now, self.core.containers)):
+                hold = self.holds[node]
+                need = min(hold.containers, free[node] + max(0, wanted))
+                wanted -= need - free[node]
+                let_off: list[Container] = []
+                for c in sorted(waiting[node], key=_victim_order, reverse=True):
+                    if self._fitting(node, req, (), exclude=[*let_off, c]) >= need:
+                        let_off.append(c)
+                        del self.marks[c.id]
+                        self.counters["cancelled"] += 1
+                hold.containers = need
+                if not need:
+                    del self.holds[node]
+                    if node.reserved is req:
+                        self._let_go(node)
+
+    def _let_go(self, node: Node) -> None:
+        """Ends the node's hold for its request (which may have other nodes held for it)."""
+        req = node.reserved
+        if req is not None and req.reserved_node is node:
+            self.core._unreserve(node)
+        node.reserved = None
+
+    def _fitting(self, node: Node, req: Request, marked: Iterable[str], gone: Iterable[Container] = (),
+                 exclude: Iterable[Container] = ()) -> int:
         """How many containers of `req` fit on `node` once its marked containers (and `marked`,
         and `gone`) are released; on a node with GPU cards by the card rule, so a victim whose
         memory is on another card than the request could use makes no room (scheduler.cards)."""
         marked = set(marked)
+        kept = {c.id for c in exclude}
         released = [c for c in map(self.core.containers.__getitem__, node.containers)
-                    if c.id in self.marks or c.id in marked]
+                    if (c.id in self.marks or c.id in marked) and c.id not in kept]
         released += [c for c in gone if c.id not in self.marks and c.id not in marked]
         room = vsub(node.capacity, node.allocated)
         for c in released:
@@ -305,6 +384,7 @@ class Preemptor:
         self.holds.clear()
         self.counters["cancelled"] += sum(not m.killed for m in self.marks.values())
         self.marks = {cid: m for cid, m in self.marks.items() if m.killed}
+        self.next_kill = float("inf")
 
     # ------------------------------------------------------------------ who starves
 
@@ -316,15 +396,21 @@ class Preemptor:
         ranked = []
         for q in self.core.queues.values():
             goal = goals.get(q.path)
-            if not q.is_leaf or goal is None or not _fitting_requests(self.core, q):
+            if not q.is_leaf or goal is None:
+                continue
+            requests = _fitting_requests(self.core, q)
+            if not requests:
                 continue
             share = dominant_share(q.usage, cap)
             was = self.queues.get(q.path)
             state = Starvation(share, goal)
+            # A leaf the last round did not see (it had no demand there) has been below since its
+            # demand came, not since this round: the clocks do not lose up to a round to the timer.
+            began = now if was is not None else max(min(r.since for r in requests), -math.inf if self.last_round is None else self.last_round)
             if share < spec.threshold * goal - _EPS:
-                state.below_fair_since = was.below_fair_since if was and was.below_fair_since is not None else now
+                state.below_fair_since = was.below_fair_since if was and was.below_fair_since is not None else began
             if q.min_inv is not None and max(u * i for u, i in zip(q.usage, q.min_inv)) < 1.0:
-                state.below_min_since = was.below_min_since if was and was.below_min_since is not None else now
+                state.below_min_since = was.below_min_since if was and was.below_min_since is not None else began
             if state.below_min_since is not None and now - state.below_min_since >= spec.min_share_timeout_s:
                 state.starved = MIN
             elif state.below_fair_since is not None and now - state.below_fair_since >= spec.fair_share_timeout_s:
@@ -349,15 +435,10 @@ class Preemptor:
         for leaf, with_am in [(leaf, False) for leaf in starved] + [(leaf, True) for leaf in starved]:
             reason = self.queues[leaf.path].starved  # (AMs only once no other container will do)
             for req in _fitting_requests(core, leaf):
-                for node in self._nodes_for(req):
-                    if dominant_share(acc.taken, core.capacity) >= budget - _EPS:
-                        return self._planned(new, commit)
-                    if acc.asked.get(req, 0) >= req.count or \
-                            not _may_gain([leaf], req.capability, acc.gained, goals, core.capacity):
-                        break
-                    victims = self._fill(node, req, acc, goals, with_am)
-                    if victims:
-                        new.extend(self._take(node, req, victims, reason, acc, now, commit))
+                if dominant_share(acc.taken, core.capacity) >= budget - _EPS:
+                    return self._planned(new, commit)
+                for node, victims in self._fill(req, acc, goals, with_am, now).items():
+                    new.extend(self._take(node, req, victims, reason, acc, now, commit))
         return self._planned(new, commit)
 
     @staticmethod
@@ -374,7 +455,7 @@ class Preemptor:
         acc = _Round(taken=core.types.zero)
         for cid, mark in self.marks.items():
             c = core.containers[cid]
-            _add_up(acc.lost, _below_common(c.app.queue, mark.request.app.queue), c.resources)
+            _add_up(acc.lost, _below_common(c.app.queue, mark.request.app.queue), _loss(c))
         for node, hold in self.holds.items():
             acc.held[node] = hold.containers
         for node in core.nodes.values():
@@ -400,40 +481,66 @@ class Preemptor:
                 out.append(node)
         return out
 
-    def _fill(self, node: Node, req: Request, acc: _Round, goals: dict[str, float],
-              with_am: bool) -> list[Container]:
-        """Victims on `node` for as many more containers of `req` as the rules allow, one
-        container at a time (each by _victims); then, of all of them, only those without which
-        fewer containers would fit. Counted in `acc` as they are taken (and uncounted if let off)."""
+    def _fill(self, req: Request, acc: _Round, goals: dict[str, float], with_am: bool,
+              now: float) -> dict[Node, list[Container]]:
+        """Victims for as many more containers of `req` as the rules allow, one container's room
+        at a time (each by _victims), each time on the node whose next victims cost the least
+        (_cost: AMs last, less important first, then the least work lost), not in node order:
+        the youngest containers anywhere go before older ones. Then, per node, only the victims
+        without which fewer containers would fit there. Counted in `acc` as they are taken (and
+        uncounted if let off)."""
         core = self.core
         leaf, cap, budget = req.app.queue, core.capacity, core.config.preemption.max_per_round
-        picked: list[Container] = []
-        while acc.asked.get(req, 0) < req.count and _may_gain([leaf], req.capability, acc.gained, goals, cap):
+        # Each node by a bound of what its victims cost (the cheapest container it could give),
+        # its victims worked out when it comes first.
+        queue = [(bound, i, node) for i, node in enumerate(self._nodes_for(req))
+                 if (bound := self._cheapest(node, leaf, with_am, now)) is not None]
+        heapq.heapify(queue)
+        picked: dict[Node, list[Container]] = {}
+        while queue and acc.asked.get(req, 0) < req.count and dominant_share(acc.taken, cap) < budget - _EPS \
+                and _may_gain([leaf], req.capability, acc.gained, goals, cap):
+            order, i, node = heapq.heappop(queue)
             victims = self._victims(node, req, acc, goals, with_am)
-            if victims is None or dominant_share(vadd(acc.taken, _total(victims, core.types.zero)), cap) > budget + _EPS:
-                break
+            if victims is None:
+                continue
+            cost = _cost(victims, now, core.containers)
+            if cost > order:  # more than its bound (or than last time): back in line by what it is
+                heapq.heappush(queue, (cost, i, node))
+                continue
+            if dominant_share(vadd(acc.taken, _total(victims, core.types.zero)), cap) > budget + _EPS:
+                continue  # too much for this round; a smaller set elsewhere may still do
             for c in victims:
                 self._count(acc, c, leaf, vadd)
-            picked += victims
+            picked.setdefault(node, []).extend(victims)
             acc.asked[req] = acc.asked.get(req, 0) + 1
             acc.held[node] = acc.held.get(node, 0) + 1
             _add_up(acc.gained, leaf.ancestors_and_self(), req.capability)
+            heapq.heappush(queue, (order, i, node))
         # One container at a time can leave a remainder that a later victim completes: a victim
         # whose room the others' remainders make up is let off (the most protected first).
-        need = acc.held.get(node, 0)
-        for c in sorted(picked, key=_victim_order, reverse=True):
-            if self._fitting(node, req, acc.marked - {c.id}) >= need:
-                picked.remove(c)
-                self._count(acc, c, leaf, vsub)
-        return picked
+        for node, victims in picked.items():
+            need = acc.held.get(node, 0)
+            for c in sorted(victims, key=_victim_order, reverse=True):
+                if self._fitting(node, req, acc.marked - {c.id}) >= need:
+                    victims.remove(c)
+                    self._count(acc, c, leaf, vsub)
+        return {node: victims for node, victims in picked.items() if victims}
+
+    def _cheapest(self, node: Node, leaf: Queue, with_am: bool, now: float) -> tuple | None:
+        """The least _cost of one container on `node` another queue could give up, before the
+        targets are asked (None: none): at most what any set of victims there costs."""
+        containers = self.core.containers
+        costs = [_cost((c,), now, containers) for c in map(containers.__getitem__, node.containers)
+                 if c.app.queue is not leaf and c.id not in self.marks and (with_am or not _is_am(c))]
+        return min(costs, default=None)
 
     @staticmethod
     def _count(acc: _Round, c: Container, leaf: Queue, change) -> None:
         """Counts `c` as taken for `leaf` this round (change: vadd), or no longer (vsub)."""
         chain = _below_common(c.app.queue, leaf)
         for a in chain:
-            acc.lost[a.path] = change(acc.lost.get(a.path, tuple(0 for _ in c.resources)), c.resources)
-        acc.taken = change(acc.taken, c.resources)
+            acc.lost[a.path] = change(acc.lost.get(a.path, tuple(0 for _ in c.resources)), _loss(c))
+        acc.taken = change(acc.taken, _loss(c))
         (acc.marked.add if change is vadd else acc.marked.discard)(c.id)
 
     def _victims(self, node: Node, req: Request, acc: _Round, goals: dict[str, float],
@@ -452,7 +559,7 @@ class Preemptor:
         taken: list[Container] = []
         for c in candidates:
             q = c.app.queue
-            if q is leaf or not _preemptable(q) or not _may_lose(q, leaf, c.resources, acc.lost, goals, cap) \
+            if q is leaf or not _preemptable(q) or not _may_lose(q, leaf, _loss(c), acc.lost, goals, cap) \
                     or not _may_gain(_below_common(leaf, q), req.capability, acc.gained, goals, cap):
                 continue
             taken.append(c)
@@ -466,9 +573,9 @@ class Preemptor:
                 taken.remove(c)
         lost = dict(acc.lost)
         for c in taken:  # each was allowed alone; together, too?
-            if not _may_lose(c.app.queue, leaf, c.resources, lost, goals, cap):
+            if not _may_lose(c.app.queue, leaf, _loss(c), lost, goals, cap):
                 return None
-            _add_up(lost, _below_common(c.app.queue, leaf), c.resources)
+            _add_up(lost, _below_common(c.app.queue, leaf), _loss(c))
         return taken
 
     def _take(self, node: Node, req: Request, victims: list[Container], reason: str, acc: _Round, now: float,
@@ -517,6 +624,25 @@ def _victim_order(c: Container) -> tuple:
     """AM containers last; then YARN's less important (higher priority number); younger first."""
     priority = c.key[0] if c.key else 0
     return _is_am(c), -priority, -c.started, c.id
+
+
+def _cost(victims: Iterable[Container], now: float, containers: dict[str, Container]) -> tuple:
+    """What taking `victims` together costs, to choose between nodes: an AM among them, then the
+    most important priority among them (as in _victim_order), then the work their kills lose (an
+    AM's: its app's containers' too)."""
+    protected = max((_is_am(c), -(c.key[0] if c.key else 0)) for c in victims)
+    lost = 0.0
+    for c in victims:
+        for x in map(containers.get, c.app.containers) if _is_am(c) else (c,):
+            lost += 0.0 if x is None else now - x.started
+    return protected, lost
+
+
+def _loss(c: Container) -> Vector:
+    """What taking `c` takes from its queue: an AM takes its app's containers with it (YARN ends
+    an attempt's containers with its AM, unless the app keeps them across attempts, which the
+    core is not told), so an AM is taken only if its queue can lose the whole app."""
+    return c.app.usage if _is_am(c) else c.resources
 
 
 def _is_am(c: Container) -> bool:
@@ -588,5 +714,5 @@ def _count_fitting(shape: Vector, room: Vector) -> int:
 def _total(containers: list[Container], zero: Vector) -> Vector:
     total = zero
     for c in containers:
-        total = vadd(total, c.resources)
+        total = vadd(total, _loss(c))
     return total

@@ -11,6 +11,7 @@ Nothing raises out of `handle`, the py4j entry point; the metrics are recorded h
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 import time
@@ -210,13 +211,21 @@ class CoreService:
         return reply
 
     def _preemption_round(self, core: SchedulerCore, now: float) -> PreemptionPlan | None:
-        """The core's preemption round if one is due (None if not). The shim calls while YARN has
-        asks outstanding (its recheck), so a starved queue's rounds, and its victims' kills, come
-        on time without a change in YARN."""
-        if now < self._next_round:
+        """The core's preemption round if one is due, else the kills whose grace is over (None if
+        neither). The shim calls while YARN has asks outstanding (its recheck), so a starved
+        queue's rounds, and its victims' kills, come on time without a change in YARN. Rounds keep
+        to a grid of `preemption_interval_s`: a round that comes late does not push the next one
+        later (with the shim's one-second recheck that would skip every other second). A kill
+        does not wait for the next round."""
+        interval = self.preemption_interval_s
+        if now >= self._next_round:
+            late = now - self._next_round
+            self._next_round = now + interval if late == math.inf else now + interval - late % interval
+            plan = core.preemption_round(now)
+        elif now >= core.preemption.next_kill:
+            plan = core.preemption.kills(now)
+        else:
             return None
-        self._next_round = now + self.preemption_interval_s
-        plan = core.preemption_round(now)
         if self.metrics is not None and (plan.mark or plan.kill):
             self.metrics.preemption(plan, now)
         return plan

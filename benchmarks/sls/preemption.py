@@ -8,7 +8,8 @@ asking for more than its share. Each scheduler preempts as `preemption-queues.ya
 translates it for Fair and Capacity). Figures, from the allocation probe's records (probe.jsonl):
 time from the late queue's first ask until it holds its fair share (within one container),
 containers preempted (ended with exit status PREEMPTED), and the work they lost (container-seconds
-each ran before its kill). SLS's simulated AMs ignore the PreemptionMessage: in all three runs
+each ran before its kill), counting with a preempted AM the containers of its app that ended
+ABORTED after it (YARN ends an attempt's containers with its AM). SLS's simulated AMs ignore the PreemptionMessage: in all three runs
 the room is freed by the RM-side kill after the grace time.
 Output: <out>/<scheduler>/{conf,sls,run.log}, <out>/results.json, <out>/table.md.
 """
@@ -28,6 +29,8 @@ import workload
 
 HERE = Path(__file__).resolve().parent
 PREEMPTED = -102  # YARN's ContainerExitStatus.PREEMPTED
+ABORTED = -100  # YARN's ContainerExitStatus.ABORTED: how a killed AM's other containers end
+AM_SUFFIX = "_000001"  # an attempt's first container is its AM
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,8 @@ class LateQueueFigures:
     time_to_share_s: float | None  # from that ask until it held its share; None: never in the run
     peak_share: float              # the most of the cluster (dominant share) it held
     preempted: int                 # containers ended with exit status PREEMPTED, any queue
-    work_lost_s: float             # their run time before the kill, container-seconds
+    aborted_with_am: int           # containers ended ABORTED after their app's AM was preempted
+    work_lost_s: float             # all of their run times before the end, container-seconds
 
 
 def late_queue_figures(records: Iterable[dict], app_queues: Mapping[str, str], queue: str,
@@ -46,9 +50,11 @@ def late_queue_figures(records: Iterable[dict], app_queues: Mapping[str, str], q
     first_ask = reached = None
     held = [0.0] * len(capacity)
     started: dict[str, float] = {}
+    app_of: dict[str, str] = {}
+    am_preempted: set[str] = set()  # apps whose AM was preempted
     mine: dict[str, Sequence[float]] = {}
     peak = 0.0
-    preempted = 0
+    preempted = aborted = 0
     lost_ms = 0.0
     for rec in sorted(records, key=lambda r: r["t"]):
         ev = rec["ev"]
@@ -56,6 +62,7 @@ def late_queue_figures(records: Iterable[dict], app_queues: Mapping[str, str], q
             first_ask = rec["t"]
         elif ev == "alloc":
             started[rec["c"]] = rec["t"]
+            app_of[rec["c"]] = rec.get("app", "")
             if rec["q"] == queue:
                 mine[rec["c"]] = rec["res"]
                 held = [h + r for h, r in zip(held, rec["res"])]
@@ -64,16 +71,22 @@ def late_queue_figures(records: Iterable[dict], app_queues: Mapping[str, str], q
                 if reached is None and first_ask is not None and d >= share - tolerance:
                     reached = rec["t"]
         elif ev == "end":
-            if rec["exit"] == PREEMPTED and rec["c"] in started:
+            c = rec["c"]
+            if rec["exit"] == PREEMPTED and c in started:
                 preempted += 1
-                lost_ms += rec["t"] - started[rec["c"]]
+                lost_ms += rec["t"] - started[c]
+                if c.endswith(AM_SUFFIX):
+                    am_preempted.add(app_of[c])
+            elif rec["exit"] == ABORTED and c in started and app_of[c] in am_preempted:
+                aborted += 1
+                lost_ms += rec["t"] - started[c]
             res = mine.pop(rec["c"], None)
             if res is not None:
                 held = [h - r for h, r in zip(held, res)]
     return LateQueueFigures(
         first_ask_s=None if first_ask is None else first_ask / 1000,
         time_to_share_s=None if reached is None or first_ask is None else (reached - first_ask) / 1000,
-        peak_share=peak, preempted=preempted, work_lost_s=lost_ms / 1000)
+        peak_share=peak, preempted=preempted, aborted_with_am=aborted, work_lost_s=lost_ms / 1000)
 
 
 def analyse(sls_out: Path, queue: str, share: float, threshold: float,
@@ -103,7 +116,8 @@ def table(results: Mapping[str, dict], title: str) -> str:
              "time_to_threshold_s", 1),
             ("late queue's peak dominant share (fair share in the title)", "peak_share", 3),
             ("containers preempted", "preempted", 0),
-            ("work lost: preempted containers' run time (container-s)", "work_lost_s", 0),
+            ("containers ended with their preempted AM (ABORTED)", "aborted_with_am", 0),
+            ("work lost: run time of both (container-s)", "work_lost_s", 0),
             ("run length (s)", "wall_s", 0)]
     lines = [f"### {title}", "", "| figure | " + " | ".join(names) + " |",
              "|---|" + "---:|" * len(names)]
@@ -122,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--early-task-s", type=float, default=400,
                     help="the early queue's task length (outlasts the run)")
     ap.add_argument("--late-task-s", type=float, default=60)
+    ap.add_argument("--early-jobs", type=int, default=4,
+                    help="the early queue's jobs (AMs); an odd number leaves a node with room "
+                         "for the late queue's AM (these shapes) however the AMs are placed")
     run.add_run_args(ap, timeout_s=150)
     args = ap.parse_args(argv)
     schedulers = run.checked_run_args(ap, args)
@@ -132,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     share = weights[late] / sum(weights.values())
     threshold = confgen.load_config(args.queues).preemption.threshold
     nodes, trace = workload.write_files(args.out, args.nodes, workload.late_queue_jobs(
-        args.nodes, early, late, args.late_start_s, args.early_task_s, args.late_task_s))
+        args.nodes, early, late, args.late_start_s, args.early_task_s, args.late_task_s,
+        early_jobs=args.early_jobs))
     task = [workload.LATE_TASK.memory_mb, workload.LATE_TASK.vcores, workload.LATE_TASK.gpu_mem]
     results = {}
     for s in schedulers:
@@ -140,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         results[s] = analyse(sls_out, late, share, threshold, task)
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     text = table(results, f"{args.nodes} simulated nodes: queue {late!r} arrives at "
-                          f"{args.late_start_s:g} s on a cluster {early!r} fills; fair share {share:g}")
+                          f"{args.late_start_s:g} s on a cluster {early!r} ({args.early_jobs} jobs) "
+                          f"fills; fair share {share:g}")
     (args.out / "table.md").write_text(text)
     print(text)
     return 0

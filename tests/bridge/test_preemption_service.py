@@ -116,6 +116,24 @@ def test_rounds_run_at_most_once_per_interval_however_often_the_shim_calls(svc, 
     assert svc.core.preemption.counters["rounds"] == 3  # at 0, 1.0 and 2.1
 
 
+def test_rounds_keep_to_their_grid_when_the_calls_come_late(svc, clock):
+    """Calls about a second apart, some a little late: a late round does not push the next one
+    a second past itself, so no second goes without its round."""
+    for i, t in enumerate((0, 1.05, 1.98, 2.02, 3.01)):
+        at(clock, svc, t, i + 1)
+    assert svc.core.preemption.counters["rounds"] == 4  # at 0, 1.05, 2.02 and 3.01
+
+
+def test_a_kill_comes_with_the_first_call_after_the_grace_not_the_next_round(svc, clock):
+    told = starve_b(svc, clock)  # marked at 5.5, killed from 8.5 on; rounds due at 6, 7, 8, 9
+    assert "kill" not in at(clock, svc, 8, 3)
+    rounds = svc.core.preemption.counters["rounds"]
+    killed = at(clock, svc, 8.6, 4)
+    assert containers(killed, "kill") == told and "preempt" not in killed
+    assert svc.core.preemption.counters["rounds"] == rounds, "a kill between rounds, not a round"
+    assert "kill" not in at(clock, svc, 9, 5) and svc.core.preemption.counters["killed"] == 2
+
+
 def test_a_resync_tells_no_am_twice_and_keeps_the_grace_it_gave(svc, clock):
     told = starve_b(svc, clock)
     clock.now = 100 + 6

@@ -96,6 +96,19 @@ def test_nothing_is_marked_before_the_fair_share_timeout_and_nothing_killed_befo
     assert all(v.deadline == v.marked_at + 3 for v in sim.killed)
 
 
+def test_a_queues_starvation_clock_starts_when_its_demand_came_not_at_the_next_round():
+    """Rounds come when the caller's timer says (here a little irregularly): b asks at 10, the
+    round at 10.7 is the first to see it, and the one at 15.2 finds it starved (5 s timeout)."""
+    sim = cluster()
+    sim.ask("A", "root.a", TASK, 100)
+    sim.run(0, 3)
+    sim.core.preemption_round(9.6)
+    sim.ask("B", "root.b", TASK, 100, now=10)
+    assert not sim.core.preemption_round(10.7).mark
+    assert sim.core.preemption.queues["root.b"].below_fair_since == 10
+    assert len(sim.core.preemption_round(15.2).mark) == 4
+
+
 def test_a_queue_below_its_min_starves_after_the_min_share_timeout():
     sim = cluster(queues="a: {}\n      b: {min: {vcores: 2}}", preemption="fair-share-timeout-s: 1000")
     a_fills_then_b_arrives(sim)
@@ -125,6 +138,35 @@ def test_recomputing_the_plan_keeps_each_mark_once_with_its_first_deadline():
     assert planned[0] == planned[1] == planned[2] and len(planned[0]) == 4
     assert [v.container_id for v in sim.marked()] == [v.container_id for v in planned[0]]  # told once
     assert {v.deadline for v in planned[0]} == {18}
+
+
+def test_a_mark_whose_room_came_free_elsewhere_is_let_off_before_its_kill():
+    """b is marked its whole target (4 containers); then one of a's unmarked tasks ends on its
+    own and b takes that room: one mark less is needed. Killing it would push b past its target
+    and a below its own, and a would then preempt b back."""
+    sim = cluster()
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 16)
+    marked = {v.container_id for v in sim.marked()}
+    assert len(marked) == 4
+    ended = next(c for c in sorted(sim.core.apps["A"].containers) if c not in marked)
+    sim.core.container_finished(ended, "completed")
+    sim.run(16, 60)
+    assert len(sim.killed) == 3 and sim.core.preemption.counters["cancelled"] == 1
+    assert usage(sim, "root.a") == usage(sim, "root.b") == 4
+    assert not sim.marked(since=17), "no preemption back and forth"
+
+
+def test_marks_beyond_what_the_starved_request_still_asks_for_are_let_off():
+    sim = cluster()
+    a_fills_then_b_arrives(sim)
+    sim.run(10, 16)
+    assert len(sim.marked()) == 4
+    sim.core.update_request("B", 1, TASK, 2, now=16)  # its AM wants two tasks now, not 100
+    sim.run(16, 40)
+    assert len(sim.killed) == 2 and sim.core.preemption.counters["cancelled"] == 2
+    assert usage(sim, "root.b") == 2 and usage(sim, "root.a") == 6
+    assert all(n.reserved is None for n in sim.core.nodes.values())
 
 
 def test_observe_only_reports_the_plan_and_preempts_nothing():
@@ -180,6 +222,38 @@ def test_am_containers_go_last_and_younger_containers_first():
     sim.run(10, 30)
     assert [v.container_id for v in sim.killed] == [ages[-1], ages[-2]]
     assert am in sim.core.containers
+
+
+def test_the_youngest_containers_go_first_whatever_node_they_hold():
+    """n0, first in node order, holds a's tasks started at 0; n1 a's tasks started at 5: b's
+    two tasks get their room on n1, and the kills lose 2 x 10 container-seconds, not 2 x 15."""
+    sim = cluster(queues="a: {weight: 3}\n      b: {}")
+    sim.ask("A", "root.a", TASK, 8)
+    sim.core.on_heartbeat("n0", now=0)
+    sim.core.on_heartbeat("n1", now=5)
+    young = {c.id for c in sim.core.containers.values() if c.node.id == "n1"}
+    assert len(young) == 4 and len(sim.core.containers) == 8
+    sim.ask("B", "root.b", TASK, 100, now=10)
+    sim.run(10, 40)
+    assert len(sim.killed) == 2 and {v.container_id for v in sim.killed} <= young
+    assert usage(sim, "root.b") == 2 and sim.core.preemption.killed_seconds == 2 * (18 - 5)
+
+
+def test_an_am_is_not_taken_when_its_queue_cannot_lose_its_whole_app():
+    """a's app holds the node: its AM and a 3-vcore task. b asks for one vcore (its AM): a's
+    target is three quarters, so the task cannot go, and the AM's own vcore could, but YARN ends
+    the app's task with its AM: a would keep nothing. Nothing is taken; b starves."""
+    sim = cluster(nodes=1, preemption="max-per-round: '100%'")
+    sim.ask("A", "root.a", TASK, 1)
+    sim.run(0, 1)
+    am = next(iter(sim.core.apps["A"].containers))
+    sim.core.mark_am(am)
+    sim.ask("A", "root.a", {"vcores": 3, "memory-mb": 1024}, 1, now=1, priority=2)
+    sim.run(1, 2)
+    sim.ask("B", "root.b", TASK, 1, now=10)
+    sim.run(10, 40)
+    assert sim.marked() == [] and am in sim.core.containers and len(sim.core.containers) == 2
+    assert sim.core.preemption.queues["root.b"].starved == "fair-share"
 
 
 def test_less_important_containers_go_first():
@@ -238,7 +312,7 @@ def test_turning_preemption_off_cancels_the_marks_and_lets_the_nodes_go():
 def test_only_the_victims_needed_for_the_room_are_taken():
     """n0 holds a's old 3-vcore task and a younger 1-vcore one; younger goes first, but b's 3-vcore
     request needs the old one's room, and with it the young one is not needed."""
-    sim = cluster(queues="a: {}\n      b: {weight: 3}", nodes=2)
+    sim = cluster(queues="a: {}\n      b: {weight: 3}", nodes=1, preemption="max-per-round: '100%'")
     sim.ask("A", "root.a", {"vcores": 3, "memory-mb": 1024}, 1)
     sim.core.on_heartbeat("n0", now=0)
     sim.ask("A", "root.a", TASK, 5, now=1, priority=2)

@@ -37,22 +37,19 @@ def test_without_the_preemption_section_nothing_is_preempted(files):
     assert next(a for a in r["apps"] if a["id"] == "late")["start"] >= 100.0
 
 
-def test_a_preempted_am_takes_its_tasks_with_it_and_its_app_starts_its_stage_again(files):
+def test_an_am_is_not_preempted_when_its_queue_would_lose_its_whole_app_with_it(files):
     """a's 2-vcore AM and two 1-vcore tasks fill the node; b's 3-vcore task needs the AM's room
-    and one task's. The AM's death ends the other task too (work lost, not preempted); the app
-    asks for a new AM, which runs the whole stage again once b's task is done."""
+    and one task's. YARN ends an app's tasks with its AM, so a would lose all it holds and fall
+    below its target (a quarter): nothing is preempted, and b's task waits for a's work to end."""
     cluster = files.write("c.yaml", "nodes:\n  - {name: n, resources: {vcores: 4, memory-mb: 8192}}\n")
     queues = files.write("q.yaml", PREEMPTION + TWO_QUEUES.replace("b: {weight: 1}", "b: {weight: 3}"))
     w = files.workload("w.jsonl", [
         app("long", "root.a", 0.0, [(2, CPU, 200.0)], am={"vcores": 2, "memory-mb": 1024}),
         app("late", "root.b", 20.0, [(1, {"vcores": 3, "memory-mb": 1024}, 30.0)], am=None)])
     r = files.simulate(queues, cluster, w)
-    assert r["preemption"]["killed"] == 2  # the AM and one task; the other task died with its AM
-    assert 3 * 32 <= r["preemption"]["work_lost_container_s"] <= 3 * 37  # three containers, ~33-36 s old
+    assert r["preemption"]["killed"] == 0 and r["preemption"]["work_lost_container_s"] == 0
     late = next(a for a in r["apps"] if a["id"] == "late")
-    assert late["start"] <= 37.0
-    long = next(a for a in r["apps"] if a["id"] == "long")
-    assert long["finish"] >= late["finish"] + 200.0 and r["queues"]["root.a"]["completed_tasks"] == 2
+    assert late["start"] >= 200.0 and r["queues"]["root.a"]["completed_tasks"] == 2
 
 
 def test_the_late_queue_scenario_reaches_its_share_within_timeout_and_grace(files):

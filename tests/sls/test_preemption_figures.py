@@ -8,8 +8,8 @@ CAP = [10.0, 10.0]
 APPS = {"app_early": "early", "app_late": "late"}
 
 
-def _alloc(t: float, c: str, q: str, res: list[int]) -> dict:
-    return {"ev": "alloc", "t": t, "c": c, "q": q, "res": res}
+def _alloc(t: float, c: str, q: str, res: list[int], app: str = "") -> dict:
+    return {"ev": "alloc", "t": t, "c": c, "q": q, "res": res, "app": app}
 
 
 def _end(t: float, c: str, exit_: int) -> dict:
@@ -60,3 +60,16 @@ def test_records_are_replayed_in_time_order_whatever_order_the_file_holds() -> N
     f = preemption.late_queue_figures(list(reversed(RECORDS)), APPS, "late", CAP, share=0.5,
                                       tolerance=0.1)
     assert f.time_to_share_s == 5.5 and f.preempted == 2
+
+
+def test_the_containers_a_preempted_am_takes_with_it_are_work_lost_too() -> None:
+    """app_early's AM is preempted at 5 s; its task ends ABORTED with it, another app's task
+    ABORTED for another reason does not count, nor does a task the AM's app completed before."""
+    am, task, done = "container_1_0001_01_000001", "container_1_0001_01_000002", "container_1_0001_01_000003"
+    records = [_alloc(0, am, "early", [1, 1], "app_early"), _alloc(1000, task, "early", [2, 2], "app_early"),
+               _alloc(1000, done, "early", [2, 2], "app_early"), _alloc(2000, "other", "early", [1, 1], "app_x"),
+               _end(3000, done, 0), _end(5000, am, preemption.PREEMPTED), _end(5100, task, preemption.ABORTED),
+               _end(6000, "other", preemption.ABORTED)]
+    f = preemption.late_queue_figures(records, APPS, "late", CAP, share=0.5, tolerance=0.1)
+    assert (f.preempted, f.aborted_with_am) == (1, 1)
+    assert f.work_lost_s == (5000 - 0 + 5100 - 1000) / 1000
