@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print("free per node at the end: " + "; ".join(
             f"{node} {f['vcores']} vcores / {f['memory-mb']} MB / {f['gpu-mem']} gpu-mem" for node, f in free.items()))
         off = {q: abs(mean[q] - goal[q]) / one[q] for q in WORKLOAD}
-        ok = all(v <= 1.0 for v in off.values())
+        ok = all(v <= 1.0 + 1e-9 for v in off.values())  # one container exactly: a mean of floats may round above it
         console.print("distance from the target, in containers of the queue: "
                       + ", ".join(f"{q} {off[q]:.1f}" for q in WORKLOAD))
         verdict = ("AT THE TARGETS: each queue's mean dominant share within one of its containers of the share "
