@@ -1042,10 +1042,20 @@ class SchedulerCore:
         setting a queue aside and back re-keys with `keep` (or the saved `order`), so a queue does
         not lose its place among equals for a node it could not use."""
         units: Sequence[float]
+        dirq: tuple[int, ...] | None = None
         if not q.nested or q.aside:
             units = q.usage
-            share = q.share = q.weigh(units)
             up = q.up_raw
+            if units is q.raw_usage and q.weigh is q.raw_weigh:
+                # measured from this very usage tuple by these very functions (a heartbeat setting
+                # it aside and back): the same share and direction, without recomputing them
+                share = q.share = q.raw_share
+                dirq = q.raw_dirq
+            else:
+                share = q.share = q.weigh(units)
+                if up is not None:
+                    dirq = up(units, share) if share else self._zero
+                q.raw_usage, q.raw_weigh, q.raw_share, q.raw_dirq = units, q.weigh, share, dirq
         else:
             top = q.heap.peek_entry()  # (tier, the child with the lowest key)
             up = q.up
@@ -1076,7 +1086,9 @@ class SchedulerCore:
         else:
             state = _IDLE if q.share else _NONE
         if up is not None:  # the root's own share is never compared: it keeps no sums
-            dirq = q.dirq = up(units, share) if q.share else self._zero
+            if dirq is None:
+                dirq = up(units, share) if q.share else self._zero
+            q.dirq = dirq
             if state == q.state == _ACTIVE:
                 old = q.up_dirq
                 if dirq != old:
