@@ -1042,10 +1042,20 @@ class SchedulerCore:
         setting a queue aside and back re-keys with `keep` (or the saved `order`), so a queue does
         not lose its place among equals for a node it could not use."""
         units: Sequence[float]
+        dirq: tuple[int, ...] | None = None
         if not q.nested or q.aside:
             units = q.usage
-            share = q.share = q.weigh(units)
             up = q.up_raw
+            if units is q.raw_usage and q.weigh is q.raw_weigh:
+                # measured from this very usage tuple by these very functions (a heartbeat setting
+                # it aside and back): the same share and direction, without recomputing them
+                share = q.share = q.raw_share
+                dirq = q.raw_dirq
+            else:
+                share = q.share = q.weigh(units)
+                if up is not None:
+                    dirq = up(units, share) if share else self._zero
+                q.raw_usage, q.raw_weigh, q.raw_share, q.raw_dirq = units, q.weigh, share, dirq
         else:
             top = q.heap.peek_entry()  # (tier, the child with the lowest key)
             up = q.up
@@ -1076,7 +1086,9 @@ class SchedulerCore:
         else:
             state = _IDLE if q.share else _NONE
         if up is not None:  # the root's own share is never compared: it keeps no sums
-            dirq = q.dirq = up(units, share) if q.share else self._zero
+            if dirq is None:
+                dirq = up(units, share) if q.share else self._zero
+            q.dirq = dirq
             if state == q.state == _ACTIVE:
                 old = q.up_dirq
                 if dirq != old:
@@ -1150,43 +1162,55 @@ class SchedulerCore:
         node (`fit`: the mask of the shapes that fit its room), or UNBLOCK_BUDGET are set aside in this
         heartbeat: past that, the walk sets aside what it meets (_pick), and a queue it does not
         look into keeps the key it has with its blocked head, which is lower than its key for this
-        node but for rare mixes of resources (see "Hierarchical DRF" in the README)."""
+        node but for rare mixes of resources (see "Hierarchical DRF" in the README).
+
+        The queues above those of one depth are re-keyed once, after that depth: setting aside
+        below one queue reads nothing of another queue of its depth nor of the queues above it,
+        and keys depend on the state alone, so this is what re-keying after each one would leave."""
         heads = self._heads
         if not heads:
             return  # no parent (nor leaf with users) below the root, or none with demand
         if fit == self.root.mask:
             return  # every shape pending anywhere fits
         while True:
-            blocked = [q for mask in heads if not mask & fit for q in heads[mask]]
+            blocked = sorted((q for mask in heads if not mask & fit for q in heads[mask]), key=_deepest_first)
             if not blocked:
                 return
-            for q in sorted(blocked, key=_deepest_first):
-                if not self._unblock_head(q, fit, aside):
+            changed: list[Queue] = []
+            depth = blocked[0].path.count(".")
+            for q in blocked:
+                if q.path.count(".") != depth:
+                    depth = q.path.count(".")
+                    self._rekey_above(changed)
+                    changed.clear()
+                if not self._unblock_head(q, fit, aside, changed):
+                    self._rekey_above(changed)
                     return
+            self._rekey_above(changed)
 
-    def _unblock_head(self, q: Queue, fit: int, aside: list) -> bool:
+    def _unblock_head(self, q: Queue, fit: int, aside: list, changed: list[Queue]) -> bool:
         """Sets aside q's head children that cannot use the node until one can, or q itself when
-        none can; False when UNBLOCK_BUDGET ran out. q and the queues above it are re-keyed once,
-        at the end: nothing here reads their keys."""
+        none can; False when UNBLOCK_BUDGET ran out. Adds to `changed` the queue whose key, and
+        its ancestors', this changed (q, or its parent when q went aside): nothing here reads them."""
         moved = False
         while not q.aside:
             if len(aside) >= UNBLOCK_BUDGET:
                 if moved:
-                    self._requeue_queues(q, keep=True)
+                    changed.append(q)
                 return False
             head = q.heap.peek()
             if head is None:
                 parent = q.parent
                 assert parent is not None  # a parent in `heads` is below the root
                 self._set_aside(q, aside)
-                self._requeue_queues(parent, keep=True)
+                changed.append(parent)
                 return True
             if head.mask & fit:
                 break
             self._set_aside(head, aside)
             moved = True
         if moved:
-            self._requeue_queues(q, keep=True)
+            changed.append(q)
         return True
 
     # ------------------------------------------------------------------ the decision
@@ -1329,7 +1353,7 @@ class SchedulerCore:
         """Puts what a heartbeat set aside back in its heaps, in the order it was set aside, then
         re-keys the queues above them once each, deepest first: keys depend on the state alone,
         so this is what re-keying above each one in turn would leave."""
-        above: dict[Queue, None] = {}
+        parents: list[Queue] = []
         for item, order in aside:
             if isinstance(item, Sharer):
                 parent = item.parent
@@ -1339,12 +1363,21 @@ class SchedulerCore:
                 self._push_queue(item, order=order)
                 if isinstance(item, Queue):
                     self._track_head(item)
-                while parent.parent is not None and parent not in above:
-                    above[parent] = None
-                    parent = parent.parent
+                parents.append(parent)
             else:
                 owner = item.owner
                 (item.queue.heap if owner is None else owner.heap).push(item, *self._app_key(item), order)
+        self._rekey_above(parents)
+
+    def _rekey_above(self, queues: list[Queue]) -> None:
+        """Re-keys `queues` and the queues above them (the root aside) once each, deepest first:
+        keys depend on the state alone, so this is what re-keying above each one in turn would
+        leave."""
+        above: dict[Queue, None] = {}
+        for q in queues:
+            while q.parent is not None and q not in above:
+                above[q] = None
+                q = q.parent
         for q in sorted(above, key=_deepest_first):
             self._push_queue(q, keep=True)
 

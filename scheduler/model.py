@@ -155,7 +155,8 @@ class Sharer:
     """
 
     __slots__ = ("parent", "usage", "shapes", "mask", "share", "dirq", "up_dirq", "state", "aside", "weigh",
-                 "up", "up_raw", "min_inv", "nested", "heap", "act", "idle", "asides", "head", "head_mask")
+                 "up", "up_raw", "min_inv", "nested", "heap", "act", "idle", "asides", "head", "head_mask",
+                 "raw_usage", "raw_weigh", "raw_share", "raw_dirq")
 
     def __init__(self, parent: Queue | None, nested: bool, zero: Vector) -> None:
         self.parent = parent
@@ -178,6 +179,13 @@ class Sharer:
         self.asides: list[Sharer] = []
         self.head: Sharer | None = None  # the child heading its heap when it was last looked at
         self.head_mask = 0
+        # the share and direction SchedulerCore._push_queue last measured from `usage` alone, and the
+        # usage tuple and share function it measured them with: setting aside and back measures again
+        # only if either changed
+        self.raw_usage: Vector | None = None
+        self.raw_weigh = _UNWEIGHED
+        self.raw_share = 0.0
+        self.raw_dirq: tuple[int, ...] | None = None
 
 
 class User(Sharer):

@@ -365,6 +365,22 @@ def test_users_share_a_leaf_by_weight_whatever_the_number_of_their_apps(order):
     assert users["alice"]["usage"]["vcores"] == 8 and users["bob"]["usage"]["vcores"] == 4
 
 
+
+def test_a_node_joining_re_weighs_the_users_whose_usage_did_not_change():
+    """alice holds 1 vcore and 4 GB, bob 3 vcores and 1 GB: on 8 vcores and 8 GB bob is lower, but
+    once a node of 1 vcore and 56 GB joins alice is (1/9 against 3/9), and she gets the next container."""
+    core = make_core(TWO_USERS.format(order="drf").replace("{weight: 2}", "{weight: 1}"),
+                     {"n1": {"memory-mb": 8 * 1024, "vcores": 8}})
+    for app, user, ask in (("a1", "alice", {"memory-mb": 4096, "vcores": 1}),
+                           ("b1", "bob", {"memory-mb": 1024, "vcores": 3})):
+        core.submit_app(app, user, "research")
+        core.update_request(app, 1, ask, 1)
+    settle(core)
+    core.add_node("n2", {"memory-mb": 56 * 1024, "vcores": 1})
+    for app in ("a1", "b1"):
+        core.update_request(app, 2, {"memory-mb": 1024, "vcores": 1}, 1)
+    assert [a.app_id for a in core.on_heartbeat("n1", limit=1)] == ["a1"]
+
 def test_among_one_users_apps_priority_comes_first_then_the_leafs_order():
     core = make_core(TWO_USERS.format(order="drf"), {"n1": {"memory-mb": 4 * 1024, "vcores": 4}})
     for app, priority in (("low", 0), ("high", 5)):
