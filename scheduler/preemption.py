@@ -31,12 +31,16 @@ container never moves the targets the next round measures by. The reachable targ
 from the live placement: it moves as containers move, and its churn (no reservations) never
 opens room for a request larger than the containers it would replace, so a starved queue asking
 for big containers on nodes full of small ones would never have a target to be restored to.
-Where node boundaries make the pooled target unreachable, the node-by-node rule finds no victims:
-the queue shows as starved and nothing is killed.
+Where node boundaries make the pooled target unreachable, the node-by-node rule may find no
+victims (not even by the whole-container rule below): the queue shows as starved and nothing is
+killed.
 
 Victims converge: a container is taken only if its queue, and each of its ancestors below the one
 it shares with the starved leaf, stays at or above its target after losing it and everything
 already marked (an AM counts as its whole app: YARN ends an attempt's containers with its AM);
+only where no node has such victims for a container of the request, one that goes below its
+target by less than one of its containers, once, and stays above `threshold` x its target and
+its `min` (whole containers against pooled targets: _may_lose);
 the starved leaf and its ancestors (below the same one) stay at or below their targets after
 gaining the request and every held node's; AM containers only when no other container will do; among the others higher priority numbers (YARN: less important) and younger
 containers first; never more containers for a
@@ -409,7 +413,7 @@ class Preemptor:
             began = now if was is not None else max(min(r.since for r in requests), -math.inf if self.last_round is None else self.last_round)
             if share < spec.threshold * goal - _EPS:
                 state.below_fair_since = was.below_fair_since if was and was.below_fair_since is not None else began
-            if q.min_inv is not None and max(u * i for u, i in zip(q.usage, q.min_inv)) < 1.0:
+            if _below_min(q, q.usage):
                 state.below_min_since = was.below_min_since if was and was.below_min_since is not None else began
             if state.below_min_since is not None and now - state.below_min_since >= spec.min_share_timeout_s:
                 state.starved = MIN
@@ -490,17 +494,42 @@ class Preemptor:
         without which fewer containers would fit there. Counted in `acc` as they are taken (and
         uncounted if let off)."""
         core = self.core
+        leaf = req.app.queue
+        picked: dict[Node, list[Container]] = {}
+        # The strict rule first; the whole-container rule (_may_lose) only for the containers of
+        # `req` for which no node has victims by the strict rule.
+        for whole in (None, core.config.preemption.threshold):
+            self._pick(req, acc, goals, with_am, now, whole, picked)
+        # One container at a time can leave a remainder that a later victim completes: a victim
+        # whose room the others' remainders make up is let off (the most protected first).
+        for node, victims in picked.items():
+            need = acc.held.get(node, 0)
+            for c in sorted(victims, key=_victim_order, reverse=True):
+                if self._fitting(node, req, acc.marked - {c.id}) >= need:
+                    victims.remove(c)
+                    self._count(acc, c, leaf, vsub)
+        return {node: victims for node, victims in picked.items() if victims}
+
+    def _pick(self, req: Request, acc: _Round, goals: dict[str, float], with_am: bool, now: float,
+              whole: float | None, picked: dict[Node, list[Container]]) -> None:
+        """_fill's loop under one victim rule (`whole`: see _may_lose), adding to `picked`."""
+        core = self.core
         leaf, cap, budget = req.app.queue, core.capacity, core.config.preemption.max_per_round
+
+        def wanted() -> bool:
+            return acc.asked.get(req, 0) < req.count and dominant_share(acc.taken, cap) < budget - _EPS \
+                and _may_gain([leaf], req.capability, acc.gained, goals, cap)
+
+        if not wanted():
+            return
         # Each node by a bound of what its victims cost (the cheapest container it could give),
         # its victims worked out when it comes first.
         queue = [(bound, i, node) for i, node in enumerate(self._nodes_for(req))
                  if (bound := self._cheapest(node, leaf, with_am, now)) is not None]
         heapq.heapify(queue)
-        picked: dict[Node, list[Container]] = {}
-        while queue and acc.asked.get(req, 0) < req.count and dominant_share(acc.taken, cap) < budget - _EPS \
-                and _may_gain([leaf], req.capability, acc.gained, goals, cap):
+        while queue and wanted():
             order, i, node = heapq.heappop(queue)
-            victims = self._victims(node, req, acc, goals, with_am)
+            victims = self._victims(node, req, acc, goals, with_am, whole)
             if victims is None:
                 continue
             cost = _cost(victims, now, core.containers)
@@ -516,15 +545,6 @@ class Preemptor:
             acc.held[node] = acc.held.get(node, 0) + 1
             _add_up(acc.gained, leaf.ancestors_and_self(), req.capability)
             heapq.heappush(queue, (order, i, node))
-        # One container at a time can leave a remainder that a later victim completes: a victim
-        # whose room the others' remainders make up is let off (the most protected first).
-        for node, victims in picked.items():
-            need = acc.held.get(node, 0)
-            for c in sorted(victims, key=_victim_order, reverse=True):
-                if self._fitting(node, req, acc.marked - {c.id}) >= need:
-                    victims.remove(c)
-                    self._count(acc, c, leaf, vsub)
-        return {node: victims for node, victims in picked.items() if victims}
 
     def _cheapest(self, node: Node, leaf: Queue, with_am: bool, now: float) -> tuple | None:
         """The least _cost of one container on `node` another queue could give up, before the
@@ -544,10 +564,10 @@ class Preemptor:
         (acc.marked.add if change is vadd else acc.marked.discard)(c.id)
 
     def _victims(self, node: Node, req: Request, acc: _Round, goals: dict[str, float],
-                 with_am: bool) -> list[Container] | None:
+                 with_am: bool, whole: float | None) -> list[Container] | None:
         """The fewest containers on `node` whose release makes room for one more container of
-        `req` (beyond those it is held for), by the victim order, each allowed by the targets;
-        None if no such set exists (nothing is taken)."""
+        `req` (beyond those it is held for), by the victim order, each allowed by the targets
+        (by the rule `whole` names: _may_lose); None if no such set exists (nothing is taken)."""
         core = self.core
         held = acc.held.get(node, 0)
         if self._fitting(node, req, acc.marked) > held:
@@ -559,7 +579,7 @@ class Preemptor:
         taken: list[Container] = []
         for c in candidates:
             q = c.app.queue
-            if q is leaf or not _preemptable(q) or not _may_lose(q, leaf, _loss(c), acc.lost, goals, cap) \
+            if q is leaf or not _preemptable(q) or not _may_lose(q, leaf, _loss(c), acc.lost, goals, cap, whole) \
                     or not _may_gain(_below_common(leaf, q), req.capability, acc.gained, goals, cap):
                 continue
             taken.append(c)
@@ -573,7 +593,7 @@ class Preemptor:
                 taken.remove(c)
         lost = dict(acc.lost)
         for c in taken:  # each was allowed alone; together, too?
-            if not _may_lose(c.app.queue, leaf, _loss(c), lost, goals, cap):
+            if not _may_lose(c.app.queue, leaf, _loss(c), lost, goals, cap, whole):
                 return None
             _add_up(lost, _below_common(c.app.queue, leaf), _loss(c))
         return taken
@@ -660,15 +680,31 @@ def _below_common(q: Queue, other: Queue) -> list[Queue]:
 
 
 def _may_lose(q: Queue, leaf: Queue, amount: Vector, lost: dict[str, Vector], goals: dict[str, float],
-              cap: Vector) -> bool:
-    """q and its ancestors (below the queue shared with `leaf`) stay at or above their targets
-    after losing `amount` on top of what is marked already."""
+              cap: Vector, whole: float | None) -> bool:
+    """Whether q may lose `amount` (one victim) on top of what is marked already. Strict rule
+    (`whole` None): q and its ancestors below the queue shared with `leaf` stay at or above their
+    targets. Whole-container rule (`whole`: the threshold; used only for a container of a
+    request no node has strict victims for): each of them that goes below its target was at or
+    above it before this loss, and stays not starved: at or above `whole` x its target and not
+    below its `min`.
+
+    Why: targets are pooled (fluid) shares and containers are whole. A queue holding the cluster
+    in 2 GB tasks, with a pooled target 1 GB short of all of it, could lose no task by the strict
+    rule, so a late queue asking only for a 1 GB AM would wait for ever where no node has a 1 GB
+    hole. By the second rule a queue goes below its target by less than one of its containers
+    (it was at its target before) and only once (below it, it may lose nothing more); not
+    starved, it never preempts back, so there are no cycles."""
     for a in _below_common(q, leaf):
-        after = vsub(a.usage, amount)
-        if a.path in lost:
-            after = vsub(after, lost[a.path])
         goal = goals.get(a.path)
-        if goal is None or dominant_share(after, cap) < goal - _EPS:
+        if goal is None:
+            return False
+        before = vsub(a.usage, lost[a.path]) if a.path in lost else a.usage
+        after = vsub(before, amount)
+        share = dominant_share(after, cap)
+        if share >= goal - _EPS:
+            continue
+        if whole is None or dominant_share(before, cap) < goal - _EPS or share < whole * goal - _EPS \
+                or _below_min(a, after):
             return False
     return True
 
@@ -684,6 +720,11 @@ def _may_gain(queues: list[Queue], amount: Vector, gained: dict[str, Vector], go
         if goal is None or dominant_share(after, cap) > goal + _EPS:
             return False
     return True
+
+
+def _below_min(q: Queue, usage: Vector) -> bool:
+    """Below its `min` (dominant: no resource at its min), as a queue starves by min-share-timeout-s."""
+    return q.min_inv is not None and max(u * i for u, i in zip(usage, q.min_inv)) < 1.0
 
 
 def _add_up(totals: dict[str, Vector], queues: Iterable[Queue], amount: Vector) -> None:

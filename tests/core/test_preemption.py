@@ -241,8 +241,9 @@ def test_the_youngest_containers_go_first_whatever_node_they_hold():
 
 def test_an_am_is_not_taken_when_its_queue_cannot_lose_its_whole_app():
     """a's app holds the node: its AM and a 3-vcore task. b asks for one vcore (its AM): a's
-    target is three quarters, so the task cannot go, and the AM's own vcore could, but YARN ends
-    the app's task with its AM: a would keep nothing. Nothing is taken; b starves."""
+    target is three quarters, so the task cannot go (a would keep a quarter, below 0.8 x its
+    target even by whole containers), and the AM's own vcore could, but YARN ends the app's task
+    with its AM: a would keep nothing. Nothing is taken; b starves."""
     sim = cluster(nodes=1, preemption="max-per-round: '100%'")
     sim.ask("A", "root.a", TASK, 1)
     sim.run(0, 1)
@@ -254,6 +255,51 @@ def test_an_am_is_not_taken_when_its_queue_cannot_lose_its_whole_app():
     sim.run(10, 40)
     assert sim.marked() == [] and am in sim.core.containers and len(sim.core.containers) == 2
     assert sim.core.preemption.queues["root.b"].starved == "fair-share"
+
+
+BIG = {"vcores": 2, "memory-mb": 2048}
+
+
+def test_a_late_queues_am_gets_room_where_no_node_has_a_hole_for_it():
+    """a holds both nodes: its two AMs side by side on n0 with one 2-vcore task, two tasks on n1;
+    no node has the 1 vcore b's AM asks for. b's target is that AM (1/8), a's the rest (7/8):
+    a task would take a to 6/8, below its target, and an AM its whole app. By whole containers
+    (at its target before, above 0.8 x it after) one task goes; a is not starved then, so
+    nothing comes back."""
+    sim = cluster(preemption="max-per-round: '100%'")
+    core = sim.core
+    for app in ("A1", "A2"):
+        assert core.submit_app(app, "u", "root.a").accepted
+        core.update_request(app, 1, BIG, 10)  # a asks for more than it holds
+    core.container_started("container_1_0001_01_000001", "A1", "n0", TASK)
+    core.container_started("container_1_0002_01_000001", "A2", "n0", TASK)
+    for i, node in ((2, "n0"), (3, "n1"), (4, "n1")):
+        core.container_started(f"container_1_0001_01_00000{i}", "A1", node, BIG, priority=1)
+    assert all(n.allocated == n.capacity for n in core.nodes.values())
+    assert core.submit_app("B", "u", "root.b", now=10).accepted
+    core.update_request("B", 0, TASK, 1, am=True, now=10)
+    sim.run(10, 60)
+    assert [v.container_id for v in sim.killed] in (["container_1_0001_01_000002"], ["container_1_0001_01_000003"],
+                                                    ["container_1_0001_01_000004"])
+    assert usage(sim, "root.b") == 1 and usage(sim, "root.a") == 6
+    assert sim.core.preemption.queues.get("root.a") is None or not sim.core.preemption.queues["root.a"].starved
+    assert not sim.marked(since=20), "no preemption back"
+
+
+def test_the_whole_container_rule_is_used_only_where_no_node_has_victims_by_the_strict_rule():
+    """n1 holds four of a's 1-vcore tasks, old and important; n0 two 2-vcore ones, younger and
+    less important, so cheaper by the victim order. b asks for one vcore: its target is 1/8. A
+    1-vcore task keeps a at its target (7/8); a 2-vcore one would take it below: the old small
+    task goes."""
+    sim = cluster(preemption="max-per-round: '100%'")
+    sim.ask("A", "root.a", TASK, 4)
+    sim.core.on_heartbeat("n1", now=0)
+    sim.ask("A", "root.a", BIG, 2, now=5, priority=2)
+    sim.core.on_heartbeat("n0", now=5)
+    assert all(n.allocated == n.capacity for n in sim.core.nodes.values())
+    sim.ask("B", "root.b", TASK, 1, now=10)
+    sim.run(10, 40)
+    assert [v.node_id for v in sim.killed] == ["n1"] and usage(sim, "root.a") == 7 and usage(sim, "root.b") == 1
 
 
 def test_less_important_containers_go_first():

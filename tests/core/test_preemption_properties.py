@@ -6,13 +6,17 @@ oracle written here from the rules of issue 15, on its own ledger of the contain
   are gone (no kill that cannot make room, none that is not needed);
 - no victim's queue has `preemptable: false` on itself or an ancestor;
 - a round takes at most max-per-round of the cluster (dominant share);
-- after each round every queue that lost (below the queue it shares with the receiver) is still
-  at or above its target once all outstanding marks are gone, and every receiver at or below its
-  target once all nodes held for it are served; no leaf gets more held nodes than it asks for;
+- after each round every queue that lost (below the queue it shares with the receiver) is, once
+  all outstanding marks are gone, at or above its target, or below it by less than one of its own
+  containers (giving back one of its marked containers restores it: pooled targets are not
+  reachable in whole containers) and still at or above threshold x its target and its `min` (not
+  starved); every receiver at or below its target once all nodes held for it are served; no leaf
+  gets more held nodes than it asks for;
 - containers never go round a cycle of queues (x loses to y, ..., and something loses to x: a
   queue may lose after receiving when the decisions, which do not aim at the pooled targets, give
   it more than its target meanwhile), and once the cluster settles with no new demand, rounds
-  mark nothing more (no thrash) and no queue that lost is below its target.
+  mark nothing more (no thrash) and no leaf that lost is below its target by one of its tasks or
+  more, nor below threshold x its target or its `min`.
 
 The targets themselves are the pooled H-DRF targets (scheduler.targets, checked against a
 brute-force fill in tests/ops/test_targets.py); the oracle takes them as given.
@@ -88,6 +92,17 @@ def _yaml(children: dict, indent: str) -> str:
     return "\n".join(lines)
 
 
+def _mins(children: dict, path: str = "root") -> dict[str, int]:
+    """Each queue's `min` vcores (the only `min` the cases set), by path."""
+    out = {}
+    for name, spec in children.items():
+        p = f"{path}.{name}"
+        if "min" in spec:
+            out[p] = spec["min"]["vcores"]
+        out |= _mins(spec.get("children", {}), p)
+    return out
+
+
 def _not_preemptable(children: dict, path: str = "root", covered: bool = False) -> set[str]:
     """The queues preemption may not take from: `preemptable: false` on them or an ancestor."""
     out = set()
@@ -116,8 +131,10 @@ def _chain(path: str, other: str) -> list[str]:
 class Oracle:
     """Its own ledger: every container the core started, by id: (queue, node, resources)."""
 
-    def __init__(self, core: SchedulerCore, forbidden: set[str], budget: float) -> None:
+    def __init__(self, core: SchedulerCore, forbidden: set[str], budget: float, threshold: float,
+                 mins: dict[str, int]) -> None:
         self.core, self.forbidden, self.budget = core, forbidden, budget
+        self.threshold, self.mins = threshold, mins
         self.running: dict[str, tuple[str, str, tuple]] = {}
         # outstanding marks (the plan's), by container: (queue, node, resources, receiving leaf)
         self.marked: dict[str, tuple[str, str, tuple, str]] = {}
@@ -156,9 +173,9 @@ class Oracle:
             self.marked[v.container_id] = (*self.running[v.container_id], v.for_queue)
         for path in {a for v in plan.mark for a in _chain(v.queue, v.for_queue)}:
             # what leaves the queue: its containers marked for leaves outside it
-            left = vsub(self.usage(path), _sum(res for q, _, res, receiver in self.marked.values()
-                                               if _below(q, path) and not _below(receiver, path)))
-            assert dominant_share(left, cap) >= goals[path] - EPS, f"{path} pushed below its target"
+            leaving = [res for q, _, res, receiver in self.marked.values() if _below(q, path) and not _below(receiver, path)]
+            left = vsub(self.usage(path), _sum(leaving))
+            assert self.kept(path, left, leaving, goals[path]), f"{path} pushed below its target by a whole container"
         held = defaultdict(list)
         for node in core.nodes.values():
             if node.reserved is not None:
@@ -168,6 +185,16 @@ class Oracle:
             assert dominant_share(gained, cap) <= goals[leaf] + EPS, f"{leaf} pushed above its target"
             asked = sum(r.count for app in core.queues[leaf].apps.values() for r in app.pending)
             assert len(held[leaf]) <= asked, f"{leaf} holds more nodes than it asks for containers"
+
+    def kept(self, path: str, left: tuple, own: list[tuple], goal: float) -> bool:
+        """`left` is at or above `goal`, or below it by less than one of the containers `own`
+        (one of them back restores it) and not starved: at or above threshold x goal and `min`."""
+        cap = self.core.capacity
+        share = dominant_share(left, cap)
+        if share >= goal - EPS:
+            return True
+        return share >= self.threshold * goal - EPS and left[0] >= self.mins.get(path, 0) \
+            and any(dominant_share(vadd(left, res), cap) >= goal - EPS for res in own)
 
     def _allocated(self, node_id: str) -> tuple:
         return _sum(res for _, n, res in self.running.values() if n == node_id)
@@ -225,7 +252,8 @@ def test_preemption_converges_without_cycles_and_keeps_every_rule(case):
     core = SchedulerCore(config, TYPES, clock=lambda: 0.0)
     for i, (vcores, mem) in enumerate(nodes):
         core.add_node(f"n{i}", {"vcores": vcores, "memory-mb": mem})
-    oracle = Oracle(core, _not_preemptable(tree), config.preemption.max_per_round)
+    oracle = Oracle(core, _not_preemptable(tree), config.preemption.max_per_round, config.preemption.threshold,
+                    _mins(tree))
 
     def ask(leaf: str, count: int, now: float) -> None:
         app = f"app-{leaf}"
@@ -264,4 +292,6 @@ def test_preemption_converges_without_cycles_and_keeps_every_rule(case):
     assert cycle is None, f"containers went round in a cycle of queues: {cycle}"
     goals = pooled_shares(core)
     for leaf in oracle.losers:
-        assert dominant_share(oracle.usage(leaf), core.capacity) >= goals[leaf] - EPS, f"{leaf} ended below its target"
+        vcores, mem = tasks[leaf]
+        assert oracle.kept(leaf, oracle.usage(leaf), [(vcores, mem)], goals[leaf]), \
+            f"{leaf} ended below its target by a whole task, or starved"
