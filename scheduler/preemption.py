@@ -22,7 +22,8 @@ decision path pays nothing for it. A round:
    leaf and not to whoever heartbeats next.
 
 Between rounds the caller may ask for the kills whose grace is over (Preemptor.kills, once
-`next_kill` has passed), so a kill need not wait for the next round.
+`next_kill` has passed), so a kill need not wait for the next round; and it may run a round as
+soon as a leaf's timeout runs out (`next_starved`), so marks need not wait for its timer.
 
 The target is the pooled H-DRF target (scheduler.targets, the fluid fill of the demand), as a
 dominant share. It depends on the demand alone (usage plus what runnable apps ask for; a
@@ -162,12 +163,18 @@ class Preemptor:
         self.killed_seconds = 0.0  # container-seconds of work the kills ended
         self.last_round: float | None = None
         self.next_kill = float("inf")  # the earliest deadline of a mark not yet killed
+        # Set by each round: the earliest time a leaf below its target starves (its timeout runs
+        # out), and whether a leaf starves now (rounds go on marking until it is restored). With
+        # next_kill they tell a caller on a timer when the next call can do something.
+        self.next_starved = float("inf")
+        self.restoring = False
 
     def round(self, now: float) -> PreemptionPlan:
         spec = self.core.config.preemption
         if not spec.enabled:
             self._drop_all()
             self.queues, self.observed = {}, ()
+            self.next_starved, self.restoring = float("inf"), False
             return PreemptionPlan()
         self.counters["rounds"] += 1
         goals = _targets(self.core)  # the demand's alone: settling the marks does not move them
@@ -232,7 +239,7 @@ class Preemptor:
                 if req.reserved_node is None:
                     req.reserved_node = node
                 self.holds[node] = _Hold(req, held.containers if held is not None else 1)
-        self.last_round = old.last_round
+        self.last_round, self.next_starved, self.restoring = old.last_round, old.next_starved, old.restoring
         self.next_kill = min((m.victim.deadline for m in self.marks.values()), default=float("inf"))
 
     def report(self, now: float) -> dict:
@@ -398,6 +405,7 @@ class Preemptor:
         cap = self.core.capacity
         seen: dict[str, Starvation] = {}
         ranked = []
+        self.next_starved = float("inf")
         for q in self.core.queues.values():
             goal = goals.get(q.path)
             if not q.is_leaf or goal is None:
@@ -415,18 +423,26 @@ class Preemptor:
                 state.below_fair_since = was.below_fair_since if was and was.below_fair_since is not None else began
             if _below_min(q, q.usage):
                 state.below_min_since = was.below_min_since if was and was.below_min_since is not None else began
-            if state.below_min_since is not None and now - state.below_min_since >= spec.min_share_timeout_s:
+            min_at = math.inf if state.below_min_since is None else state.below_min_since + spec.min_share_timeout_s
+            fair_at = math.inf if state.below_fair_since is None else state.below_fair_since + spec.fair_share_timeout_s
+            if now >= min_at - _EPS:
                 state.starved = MIN
-            elif state.below_fair_since is not None and now - state.below_fair_since >= spec.fair_share_timeout_s:
+            elif now >= fair_at - _EPS:
                 state.starved = FAIR
             elif was is not None and was.starved and share < goal - _EPS:
                 # restored to its target, not just past the threshold (or its min)
                 state.starved, state.below_fair_since = was.starved, was.since
             seen[q.path] = state
+            if state.starved and not (was is not None and was.starved):
+                log.info("preemption: %s starved (%s): share %.6f, target %.6f, below since %.3f",
+                         q.path, state.starved, share, goal, state.since)
             if state.starved:
                 ranked.append((state.starved != MIN, share / goal if goal else 0.0,
                                q.path, q))
+            else:
+                self.next_starved = min(self.next_starved, min_at, fair_at)
         self.queues = seen
+        self.restoring = bool(ranked)
         return [q for *_, q in sorted(ranked)]
 
     # ------------------------------------------------------------------ the plan

@@ -18,6 +18,8 @@ cards ends with them, as its allocation tag names them.
 Version 6 also: a schedule reply may carry the preemption round's plan: "preempt", containers whose AM
 is to be told now (PREEMPTION_FIELDS), and "kill", containers whose grace is over, to be killed
 with exit status PREEMPTED. Each container is in each list once; both are absent when empty.
+"call_in_ms" (added later, a field only): the milliseconds until the core wants a call without a
+change in YARN (the next preemption round or kill due); absent when nothing is timed.
 Version 6 also added the controls of an app (fields only): "am_asks" (the ids of the asks in full that
 are the attempt's AM ask), a "blacklist" delta and an app's "blacklist" in a snapshot (the nodes
 and racks its AM blacklisted), an app's "priority" (submissions, snapshot apps, app_added) and an
@@ -310,15 +312,17 @@ def snapshot_reply(queues: list[dict[str, Any]]) -> str:
 def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list[dict[str, Any]],
                    queues: list[dict[str, Any]] | None, headroom: Sequence[list[Any]] = (),
                    am_diagnostics: Sequence[list[str]] = (), plan: PreemptionPlan | None = None,
-                   now: float = 0.0) -> str:
+                   now: float = 0.0, call_in_ms: int | None = None) -> str:
     """Most calls assign nothing, place nothing and change nothing else: their reply is a format
     away, not an encoding. `queues` only when the tree changed since Java last had it; `headroom`
     rows [app, amounts in the snapshot's resource order] and `am_diagnostics` pairs [app, text]
     only for the apps where they changed; "preempt" and "kill" only when the preemption round
-    (`plan`, at `now` on the core's clock) has any."""
+    (`plan`, at `now` on the core's clock) has any; "call_in_ms" only when the core wants a call
+    by then without a change in YARN (a preemption round or kill due)."""
     preempt = [_victim(v, now) for v in plan.mark] if plan is not None else []
     kill = [_victim(v, now) for v in plan.kill] if plan is not None else []
-    if queues is None and not (assignments or placements or headroom or am_diagnostics or preempt or kill):
+    if queues is None and call_in_ms is None and not (assignments or placements or headroom or am_diagnostics
+                                                      or preempt or kill):
         return _EMPTY_SCHEDULE_REPLY % seq
     fields: dict[str, Any] = {"seq": seq, "assignments": assignments, "placements": placements}
     if queues is not None:
@@ -331,6 +335,8 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
         fields["preempt"] = preempt
     if kill:
         fields["kill"] = kill
+    if call_in_ms is not None:
+        fields["call_in_ms"] = call_in_ms
     return _reply(**fields)
 
 

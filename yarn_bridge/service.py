@@ -5,7 +5,8 @@ app in the queue YARN runs it in; a "schedule" applies the changes since the las
 places the apps submitted meanwhile, and decides for every node with free room at once. A change
 that cannot be applied is logged and counted, never raised: the rest of the request still runs.
 The core's preemption round runs in a schedule call once a round is due (every
-`preemption_interval_s`); its plan goes back in the reply for the shim to tell AMs and kill.
+`preemption_interval_s`, or at a starvation timeout); its plan goes back in the reply for the
+shim to tell AMs and kill, with the time the next round or kill is due (`call_in_ms`).
 Nothing raises out of `handle`, the py4j entry point; the metrics are recorded here, as it runs.
 """
 from __future__ import annotations
@@ -201,7 +202,7 @@ class CoreService:
         reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
                                         self._headroom_changes(core) if changed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
-                                        plan, now)
+                                        plan, now, self._call_in_ms(core, now))
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
             rtt = msg.get("rtt_ms")
@@ -212,15 +213,15 @@ class CoreService:
 
     def _preemption_round(self, core: SchedulerCore, now: float) -> PreemptionPlan | None:
         """The core's preemption round if one is due, else the kills whose grace is over (None if
-        neither). The shim calls while YARN has asks outstanding (its recheck), so a starved
-        queue's rounds, and its victims' kills, come on time without a change in YARN. Rounds keep
-        to a grid of `preemption_interval_s`: a round that comes late does not push the next one
-        later (with the shim's one-second recheck that would skip every other second). A kill
-        does not wait for the next round."""
+        neither). Rounds keep to a grid of `preemption_interval_s`: a round that comes late does
+        not push the next one later. A round is also due when a leaf's starvation timeout runs
+        out (its marks do not wait for the grid, which starts anew from it), and a kill does not
+        wait for the next round. The reply asks the shim for a call at the next of those times
+        (_call_in_ms), so they come on time without a change in YARN."""
         interval = self.preemption_interval_s
-        if now >= self._next_round:
+        if now >= self._next_round or now >= core.preemption.next_starved:
             late = now - self._next_round
-            self._next_round = now + interval if late == math.inf else now + interval - late % interval
+            self._next_round = now + interval if late == math.inf or late < 0 else now + interval - late % interval
             plan = core.preemption_round(now)
         elif now >= core.preemption.next_kill:
             plan = core.preemption.kills(now)
@@ -229,6 +230,14 @@ class CoreService:
         if self.metrics is not None and (plan.mark or plan.kill):
             self.metrics.preemption(plan, now)
         return plan
+
+    def _call_in_ms(self, core: SchedulerCore, now: float) -> int | None:
+        """Milliseconds until preemption has something to do without a change in YARN: the next
+        kill, the next leaf's starvation timeout, the next round while a leaf starves (more marks
+        to make); None if nothing is timed."""
+        timers = core.preemption
+        due = min(timers.next_kill, timers.next_starved, self._next_round if timers.restoring else math.inf)
+        return None if due == math.inf else max(0, math.ceil(round((due - now) * 1000, 3)))  # (not a float's 4700.000001)
 
     def _headroom_changes(self, core: SchedulerCore) -> list[list[Any]]:
         """[app, its headroom's amounts] for each app whose headroom differs from what Java was

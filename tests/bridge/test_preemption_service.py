@@ -134,6 +134,31 @@ def test_a_kill_comes_with_the_first_call_after_the_grace_not_the_next_round(svc
     assert "kill" not in at(clock, svc, 9, 5) and svc.core.preemption.counters["killed"] == 2
 
 
+def test_the_reply_asks_for_a_call_when_the_next_starvation_round_or_kill_is_due(svc, clock):
+    """b below its target since 0 starves at 5; marked at 5.5 (grace 3: killed at 8.5), with
+    rounds due each second while it starves; once restored nothing is timed."""
+    assert at(clock, svc, 0.3, 1)["call_in_ms"] == 4700  # its timeout, not the round at 1.3
+    assert at(clock, svc, 5.5, 2)["call_in_ms"] == 800  # the next round, on the grid (6.3)
+    assert at(clock, svc, 8.3, 3)["call_in_ms"] == 200  # the kill at 8.5, before the round at 9.3
+    killed = at(clock, svc, 8.5, 4)
+    assert len(killed["kill"]) == 2 and killed["call_in_ms"] == 800
+    gone = [x for c in containers(killed, "kill") for x in (c, "preempted")]
+    at(clock, svc, 8.6, 5, finished=gone, nodes=[["n1:1", 2048, 2, 0]])
+    assert "call_in_ms" not in at(clock, svc, 9.3, 6), "b holds its target: nothing is timed"
+
+
+def test_a_round_comes_when_a_starvation_timeout_runs_out_not_at_the_next_grid_second(svc, clock):
+    for seq, t in enumerate((0.3, 1.3, 2.3, 3.3, 4.3)):  # rounds on the grid; b below since 0
+        assert "preempt" not in at(clock, svc, t, seq + 1)
+    assert len(at(clock, svc, 5.0, 6)["preempt"]) == 2  # starved at 5: the round then, not at 5.3
+    rounds = svc.core.preemption.counters["rounds"]
+    at(clock, svc, 5.3, 7)
+    at(clock, svc, 5.9, 8)
+    assert svc.core.preemption.counters["rounds"] == rounds, "the grid starts anew from that round"
+    at(clock, svc, 6.0, 9)
+    assert svc.core.preemption.counters["rounds"] == rounds + 1
+
+
 def test_a_resync_tells_no_am_twice_and_keeps_the_grace_it_gave(svc, clock):
     told = starve_b(svc, clock)
     clock.now = 100 + 6

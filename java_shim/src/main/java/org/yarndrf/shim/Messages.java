@@ -412,6 +412,9 @@ public final class Messages {
     }
   }
 
+  /** A schedule reply's "call_in_ms" when it has none: no call is due without a change. */
+  public static final long NO_CALL_DUE = -1;
+
   public static final class ScheduleReply {
     public final long seq;
     public final List<Assignment> assignments;
@@ -425,10 +428,16 @@ public final class Messages {
     /** Containers whose AMs are to be told of their preemption now; and those to kill now. */
     public final List<Preemption> preempt;
     public final List<Preemption> kill;
+    /**
+     * Milliseconds until the core wants a call even if nothing changes in YARN (a preemption
+     * round or kill due), or {@link #NO_CALL_DUE}.
+     */
+    public final long callInMs;
 
     public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
         List<QueueSettings> queues, Map<String, long[]> headroom,
-        Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill) {
+        Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
+        long callInMs) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
@@ -437,6 +446,7 @@ public final class Messages {
       this.amDiagnostics = amDiagnostics;
       this.preempt = preempt;
       this.kill = kill;
+      this.callInMs = callInMs;
     }
   }
 
@@ -775,7 +785,8 @@ public final class Messages {
     JsonNode tree = reply.get("queues");
     return new ScheduleReply(integer(reply, "seq", 0, Long.MAX_VALUE), assignments, placements,
         tree == null ? null : queues(tree), headroom, amDiagnostics,
-        preemptions(reply, "preempt"), preemptions(reply, "kill"));
+        preemptions(reply, "preempt"), preemptions(reply, "kill"),
+        reply.has("call_in_ms") ? integer(reply, "call_in_ms", 0, Long.MAX_VALUE) : NO_CALL_DUE);
   }
 
   /** A reply's "preempt" or "kill" list; absent means none. */
@@ -1093,16 +1104,18 @@ public final class Messages {
       List<Placement> placements, JsonNode queues) {
     return scheduleReplyText(seq, assignments, placements, queues,
         Collections.<String, long[]>emptyMap(), Collections.<String, String>emptyMap(),
-        Collections.<Preemption>emptyList(), Collections.<Preemption>emptyList());
+        Collections.<Preemption>emptyList(), Collections.<Preemption>emptyList(), NO_CALL_DUE);
   }
 
   /**
    * A schedule call's reply; `queues` (the core's list, as is) only when the tree changed,
-   * `headroom`, `amDiagnostics`, "preempt" and "kill" only when not empty.
+   * `headroom`, `amDiagnostics`, "preempt" and "kill" only when not empty, "call_in_ms" only
+   * when not {@link #NO_CALL_DUE}.
    */
   public static String scheduleReplyText(long seq, List<Assignment> assignments,
       List<Placement> placements, JsonNode queues, Map<String, long[]> headroom,
-      Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill) {
+      Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
+      long callInMs) {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = replyStart(out)) {
       g.writeNumberField("seq", seq);
@@ -1166,6 +1179,9 @@ public final class Messages {
       }
       writePreemptions(g, "preempt", preempt);
       writePreemptions(g, "kill", kill);
+      if (callInMs != NO_CALL_DUE) {
+        g.writeNumberField("call_in_ms", callInMs);
+      }
       g.writeEndObject();
     } catch (IOException e) {
       throw new IllegalStateException(e);

@@ -21,7 +21,10 @@ import org.slf4j.LoggerFactory;
  * <p>Unlike CapacityScheduler's thread, which visits every node every few milliseconds, it sleeps
  * until woken by a change ({@link #wake}), or, while YARN has asks outstanding, for at most the
  * recheck interval: a reload on the core's side or a starvation timeout can make room for them
- * without any change in YARN. A restarted core service wakes it too, for a snapshot at once. A
+ * without any change in YARN. When the core's reply names a time it wants a call by (a
+ * preemption round or kill due: "call_in_ms"), the sleep ends then, never sooner than
+ * {@link #MIN_CALL_WAIT_MS} from now, so kills come at their deadline and not up to a recheck
+ * later. A restarted core service wakes it too, for a snapshot at once. A
  * failed call is retried, after the session's backoff, as a full
  * snapshot; the thread survives any outage and allocates nothing while it lasts.
  *
@@ -36,6 +39,9 @@ public final class SchedulingLoop implements Runnable {
   private static final long READY_POLL_MS = 200;
   /** After an unexpected error the loop pauses this long, then resyncs. */
   private static final long ERROR_PAUSE_MS = 1000;
+  /** The shortest sleep before a call the core asked for: never a busy loop, whatever it asks. */
+  static final long MIN_CALL_WAIT_MS = 10;
+  private static final long NO_CALL_DUE = Long.MIN_VALUE;
 
   /** What the loop needs from YARN's side (the scheduler), called under the scheduler's lock. */
   interface Yarn {
@@ -140,6 +146,8 @@ public final class SchedulingLoop implements Runnable {
   private boolean work = true;
   private boolean wasReady;
   private long seq;
+  /** When (System.nanoTime) the core's last reply asked for a call by; NO_CALL_DUE: none. */
+  private long callDueNanos = NO_CALL_DUE;
 
   /** Schedule calls that got a reply, and what they covered in all (the timing hooks). */
   public final AtomicLong calls = new AtomicLong();
@@ -285,6 +293,8 @@ public final class SchedulingLoop implements Runnable {
       failed();
       return;
     }
+    callDueNanos = reply.callInMs == Messages.NO_CALL_DUE ? NO_CALL_DUE
+        : answered + TimeUnit.MILLISECONDS.toNanos(reply.callInMs);
     long applied = committer.applied.get();
     long refused = committer.refused.get();
     boolean more;
@@ -303,8 +313,9 @@ public final class SchedulingLoop implements Runnable {
 
   /**
    * Waits until woken, or until a timer runs out: the backoff after a failure, the readiness
-   * poll, the recheck while asks are outstanding. Returns true when a call should be made even
-   * without changes (a timer ran out, or the RM just became ready to allocate).
+   * poll, the recheck while asks are outstanding, the call the core asked for. Returns true when
+   * a call should be made even without changes (a timer ran out, or the RM just became ready to
+   * allocate).
    */
   private boolean awaitWork() throws InterruptedException {
     boolean ready = yarn.mayAllocate();
@@ -322,8 +333,8 @@ public final class SchedulingLoop implements Runnable {
       waitMs = Math.max(1, bridge.retryInMs());
     } else if (!ready) {
       waitMs = READY_POLL_MS;
-    } else if (recheckMs > 0 && yarn.hasOutstandingAsks()) {
-      waitMs = recheckMs;
+    } else {
+      waitMs = untilCallDue(recheckMs > 0 && yarn.hasOutstandingAsks() ? recheckMs : 0);
     }
     synchronized (this) {
       if (!work && !stopping) {
@@ -335,8 +346,19 @@ public final class SchedulingLoop implements Runnable {
     }
   }
 
+  /** `waitMs` (0: until woken) cut short by the call the core asked for, if it comes sooner. */
+  private long untilCallDue(long waitMs) {
+    if (callDueNanos == NO_CALL_DUE) {
+      return waitMs;
+    }
+    long dueMs = Math.max(MIN_CALL_WAIT_MS,
+        TimeUnit.NANOSECONDS.toMillis(callDueNanos - System.nanoTime() + 999_999));
+    return waitMs == 0 ? dueMs : Math.min(waitMs, dueMs);
+  }
+
   /** After a failed call: a snapshot next, once the backoff allows. */
   private void failed() {
+    callDueNanos = NO_CALL_DUE;  // the snapshot's call asks anew
     for (Pending<?> p; (p = pending.poll()) != null;) {
       p.fail();
     }

@@ -84,7 +84,7 @@ class ContractTest {
       assertEquals(message.get("placements").size(), r.placements.size());
       assertEquals(message.has("queues"), r.queues != null);
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill),
+          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill, r.callInMs),
           example.get("name").asText());
     }
     JsonNode first = examples("schedule.reply.json").get(0).get("message");
@@ -150,8 +150,9 @@ class ContractTest {
         killed.add(p.container);
         assertEquals(0, p.killInMs);
       }
+      assertEquals(message.path("call_in_ms").asLong(Messages.NO_CALL_DUE), r.callInMs);
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill),
+          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill, r.callInMs),
           example.get("name").asText());
     }
     assertEquals(2, told.size());

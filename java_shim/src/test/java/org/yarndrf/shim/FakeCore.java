@@ -45,6 +45,10 @@ final class FakeCore implements CoreChannel {
   volatile String amWaits;
   /** Sent once with the next schedule reply. */
   volatile Map<String, long[]> headroom;
+  /** Sent with every schedule reply: when the core wants its next call. */
+  volatile long callInMs = Messages.NO_CALL_DUE;
+  /** When (System.nanoTime) each schedule call came. */
+  final List<Long> scheduleNanos = new ArrayList<>();
   private final Set<Long> amAsks = new HashSet<>();
   /** What each app with a held AM ask was last told. */
   private final Map<String, String> amTold = new LinkedHashMap<>();
@@ -127,6 +131,7 @@ final class FakeCore implements CoreChannel {
   }
 
   private String schedule(Messages.Schedule s) {
+    scheduleNanos.add(System.nanoTime());
     deltas.addAll(s.deltas);
     for (Messages.Delta d : s.deltas) {
       Ask ask = "assignment_refused".equals(d.op) ? assigned.remove(d.assignmentId) : null;
@@ -175,7 +180,7 @@ final class FakeCore implements CoreChannel {
     headroom = null;
     return Messages.scheduleReplyText(s.seq, out, placements, tree,
         room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
-        preempt, kill);
+        preempt, kill, callInMs);
   }
 
   /** The AM diagnostics that changed: `amWaits` for each app with a held AM ask, then "". */
@@ -273,6 +278,10 @@ final class FakeCore implements CoreChannel {
       seen = count("schedule");
       Thread.sleep(300);
     }
+  }
+
+  synchronized List<Long> scheduleTimes() {
+    return new ArrayList<>(scheduleNanos);
   }
 
   synchronized long count(String type) {

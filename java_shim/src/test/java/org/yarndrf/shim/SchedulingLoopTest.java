@@ -31,9 +31,15 @@ class SchedulingLoopTest {
   private final List<MockNM> nms = new ArrayList<>();
 
   private void start(int nodes, long recheckMs) throws Exception {
+    start(nodes, recheckMs, Messages.NO_CALL_DUE);
+  }
+
+  /** `callInMs`: what every schedule reply of the fake core asks for ("call_in_ms"). */
+  private void start(int nodes, long recheckMs, long callInMs) throws Exception {
     YarnConfiguration conf = new YarnConfiguration();
     conf.setLong(ShimConf.RECHECK_MS, recheckMs);
     core = new FakeCore();
+    core.callInMs = callInMs;
     rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
     scheduler = (YarnDrfScheduler) rm.getResourceScheduler();
     for (int i = 0; i < nodes; i++) {
@@ -104,6 +110,38 @@ class SchedulingLoopTest {
     long after = calls();
     Thread.sleep(700);
     assertEquals(after, calls());
+  }
+
+  /** The gaps (ms) between the schedule calls that came in the `ms` from now. */
+  private List<Long> callGapsDuring(long ms) throws Exception {
+    int from = core.scheduleTimes().size();
+    Thread.sleep(ms);
+    List<Long> times = core.scheduleTimes();
+    List<Long> gaps = new ArrayList<>();
+    for (int i = Math.max(1, from); i < times.size(); i++) {
+      gaps.add((times.get(i) - times.get(i - 1)) / 1_000_000);
+    }
+    return gaps;
+  }
+
+  @Test
+  void whenTheCoreAsksForACallByATimeTheLoopCallsThenThoughNothingChanged() throws Exception {
+    start(1, 0, 300);  // no recheck, an idle cluster: only the core's request brings a call
+    until(() -> calls() >= 2, "the first calls");
+    Thread.sleep(300);
+    List<Long> gaps = callGapsDuring(2000);
+    assertTrue(gaps.size() >= 4 && gaps.size() <= 8, gaps + ": a call about every 300 ms");
+    assertTrue(gaps.stream().allMatch(g -> g >= 250), gaps + ": none before it was due");
+  }
+
+  @Test
+  void aCoreAskingForACallAtOnceGetsOneEveryFewMillisecondsNotASpinningLoop() throws Exception {
+    start(1, 0, 0);
+    until(() -> calls() >= 2, "the first calls");
+    List<Long> gaps = callGapsDuring(1000);
+    assertTrue(gaps.size() >= 5, gaps.size() + " calls in 1 s: the core's request is honoured");
+    assertTrue(gaps.size() <= 1000 / SchedulingLoop.MIN_CALL_WAIT_MS + 1,
+        gaps.size() + " calls in 1 s: at least " + SchedulingLoop.MIN_CALL_WAIT_MS + " ms apart");
   }
 
   @Test
