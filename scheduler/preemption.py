@@ -481,7 +481,8 @@ class Preemptor:
         for node in core.nodes.values():
             req = node.reserved
             if req is not None and node not in self.holds and fits(req.capability, _free_now(node)):
-                acc.held[node] = 1
+                # all it has room for: after a kill its room is several containers, not one
+                acc.held[node] = max(1, min(req.count, self._fitting(node, req, ())))
         for node, held in acc.held.items():
             req = node.reserved
             _add_up(acc.gained, req.app.queue.ancestors_and_self(), tuple(v * held for v in req.capability))

@@ -302,6 +302,27 @@ def test_the_whole_container_rule_is_used_only_where_no_node_has_victims_by_the_
     assert [v.node_id for v in sim.killed] == ["n1"] and usage(sim, "root.a") == 7 and usage(sim, "root.b") == 1
 
 
+def test_a_node_whose_victims_are_killed_counts_all_the_room_they_left_for_the_starved_queue():
+    """Both of b's containers come from n0 (a's younger tasks). Right after the kills, before n0
+    is served, the round counts n0's room for both: nothing more is marked on n1 (where a could
+    still give one by whole containers) only to be let off once b holds its two."""
+    sim = cluster()
+    sim.ask("A", "root.a", TASK, 4)
+    sim.core.on_heartbeat("n1", now=0)
+    sim.ask("A", "root.a", TASK, 4, now=5)
+    sim.core.on_heartbeat("n0", now=5)
+    sim.ask("B", "root.b", TASK, 2, now=10)
+    sim.run(10, 18)
+    assert [v.node_id for v in sim.marked()] == ["n0", "n0"]
+    plan = sim.core.preemption_round(18)
+    assert len(plan.kill) == 2
+    for v in plan.kill:
+        sim.core.container_finished(v.container_id, "preempted")
+    assert not sim.core.preemption_round(18.5).mark
+    sim.run(19, 40)
+    assert usage(sim, "root.b") == 2 and not sim.marked(since=18)
+
+
 def test_less_important_containers_go_first():
     sim = cluster(nodes=1, preemption="max-per-round: '25%'")
     sim.ask("A", "root.a", TASK, 2, priority=5)
