@@ -1,6 +1,7 @@
 package org.yarndrf.shim;
 
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,12 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
  * <p>Whether an ask is its attempt's AM ask (the one the RM makes for the AM container, at
  * priority 0 while the attempt waits for it) is part of its shape: an ask that changes from one
  * to the other is sent in full again, its id in "am_asks" or not (protocol version 6).
+ *
+ * <p>It also keeps the componentwise smallest of the asks that still want containers
+ * ({@link #smallestWanted}): a node whose free room does not fit it can take none of them, so a
+ * schedule call need not list it. Asks are counted by shape (few distinct ones in practice), so
+ * the smallest is recomputed over the shapes, never over the asks, and only after a shape's last
+ * ask went away.
  *
  * <p>Locking: used under the scheduler's lock (the loop's collect and snapshot, YARN's app events);
  * its methods synchronize as well, so no caller can see it half-changed.
@@ -78,25 +85,85 @@ public final class AskMirror {
     }
   }
 
+  /** An ask's amounts as a map key. */
+  private static final class Shape {
+    final long[] amounts;
+
+    Shape(long[] amounts) {
+      this.amounts = amounts;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Shape && Arrays.equals(amounts, ((Shape) o).amounts);
+    }
+
+    @Override
+    public int hashCode() {
+      return Arrays.hashCode(amounts);
+    }
+  }
+
   /** app id -> every ask sent for it, including withdrawn ones (count 0), which keep their id. */
   private final Map<String, Map<Key, Ask>> sent = new HashMap<>();
   private long lastId;
   /** How many of the asks sent (anywhere, "*") still want containers. */
   private int outstanding;
+  /** Asks sent that still want containers (any location), by shape; a shape of none is removed. */
+  private final Map<Shape, Integer> wantedShapes = new HashMap<>();
+  /** The componentwise smallest of wantedShapes' keys; null when none, or to recompute. */
+  private long[] smallest;
+  private boolean smallestStale;
 
   /** Whether some app has asks the core was told of that still want containers. */
   public synchronized boolean hasOutstanding() {
     return outstanding > 0;
   }
 
-  private static int wanting(Map<Key, Ask> asks) {
-    int n = 0;
-    for (Map.Entry<Key, Ask> e : asks.entrySet()) {
-      if (e.getValue().count > 0 && "*".equals(e.getKey().location)) {
-        n++;
+  /**
+   * The componentwise smallest amounts (in YARN's resource type order) of the asks sent that still
+   * want containers, at any location; null when none does. A node's room that does not fit it
+   * fits no such ask, whatever the core's fair order.
+   */
+  public synchronized long[] smallestWanted() {
+    if (smallestStale) {
+      smallestStale = false;
+      smallest = null;
+      for (Shape s : wantedShapes.keySet()) {
+        smallest = smallest == null ? s.amounts.clone() : min(smallest, s.amounts);
       }
     }
-    return n;
+    return smallest == null ? null : smallest.clone();
+  }
+
+  private static long[] min(long[] into, long[] other) {
+    for (int i = 0; i < into.length; i++) {
+      into[i] = i < other.length ? Math.min(into[i], other[i]) : 0;
+    }
+    return into;
+  }
+
+  /** Counts (sign 1) or uncounts (sign -1) the asks that want containers in `asks`. */
+  private void tally(Map<Key, Ask> asks, int sign) {
+    for (Map.Entry<Key, Ask> e : asks.entrySet()) {
+      Ask a = e.getValue();
+      if (a.count <= 0) {
+        continue;
+      }
+      if ("*".equals(e.getKey().location)) {
+        outstanding += sign;
+      }
+      Shape shape = new Shape(a.amounts);
+      int left = wantedShapes.getOrDefault(shape, 0) + sign;
+      if (left > 0) {
+        if (wantedShapes.put(shape, left) == null && !smallestStale) {
+          smallest = smallest == null ? a.amounts.clone() : min(smallest, a.amounts);
+        }
+      } else {
+        wantedShapes.remove(shape);
+        smallestStale = true;  // it may have held the smallest of some resource
+      }
+    }
   }
 
   /**
@@ -107,8 +174,7 @@ public final class AskMirror {
    */
   public synchronized void diff(String appId, List<ResourceRequest> current, Integer amPriority,
       List<Messages.AskRow> asks, List<Long> counts, List<Long> amAsks) {
-    Map<Key, Ask> before = sent.getOrDefault(appId, new HashMap<>());
-    outstanding -= wanting(before);
+    Map<Key, Ask> before = sent.getOrDefault(appId, Collections.emptyMap());
     Map<Key, Ask> now = new HashMap<>();
     for (ResourceRequest rr : current) {
       Key k = new Key(rr.getPriority().getPriority(), rr.getAllocationRequestId(),
@@ -116,7 +182,7 @@ public final class AskMirror {
       int count = rr.getNumContainers();
       long[] amounts = Messages.vector(rr.getCapability());
       boolean am = amPriority != null && amPriority == k.priority;
-      Ask was = before.remove(k);
+      Ask was = before.get(k);
       if (was != null && was.sameShape(amounts, rr.getRelaxLocality(), am)) {
         now.put(k, was.count == count ? was : was.withCount(count));
         if (was.count != count) {
@@ -134,6 +200,9 @@ public final class AskMirror {
       }
     }
     for (Map.Entry<Key, Ask> e : before.entrySet()) {
+      if (now.containsKey(e.getKey())) {
+        continue;
+      }
       Ask gone = e.getValue();
       now.put(e.getKey(), gone.count == 0 ? gone : gone.withCount(0));
       if (gone.count > 0) {
@@ -142,18 +211,22 @@ public final class AskMirror {
       }
     }
     sent.put(appId, now);
-    outstanding += wanting(now);
+    tally(now, 1);  // first, so a shape the app keeps is never uncounted to none in between
+    tally(before, -1);
   }
 
   public synchronized void forget(String appId) {
     Map<Key, Ask> gone = sent.remove(appId);
     if (gone != null) {
-      outstanding -= wanting(gone);
+      tally(gone, -1);
     }
   }
 
   public synchronized void clear() {
     sent.clear();
     outstanding = 0;
+    wantedShapes.clear();
+    smallest = null;
+    smallestStale = false;
   }
 }

@@ -658,7 +658,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /**
    * A NodeManager heartbeat: YARN processes its launched and finished containers (finished ones
    * queue events for the core through completedContainerInternal), and that is all. No call to
-   * the core here: the scheduling loop decides for every node with room at once.
+   * the core here: the scheduling loop decides for every node with room for some ask at once.
    */
   @Override
   protected synchronized void nodeUpdate(RMNode nm) {
@@ -990,8 +990,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         return null;
       }
       req.heartbeats = heartbeats.getAndSet(0);
-      if (mayAllocate()) {
-        Resource smallest = getMinimumResourceCapability();
+      Resource smallest = mayAllocate() ? smallestPlaceable() : null;
+      if (smallest != null) {
         nodeRotation.offer(nodeTracker.getAllNodes(), n -> {
           Resource free = n.getUnallocatedResource();
           if (!Resources.fitsIn(smallest, free)) {
@@ -1002,6 +1002,24 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         });
       }
       return req;
+    }
+
+    /**
+     * What a node's free room must fit for the core to place anything on it: YARN's minimum
+     * allocation and the smallest outstanding ask (collectAsks has just brought the mirror up to
+     * date with this call's asks, AM asks included), componentwise; null when no ask waits.
+     * Nodes that fit no ask are not listed: at saturation they are most nodes, and the core
+     * would decide nothing for them. A starved queue loses nothing by it: its reservation or
+     * preemption hold needs the node only once the room could be taken by some ask.
+     */
+    private Resource smallestPlaceable() {
+      long[] wanted = askMirror.smallestWanted();
+      if (wanted == null) {
+        return null;
+      }
+      Resource ask = resourceOf(wanted);
+      Resource minimum = getMinimumResourceCapability();
+      return ask == null ? minimum : Resources.componentwiseMax(minimum, ask);
     }
 
     /**

@@ -1,5 +1,6 @@
 package org.yarndrf.shim;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -111,5 +112,56 @@ class AskMirrorTest {
     assertTrue(mirror.hasOutstanding());
     mirror.clear();
     assertFalse(mirror.hasOutstanding());
+  }
+
+  private static ResourceRequest rr(int priority, int count, int memory, int vcores) {
+    return ResourceRequest.newInstance(Priority.newInstance(priority), "*",
+        Resource.newInstance(memory, vcores), count);
+  }
+
+  private long[] smallest() {
+    long[] s = mirror.smallestWanted();
+    return s == null ? null : Arrays.copyOf(s, 2);  // memory-mb, vcores
+  }
+
+  @Test
+  void theSmallestWantedAskIsComponentwiseOverAsksThatStillWantContainers() {
+    assertEquals(null, mirror.smallestWanted(), "no ask: nothing to fit");
+    diff("app_1", Arrays.asList(rr(1, 2, 4096, 1), rr(2, 1, 1024, 4)));
+    assertArrayEquals(new long[] {1024, 1}, smallest(), "each resource's own smallest");
+    diff("app_2", Collections.singletonList(rr(1, 3, 2048, 2)));
+    assertArrayEquals(new long[] {1024, 1}, smallest());
+    // The ask holding the smallest memory is served: memory's smallest rises to the next ask's.
+    diff("app_1", Arrays.asList(rr(1, 2, 4096, 1), rr(2, 0, 1024, 4)));
+    assertArrayEquals(new long[] {2048, 1}, smallest());
+    // A count change of the same shape keeps it; a shape change replaces it.
+    diff("app_1", Arrays.asList(rr(1, 1, 4096, 1), rr(2, 0, 1024, 4)));
+    assertArrayEquals(new long[] {2048, 1}, smallest());
+    diff("app_1", Arrays.asList(rr(1, 1, 4096, 3), rr(2, 0, 1024, 4)));
+    assertArrayEquals(new long[] {2048, 2}, smallest());
+    // A smaller ask coming lowers it at once; its app going away raises it again.
+    diff("app_3", Collections.singletonList(rr(5, 1, 512, 1)));
+    assertArrayEquals(new long[] {512, 1}, smallest());
+    mirror.forget("app_3");
+    assertArrayEquals(new long[] {2048, 2}, smallest());
+    // Withdrawn (vanished from YARN's list) counts as served.
+    diff("app_2", Collections.<ResourceRequest>emptyList());
+    assertArrayEquals(new long[] {4096, 3}, smallest());
+    diff("app_1", Arrays.asList(rr(1, 0, 4096, 3), rr(2, 0, 1024, 4)));
+    assertEquals(null, mirror.smallestWanted(), "nothing wants containers: no node needs listing");
+    diff("app_1", Collections.singletonList(rr(1, 1, 3072, 2)));
+    assertArrayEquals(new long[] {3072, 2}, smallest());
+    mirror.clear();
+    assertEquals(null, mirror.smallestWanted());
+  }
+
+  @Test
+  void twoAppsAskingTheSameShapeKeepItUntilBothAreServed() {
+    diff("app_1", Collections.singletonList(rr(1, 1, 1024, 1)));
+    diff("app_2", Arrays.asList(rr(1, 1, 1024, 1), rr(2, 1, 8192, 8)));
+    diff("app_1", Collections.singletonList(rr(1, 0, 1024, 1)));
+    assertArrayEquals(new long[] {1024, 1}, smallest(), "app_2 still asks for it");
+    diff("app_2", Arrays.asList(rr(1, 0, 1024, 1), rr(2, 1, 8192, 8)));
+    assertArrayEquals(new long[] {8192, 8}, smallest());
   }
 }
