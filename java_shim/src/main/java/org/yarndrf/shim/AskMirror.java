@@ -1,6 +1,8 @@
 package org.yarndrf.shim;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -24,11 +26,10 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
  * priority 0 while the attempt waits for it) is part of its shape: an ask that changes from one
  * to the other is sent in full again, its id in "am_asks" or not (protocol version 6).
  *
- * <p>It also keeps the componentwise smallest of the asks that still want containers
- * ({@link #smallestWanted}): a node whose free room does not fit it can take none of them, so a
- * schedule call need not list it. Asks are counted by shape (few distinct ones in practice), so
- * the smallest is recomputed over the shapes, never over the asks, and only after a shape's last
- * ask went away.
+ * <p>It also keeps the shapes of the asks that still want containers ({@link #wantedFloors}): a
+ * node whose free room fits none of them can take none of those asks, so a schedule call need not
+ * list it. Asks are counted by shape (few distinct ones in practice), so nothing is recomputed
+ * over the asks.
  *
  * <p>Locking: used under the scheduler's lock (the loop's collect and snapshot, YARN's app events);
  * its methods synchronize as well, so no caller can see it half-changed.
@@ -111,9 +112,8 @@ public final class AskMirror {
   private int outstanding;
   /** Asks sent that still want containers (any location), by shape; a shape of none is removed. */
   private final Map<Shape, Integer> wantedShapes = new HashMap<>();
-  /** The componentwise smallest of wantedShapes' keys; null when none, or to recompute. */
-  private long[] smallest;
-  private boolean smallestStale;
+  /** What {@link #wantedFloors} returns; null after the set of wanted shapes changed. */
+  private List<long[]> floors = Collections.emptyList();
 
   /** Whether some app has asks the core was told of that still want containers. */
   public synchronized boolean hasOutstanding() {
@@ -121,19 +121,59 @@ public final class AskMirror {
   }
 
   /**
-   * The componentwise smallest amounts (in YARN's resource type order) of the asks sent that still
-   * want containers, at any location; null when none does. A node's room that does not fit it
-   * fits no such ask, whatever the core's fair order.
+   * Amounts (in YARN's resource type order) a node's free room must fit one of for some ask sent
+   * that still wants containers, at any location, to fit it; empty when none wants any. They are
+   * the wanted shapes no other wanted shape fits inside, so a room fits one of them exactly when
+   * it fits some wanted ask; beyond {@link #MAX_FLOORS} of them, their componentwise smallest
+   * alone (a room that fits no ask may fit it, one that fits an ask always does). Recomputed over
+   * the shapes, never the asks, and only after the set of shapes changed.
    */
-  public synchronized long[] smallestWanted() {
-    if (smallestStale) {
-      smallestStale = false;
-      smallest = null;
-      for (Shape s : wantedShapes.keySet()) {
-        smallest = smallest == null ? s.amounts.clone() : min(smallest, s.amounts);
+  public synchronized List<long[]> wantedFloors() {
+    if (floors == null) {
+      floors = floorsOf(wantedShapes.keySet());
+    }
+    return floors;
+  }
+
+  /** Shapes a node is checked against at most; the distinct shapes of a trace are usually few. */
+  static final int MAX_FLOORS = 16;
+
+  private static List<long[]> floorsOf(Collection<Shape> shapes) {
+    if (shapes.size() <= 4 * MAX_FLOORS) {  // the pairwise check stays small
+      List<long[]> out = new ArrayList<>();
+      for (Shape s : shapes) {
+        if (!fitsAnotherInside(s, shapes)) {
+          out.add(s.amounts);
+        }
+      }
+      if (out.size() <= MAX_FLOORS) {
+        return Collections.unmodifiableList(out);
       }
     }
-    return smallest == null ? null : smallest.clone();
+    long[] smallest = null;
+    for (Shape s : shapes) {
+      smallest = smallest == null ? s.amounts.clone() : min(smallest, s.amounts);
+    }
+    return Collections.singletonList(smallest);
+  }
+
+  /** Whether another of `shapes` fits inside `s` (a room that fits `s` fits that one too). */
+  private static boolean fitsAnotherInside(Shape s, Collection<Shape> shapes) {
+    for (Shape o : shapes) {
+      if (o != s && fitsIn(o.amounts, s.amounts)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean fitsIn(long[] small, long[] big) {
+    for (int i = 0; i < small.length; i++) {
+      if (i >= big.length || small[i] > big[i]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static long[] min(long[] into, long[] other) {
@@ -156,12 +196,12 @@ public final class AskMirror {
       Shape shape = new Shape(a.amounts);
       int left = wantedShapes.getOrDefault(shape, 0) + sign;
       if (left > 0) {
-        if (wantedShapes.put(shape, left) == null && !smallestStale) {
-          smallest = smallest == null ? a.amounts.clone() : min(smallest, a.amounts);
+        if (wantedShapes.put(shape, left) == null) {
+          floors = null;  // a new shape
         }
       } else {
         wantedShapes.remove(shape);
-        smallestStale = true;  // it may have held the smallest of some resource
+        floors = null;
       }
     }
   }
@@ -226,7 +266,6 @@ public final class AskMirror {
     sent.clear();
     outstanding = 0;
     wantedShapes.clear();
-    smallest = null;
-    smallestStale = false;
+    floors = Collections.emptyList();
   }
 }
