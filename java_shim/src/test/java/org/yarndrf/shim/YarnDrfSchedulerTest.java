@@ -213,7 +213,7 @@ class YarnDrfSchedulerTest {
   }
 
   @Test
-  void aCallListsOnlyNodesWhoseRoomFitsTheSmallestOutstandingAsk() throws Exception {
+  void aCallListsOnlyNodesWhoseRoomFitsAnOutstandingAsk() throws Exception {
     MockNM small = rm.registerNode("127.0.0.1:1235", 2048, 8);
     MockAM am = AsyncApps.launch(rm, submit("alice", "a"));
     int before = core.requestsOf(Messages.Schedule.class).size();
