@@ -8,7 +8,7 @@ Version 3 moved containers out too: "started" rows (CONTAINER_FIELDS), "finished
 Version 4: an app in a snapshot or an "app_added" delta is one YARN runs; the core takes it into
 the queue named, without placement or ACLs (SchedulerCore.recover_app).
 Version 5: decisions left the heartbeat. One "schedule" request carries everything that changed
-since the last (events, asks, submissions) and every node with free room ("nodes" rows); the core
+since the last (events, asks, submissions) and every node with room for some ask ("nodes" rows); the core
 decides for all of them at once. It replaces "heartbeat", "events" and "submit".
 Version 6: GPU cards. A node (snapshot, node_added) may carry "cards", the MiB of each of its GPU
 cards as its NodeManager declares them; node_updated carries "cards" when they changed ([]: the

@@ -2,8 +2,9 @@
 
 Java stays the source of truth. A "snapshot" rebuilds a fresh core from YARN's full state, each
 app in the queue YARN runs it in; a "schedule" applies the changes since the last call in order,
-places the apps submitted meanwhile, and decides for every node with free room at once. A change
-that cannot be applied is logged and counted, never raised: the rest of the request still runs.
+places the apps submitted meanwhile, and decides at once for every node listed (each with room
+for some outstanding ask). A change that cannot be applied is logged and counted, never raised:
+the rest of the request still runs.
 The core's preemption round runs in a schedule call once a round is due (every
 `preemption_interval_s`, or at a starvation timeout); its plan goes back in the reply for the
 shim to tell AMs and kill, with the time the next round or kill is due (`call_in_ms`).
@@ -186,7 +187,7 @@ class CoreService:
 
     def _schedule(self, msg: dict) -> str:
         """The changes since the last call, then the submissions (placed with those changes
-        known), then one decision for every node with room."""
+        known), then one decision for every node listed."""
         start = time.perf_counter()
         core = self.core
         refused = core.counters["refused"]

@@ -268,7 +268,8 @@ public final class Messages {
 
   /**
    * Everything that changed since the last call, in the order the core applies it (deltas,
-   * started, finished, asks, counts, submissions), and every node with free room to decide for.
+   * started, finished, asks, counts, submissions), and every node with room for some ask to
+   * decide for.
    */
   public static final class Schedule extends Request {
     public final long seq;

@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The scheduling thread, as CapacityScheduler's global scheduling (YARN-5139) has one: NODE_UPDATE
  * only records what YARN reports, and this thread, whenever something changed, sends everything
- * that changed since its last call (events, asks, submissions) and every node with free room in
- * one call, then commits the core's assignments, each re-checked. Idle cluster: no calls. Busy:
- * calls back to back, each covering every node with room.
+ * that changed since its last call (events, asks, submissions) and every node whose free room fits
+ * some outstanding ask in one call, then commits the core's assignments, each re-checked. Idle
+ * cluster: no calls. Busy: calls back to back, each covering every such node.
  *
  * <p>Unlike CapacityScheduler's thread, which visits every node every few milliseconds, it sleeps
  * until woken by a change ({@link #wake}), or, while YARN has asks outstanding, for at most the
@@ -58,7 +58,8 @@ public final class SchedulingLoop implements Runnable {
     void resynced(List<QueueSettings> queues);
 
     /**
-     * The changes since the last call and every node with room (none while !mayAllocate), or
+     * The changes since the last call and every node with room for some outstanding ask (none
+     * while !mayAllocate), or
      * null when nothing changed and `force` is false.
      */
     Messages.Schedule collect(long epoch, long seq, boolean force);

@@ -658,7 +658,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /**
    * A NodeManager heartbeat: YARN processes its launched and finished containers (finished ones
    * queue events for the core through completedContainerInternal), and that is all. No call to
-   * the core here: the scheduling loop decides for every node with room at once.
+   * the core here: the scheduling loop decides for every node with room for some ask at once.
    */
   @Override
   protected synchronized void nodeUpdate(RMNode nm) {
@@ -990,11 +990,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         return null;
       }
       req.heartbeats = heartbeats.getAndSet(0);
-      if (mayAllocate()) {
-        Resource smallest = getMinimumResourceCapability();
+      List<Resource> floors = mayAllocate() ? placeableFloors() : Collections.emptyList();
+      if (!floors.isEmpty()) {
         nodeRotation.offer(nodeTracker.getAllNodes(), n -> {
           Resource free = n.getUnallocatedResource();
-          if (!Resources.fitsIn(smallest, free)) {
+          if (!fitsAny(floors, free)) {
             return false;
           }
           req.nodes.add(new Messages.NodeRow(bridgeName(n.getNodeID()), Messages.vector(free)));
@@ -1002,6 +1002,33 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         });
       }
       return req;
+    }
+
+    /**
+     * What a node's free room must fit one of for the core to place anything on it: each shape of
+     * the outstanding asks no other fits inside (collectAsks has just brought the mirror up to
+     * date with this call's asks, AM asks included), raised to YARN's minimum allocation; none
+     * when no ask waits. Nodes that fit none are not listed: at saturation they are most nodes,
+     * and the core would decide nothing for them. A starved queue loses nothing by it: its
+     * reservation or preemption hold needs the node only once some ask could take its room.
+     */
+    private List<Resource> placeableFloors() {
+      Resource minimum = getMinimumResourceCapability();
+      List<Resource> out = new ArrayList<>();
+      for (long[] wanted : askMirror.wantedFloors()) {
+        Resource ask = resourceOf(wanted);
+        out.add(ask == null ? minimum : Resources.componentwiseMax(minimum, ask));
+      }
+      return out;
+    }
+
+    private boolean fitsAny(List<Resource> floors, Resource free) {
+      for (Resource floor : floors) {
+        if (Resources.fitsIn(floor, free)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /**

@@ -112,4 +112,109 @@ class AskMirrorTest {
     mirror.clear();
     assertFalse(mirror.hasOutstanding());
   }
+
+  private static ResourceRequest rr(int priority, int count, int memory, int vcores) {
+    return ResourceRequest.newInstance(Priority.newInstance(priority), "*",
+        Resource.newInstance(memory, vcores), count);
+  }
+
+  /** Whether a node with `memory` MB and `vcores` free is one a schedule call lists. */
+  private boolean listed(long memory, long vcores) {
+    for (long[] floor : mirror.wantedFloors()) {
+      if (floor[0] <= memory && floor[1] <= vcores) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Test
+  void theFloorsAreTheWantedShapesNoOtherFitsInsideAndFollowTheAsks() {
+    assertTrue(mirror.wantedFloors().isEmpty(), "no ask: no node is listed");
+    diff("app_1", Arrays.asList(rr(1, 2, 4096, 1), rr(2, 1, 1024, 4)));
+    assertEquals(2, mirror.wantedFloors().size());
+    assertFalse(listed(2048, 2), "room for neither ask, though above their componentwise least");
+    assertTrue(listed(4096, 1) && listed(1024, 4));
+    diff("app_2", Collections.singletonList(rr(1, 3, 8192, 8)));
+    assertEquals(2, mirror.wantedFloors().size(), "8192/8 fits only where 4096/1 does");
+    // The ask of one shape is served: the other shapes decide.
+    diff("app_1", Arrays.asList(rr(1, 2, 4096, 1), rr(2, 0, 1024, 4)));
+    assertFalse(listed(1024, 4));
+    assertTrue(listed(4096, 1));
+    // A count change keeps the shape; a shape change replaces it.
+    diff("app_1", Arrays.asList(rr(1, 1, 4096, 1), rr(2, 0, 1024, 4)));
+    assertTrue(listed(4096, 1));
+    diff("app_1", Arrays.asList(rr(1, 1, 4096, 3), rr(2, 0, 1024, 4)));
+    assertFalse(listed(4096, 2));
+    assertTrue(listed(4096, 3));
+    // A smaller ask coming lowers the floor at once; its app going away raises it again.
+    diff("app_3", Collections.singletonList(rr(5, 1, 512, 1)));
+    assertTrue(listed(512, 1));
+    mirror.forget("app_3");
+    assertFalse(listed(512, 1));
+    // Withdrawn (vanished from YARN's list) counts as served.
+    diff("app_1", Collections.<ResourceRequest>emptyList());
+    assertFalse(listed(4096, 3));
+    assertTrue(listed(8192, 8));
+    diff("app_2", Collections.singletonList(rr(1, 0, 8192, 8)));
+    assertTrue(mirror.wantedFloors().isEmpty(), "nothing wants containers: no node is listed");
+    diff("app_1", Collections.singletonList(rr(1, 1, 3072, 2)));
+    assertTrue(listed(3072, 2));
+    mirror.clear();
+    assertTrue(mirror.wantedFloors().isEmpty());
+  }
+
+  @Test
+  void aNodeIsListedExactlyWhenItsRoomFitsSomeAskThatStillWantsContainers() {
+    java.util.Random random = new java.util.Random(17);
+    int[][] palette = {{1024, 1}, {2048, 1}, {1024, 4}, {4096, 2}, {8192, 8}, {3072, 3}};
+    java.util.Map<String, List<int[]>> wanted = new java.util.HashMap<>();  // the oracle's asks
+    for (int round = 0; round < 300; round++) {
+      String app = "app_" + random.nextInt(4);
+      List<ResourceRequest> asks = new ArrayList<>();
+      List<int[]> wants = new ArrayList<>();
+      int n = random.nextInt(3);
+      for (int priority = 1; priority <= n; priority++) {
+        int[] shape = palette[random.nextInt(palette.length)];
+        int count = random.nextInt(3);
+        asks.add(rr(priority, count, shape[0], shape[1]));
+        if (count > 0) {
+          wants.add(shape);
+        }
+      }
+      if (random.nextInt(10) == 0) {
+        mirror.forget(app);
+        wanted.remove(app);
+      } else {
+        diff(app, asks);
+        wanted.put(app, wants);
+      }
+      for (int probe = 0; probe < 20; probe++) {
+        int memory = 1024 * random.nextInt(9);
+        int vcores = random.nextInt(9);
+        boolean fits = false;
+        for (List<int[]> shapes : wanted.values()) {
+          for (int[] shape : shapes) {
+            fits |= shape[0] <= memory && shape[1] <= vcores;
+          }
+        }
+        assertEquals(fits, listed(memory, vcores), "round " + round + ": " + memory + " MB, "
+            + vcores + " vcores");
+      }
+    }
+  }
+
+  @Test
+  void beyondTheMostFloorsTheirComponentwiseLeastDropsNoNodeAnAskFits() {
+    List<ResourceRequest> asks = new ArrayList<>();
+    for (int i = 1; i <= AskMirror.MAX_FLOORS + 4; i++) {  // none fits inside another
+      asks.add(rr(i, 1, 1024 * i, 41 - i));
+    }
+    diff("app_1", asks);
+    assertEquals(1, mirror.wantedFloors().size());
+    for (ResourceRequest a : asks) {
+      assertTrue(listed(a.getCapability().getMemorySize(), a.getCapability().getVirtualCores()));
+    }
+    assertFalse(listed(1023, 40));
+  }
 }

@@ -202,13 +202,59 @@ class YarnDrfSchedulerTest {
     rm.registerNode("127.0.0.1:1235", 8192, 8);
     rm.registerNode("127.0.0.1:1236", 8192, 8);
     MockAM am = AsyncApps.launch(rm, submit("alice", "a"));
-    assertEquals(6, allocate(am, 6, 1024, 1).size());
+    // Two 3072 MB containers fit a node: the asks stay outstanding until all three took theirs.
+    assertEquals(6, allocate(am, 6, 3072, 1).size());
     java.util.Set<String> offered = new java.util.HashSet<>();
     for (Messages.Schedule c : core.requestsOf(Messages.Schedule.class)) {
       assertTrue(c.nodes.size() <= 1, "call " + c.seq + " offered " + c.nodes.size() + " nodes");
       c.nodes.forEach(n -> offered.add(n.node));
     }
     assertEquals(3, offered.size(), "every node is offered by some call: " + offered);
+  }
+
+  @Test
+  void aCallListsOnlyNodesWhoseRoomFitsAnOutstandingAsk() throws Exception {
+    MockNM small = rm.registerNode("127.0.0.1:1235", 2048, 8);
+    MockAM am = AsyncApps.launch(rm, submit("alice", "a"));
+    int before = core.requestsOf(Messages.Schedule.class).size();
+    // The small node has room for YARN's minimum allocation (1024 MB), not for a 3072 MB ask.
+    assertEquals(2, allocate(am, 2, 3072, 1).size());
+    List<Messages.Schedule> calls = core.requestsOf(Messages.Schedule.class);
+    int big = firstCallAsking(calls, before, 3072);
+    boolean bigListed = false;
+    for (Messages.Schedule c : calls.subList(big, calls.size())) {
+      assertFalse(lists(c, small), "call " + c.seq + " lists the 2048 MB node for 3072 MB asks");
+      bigListed |= lists(c, nm);
+    }
+    assertTrue(bigListed, "the node with room for the ask is listed");
+    // A 1024 MB ask fits the small node: from the call that carries it, the node is offered.
+    before = calls.size();
+    assertEquals(1, allocate(am, 1, 1024, 1).size());
+    calls = core.requestsOf(Messages.Schedule.class);
+    assertTrue(lists(calls.get(firstCallAsking(calls, before, 1024)), small));
+    // Once that ask is served no ask waits, and a call lists no node at all.
+    heartbeatUntil(() -> {
+      List<Messages.Schedule> now = core.requestsOf(Messages.Schedule.class);
+      Messages.Schedule last = now.get(now.size() - 1);
+      return last.counts.contains(0L) && last.nodes.isEmpty();
+    });
+  }
+
+  /** The index of the first call from `from` on that sends an ask of `memory` MB in full. */
+  private static int firstCallAsking(List<Messages.Schedule> calls, int from, long memory) {
+    for (int i = from; i < calls.size(); i++) {
+      for (Messages.AskRow a : calls.get(i).asks) {
+        if (a.amounts[0] == memory && a.count > 0) {
+          return i;
+        }
+      }
+    }
+    throw new AssertionError("no call asked for " + memory + " MB");
+  }
+
+  private static boolean lists(Messages.Schedule call, MockNM node) {
+    String name = node.getNodeId().toString();
+    return call.nodes.stream().anyMatch(n -> n.node.equals(name));
   }
 
   @Test
