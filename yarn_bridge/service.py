@@ -27,6 +27,7 @@ from scheduler.echo import brief
 from scheduler.explain import am_share
 from scheduler.model import Placement
 from scheduler.preemption import PreemptionPlan
+from scheduler.resources import fits
 from yarn_bridge import protocol
 from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import Reloader
@@ -89,6 +90,7 @@ class CoreService:
         # waiting) for the apps with an AM ask pending; both start afresh with every snapshot.
         self._headroom_sent: dict[str, tuple] = {}
         self._am_told: dict[str, str] = {}
+        self._drifted: set[str] = set()  # nodes whose free room differed at the last call
         self.metrics = metrics
         if metrics is not None:
             metrics.follow(lambda: self.core, self.lock)
@@ -293,26 +295,39 @@ class CoreService:
         return protocol.placement(s["app"], placed)
 
     def _nodes_with_room(self, core: SchedulerCore, rows: list) -> list[str]:
-        """The nodes to decide for. Their free room as YARN has it must equal the core's once the
-        request's changes are applied (both are taken at once under the scheduler's lock): a node
-        where they differ means the core's accounting has drifted from YARN's; it is counted and
-        logged, and the core's own figure decides (YARN re-checks every assignment anyway)."""
+        """The nodes to decide for. Their free room as YARN has it equals the core's once the
+        request's changes are applied (both are taken at once under the scheduler's lock), but for
+        one gap: a container YARN killed or its AM released is finished for the core at once, while
+        YARN keeps its room on the node until the NodeManager reports it gone (YARN-4148), a
+        heartbeat or two later. So where YARN has less room than the core, the node is not decided
+        for until they agree: the core's figure would place containers YARN refuses, call after
+        call (issue 15: thousands after one batch of kills). Where YARN has more, the core's figure
+        decides (it never places more than YARN has). Either way the node is counted, and logged
+        with both figures when it starts to differ."""
         names, sub, known = core.types.names, core.types.sub, core.nodes
-        ids, drifted = [], []
+        ids, drifted = [], {}
         for row in rows:
             parsed = protocol.node_row(row, names)
-            if type(parsed) is str:
+            if isinstance(parsed, str):
                 self._bad("node with room", row, parsed)
                 continue
             node_id, free = parsed
             node = known.get(node_id)
-            if node is not None and free != sub(node.capacity, node.allocated):
-                drifted.append(node_id)
+            if node is not None:
+                ours = sub(node.capacity, node.allocated)
+                if free != ours:
+                    drifted[node_id] = (free, ours)
+                    if not fits(ours, free):
+                        continue
             ids.append(node_id)
-        if drifted:
-            self.counters["free_mismatches"] += len(drifted)
-            log.warning("YARN's free room differs from the core's on %d node(s), e.g. %s", len(drifted),
-                        brief(drifted[0]))
+        self.counters["free_mismatches"] += len(drifted)
+        new = [n for n in drifted if n not in self._drifted]
+        self._drifted = set(drifted)
+        if new:
+            free, ours = drifted[new[0]]
+            log.warning("YARN's free room differs from the core's on %d node(s), e.g. %s: YARN %s, the core %s%s",
+                        len(new), brief(new[0]), core.types.format(free), core.types.format(ours),
+                        "" if fits(ours, free) else " (not decided for until YARN has the core's room)")
         return ids
 
     def _reload(self, msg: dict) -> str:

@@ -203,3 +203,36 @@ def test_replies_without_preemption_carry_no_preemption_fields(svc, clock):
     reply = json.loads(svc.handle(json.dumps({"v": protocol.VERSION, "type": "schedule", "epoch": svc.epoch,
                                               "seq": 9})))
     assert reply["ok"] and not {"preempt", "kill"} & set(reply)
+
+
+def test_after_a_kill_the_core_assigns_no_more_than_the_room_yarn_has_released(tmp_path, clock):
+    """YARN keeps a killed container's room on its node until the NodeManager reports the
+    container gone (SchedulerNode.releaseContainer waits for the node), while the shim tells the
+    core it finished at once. Meanwhile a node listed for a smaller ask must not be decided by the
+    core's larger figure: every container beyond YARN's room would come back refused, call after
+    call, until the NodeManager's heartbeat (issue 15: thousands on one node in 2 s)."""
+    path = tmp_path / "queues.yaml"
+    path.write_text(QUEUES)
+    svc = CoreService(path, clock=clock)
+    am, t1, t2 = (f"container_1_0001_01_00000{i}" for i in (1, 2, 3))
+    reply = call(svc, type="snapshot", epoch=5, resources=TYPES,
+                 nodes=[{"node": "n1:1", "capacity": {"memory-mb": 6144, "vcores": 6, "gpu-mem": 0}, "rack": "/r1"}],
+                 apps=[{"app": "app_a", "user": "u", "queue": "root.a"}, {"app": "app_b", "user": "u", "queue": "root.b"},
+                       {"app": "app_c", "user": "u", "queue": "root.a"}],
+                 containers=[started(am, "app_a"), started(t1, "app_a", memory=2048, vcores=2),
+                             started(t2, "app_a", memory=2048, vcores=2)],  # a 1 GB hole left
+                 asks=[[1, 2, "app_b", 1, 0, "*", True, 2048, 2, 0]])
+    assert reply["ok"], reply
+    at(clock, svc, 0, 1)
+    [victim] = containers(at(clock, svc, 5.5, 2), "preempt")  # b's half of the node: one 2 GB task
+    assert containers(at(clock, svc, 8.5, 3), "kill") == [victim]
+    # The shim's next call: the kill as finished, YARN's room still the hole (listed for c's
+    # new 1 GB ask), the core's the hole and the victim's.
+    yarn_free = [1024, 1, 0]
+    early = at(clock, svc, 8.6, 4, finished=[victim, "preempted"], nodes=[["n1:1", *yarn_free]],
+               asks=[[2, 1, "app_c", 1, 0, "*", True, 1024, 1, 0]])
+    placed = [sum(a["resources"][t] for a in early["assignments"]) for t in TYPES]
+    assert all(p <= f for p, f in zip(placed, yarn_free)), f"placed {placed} on a node YARN has {yarn_free} free on"
+    # The NodeManager reports the kill: YARN's room is the core's, and b gets its container.
+    later = at(clock, svc, 9.5, 5, nodes=[["n1:1", *(f - p for f, p in zip([3072, 3, 0], placed))]])
+    assert "app_b" in [a["app"] for a in early["assignments"] + later["assignments"]]

@@ -47,11 +47,38 @@ def test_a_call_decides_for_every_node_it_lists_and_only_those(queues_file):
     assert svc.counters["nodes_offered"] == 3 and svc.counters["free_mismatches"] == 0
 
 
-def test_a_node_whose_free_room_differs_from_the_cores_is_counted(queues_file):
+def test_a_node_whose_free_room_differs_from_the_cores_is_counted_and_logged_with_both_figures(queues_file, caplog):
     svc = CoreService(queues_file)
     snapshot(svc)
     reply = call(svc, type="schedule", epoch=5, seq=1, nodes=[["n1:1", 1024, 1, 0]])
     assert reply["ok"] and svc.counters["free_mismatches"] == 1
+    [warning] = [r.getMessage() for r in caplog.records if "differs" in r.getMessage()]
+    assert "YARN <memory-mb 1024, vcores 1, gpu-mem 0>" in warning
+    assert "the core <memory-mb 8192, vcores 8, gpu-mem 8192>" in warning
+    call(svc, type="schedule", epoch=5, seq=2, nodes=[["n1:1", 1024, 1, 0]])
+    assert svc.counters["free_mismatches"] == 2
+    assert len([r for r in caplog.records if "differs" in r.getMessage()]) == 1, "logged when it starts to differ"
+
+
+def test_a_node_with_less_room_in_yarn_than_in_the_core_is_not_decided_for(queues_file):
+    """YARN keeps a killed or released container's room until its NodeManager reports it gone;
+    the core's larger figure would only place containers YARN refuses."""
+    svc = CoreService(queues_file)
+    snapshot(svc)
+    submit(svc, "app_1", "alice", "cpu")
+    short = call(svc, type="schedule", epoch=5, seq=2, nodes=[["n1:1", 2048, 2, 8192]], asks=[ask(1, "app_1", 100)])
+    assert short["ok"] and short["assignments"] == []
+    agreed = schedule(svc, seq=3)
+    assert len(agreed["assignments"]) == 8, "once YARN has the core's room, all 8 vcores"
+
+
+def test_a_node_with_more_room_in_yarn_than_in_the_core_is_decided_by_the_cores(queues_file):
+    svc = CoreService(queues_file)
+    snapshot(svc, containers=[started("c_0", "app_0", memory=4096, vcores=4)],
+             apps=[{"app": "app_0", "user": "alice", "queue": "cpu"}])
+    submit(svc, "app_1", "alice", "cpu")
+    reply = call(svc, type="schedule", epoch=5, seq=2, nodes=[["n1:1", 8192, 8, 8192]], asks=[ask(1, "app_1", 100)])
+    assert len(reply["assignments"]) == 4, "the 4 vcores the core has free, not YARN's 8"
 
 
 def test_placement_refusal_carries_the_acl_reason(queues_file):
