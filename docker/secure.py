@@ -43,7 +43,8 @@ def main() -> int:
     print(f"""
 ResourceManager: http://127.0.0.1:{cluster.web_port}   yarn-drf status: http://127.0.0.1:{cluster.status_port()}/
 Users and their passwords: {", ".join(f"{u} {p}" for u, p in cluster.passwords.items())}
-A ticket and a job as alice (group analysts), in the RM container:
+A ticket and a job as alice (group analysts), in the RM container (kinit asks for the password;
+`kinit -kt /etc/security/keytabs/alice.keytab alice` takes her keytab instead):
   docker exec -it -u alice -w /shared/home/alice {rm} kinit alice
   docker exec -u alice -w /shared/home/alice {rm} yarn org.apache.hadoop.mapreduce.SleepJob \\
       -Dmapreduce.job.queuename=analytics -m 2 -r 0 -mt 1000

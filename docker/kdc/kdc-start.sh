@@ -3,7 +3,9 @@
 # and UDP), with
 #   - a principal and a keytab per service in KDC_SERVICES ("rm/localhost:1000 nm/localhost:0"):
 #     /keytabs/<first component>.keytab, owned by that uid and readable by it alone;
-#   - a principal per user in KDC_USERS ("alice:PASSWORD bob:PASSWORD"), who get tickets with kinit.
+#   - a principal per user in KDC_USERS ("alice:PASSWORD:1001 bob:PASSWORD:1002"), who get tickets
+#     with kinit and the password, or from their keytab /keytabs/<user>.keytab (same key, owned by
+#     the uid given, readable by it alone) for scripts.
 # A fresh database each start (the realm's master key is random and never leaves the container).
 # "kdc: ready" on stdout means every principal and keytab exists and the KDC is about to serve.
 #   environment: KRB5_REALM, KDC_PORT, KDC_SERVICES, KDC_USERS
@@ -53,7 +55,14 @@ for entry in ${KDC_SERVICES:-}; do
   chmod 400 "$keytab"
 done
 for entry in ${KDC_USERS:-}; do
-  kadmin "addprinc -pw ${entry#*:} ${entry%%:*}"
+  user="${entry%%:*}" rest="${entry#*:}"
+  password="${rest%:*}" uid="${rest##*:}"
+  kadmin "addprinc -pw $password $user"
+  keytab="/keytabs/$user.keytab"
+  rm -f "$keytab"
+  kadmin "ktadd -norandkey -k $keytab $user"  # -norandkey: the password stays valid
+  chown "$uid" "$keytab"
+  chmod 400 "$keytab"
 done
 echo "kdc: ready: realm $realm on 127.0.0.1:$port"
 exec krb5kdc -n -r "$realm"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import docker
 from testcontainers.core.container import DockerContainer
@@ -23,11 +24,10 @@ from tests.e2e.cluster import SHAPES, Cluster, NodeShape, free_ports
 KDC_IMAGE = "yarn-drf/kdc:bookworm"
 REALM = "YARN-DRF.TEST"
 KEYTAB_DIR = "/etc/security/keytabs"
-# The Unix users of the Hadoop image (docker/hadoop/Dockerfile) who are the realm's users; hadoop,
-# who runs the ResourceManager, is also the cluster's admin (yarn.admin.acl).
-USERS = ("hadoop", "alice", "bob")
+# The Unix users of the Hadoop image (docker/hadoop/Dockerfile) who are the realm's users, by uid;
+# hadoop, who runs the ResourceManager, is also the cluster's admin (yarn.admin.acl).
+USERS = {"hadoop": 1000, "alice": 1001, "bob": 1002}
 STATUS_TOKEN_FILE = "/var/lib/hadoop/yarn-drf-status.token"
-RM_UID = 1000  # the image's hadoop user, who runs the ResourceManager
 
 
 @dataclass
@@ -38,7 +38,7 @@ class SecureCluster(Cluster):
     passwords: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def create(cls, scheduler: str, queues_file, shapes: tuple[NodeShape, ...] = SHAPES) -> "SecureCluster":
+    def create(cls, scheduler: str, queues_file: Path, shapes: tuple[NodeShape, ...] = SHAPES) -> "SecureCluster":
         cluster = super().create(scheduler, queues_file, shapes)
         cluster.kdc_port = free_ports(1)[0]
         cluster.keytabs = f"{cluster.volume}-keytabs"
@@ -55,8 +55,8 @@ class SecureCluster(Cluster):
         for key, value in {
             "KRB5_REALM": REALM, "KDC_PORT": str(self.kdc_port),
             # The RM runs as hadoop and reads its keytab; the NodeManagers run as root.
-            "KDC_SERVICES": f"rm/localhost:{RM_UID} nm/localhost:0",
-            "KDC_USERS": " ".join(f"{u}:{p}" for u, p in self.passwords.items()),
+            "KDC_SERVICES": f"rm/localhost:{USERS['hadoop']} nm/localhost:0",
+            "KDC_USERS": " ".join(f"{u}:{p}:{USERS[u]}" for u, p in self.passwords.items()),
         }.items():
             self.kdc.with_env(key, value)
         self.kdc.start()
@@ -102,6 +102,11 @@ class SecureCluster(Cluster):
         code, out = self.exec_as(os_user, ["bash", "-c", f"kinit {principal} >/dev/null"],
                                  stdin=self.passwords[principal])
         assert code == 0, f"kinit {principal} as {os_user} failed:\n{out}"
+
+    def kinit_from_keytab(self, user: str) -> None:
+        """A ticket for the user from the keytab the KDC wrote for it, as a script gets one."""
+        code, out = self.exec_as(user, ["kinit", "-kt", f"{KEYTAB_DIR}/{user}.keytab", user])
+        assert code == 0, f"kinit -kt as {user} failed:\n{out}"
 
     def kdestroy(self, os_user: str) -> None:
         self.exec_as(os_user, ["kdestroy", "-q"])

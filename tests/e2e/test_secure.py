@@ -101,10 +101,14 @@ def test_the_principal_not_the_unix_user_is_who_submits(secure, requires_yarn_dr
         assert code != 0, out[-3000:]
         app = app_named(c, refused)
         assert app["user"] == "bob" and app["state"] == "FAILED" and "user 'bob'" in app["diagnostics"], app
-        code, out = c.exec_as("alice", dshell_command(accepted, "ops", 1, SMALL, "true"))
-        assert code == 0, out[-3000:]
-        app = c.app_by_name(accepted)
-        assert (app["user"], app["queue"], app["finalStatus"]) == ("bob", "root.ops", "SUCCEEDED"), app
+        c.exec_as("alice", dshell_command(accepted, "ops", 1, SMALL, "sleep 600"), detach=True)
+
+        def placed():
+            app = c.app_by_name(accepted)
+            return app if app and app["state"] in ("ACCEPTED", "RUNNING") else None
+        app = wait_until(placed, 120, f"{accepted} to be accepted", c)
+        assert (app["user"], app["queue"]) == ("bob", "root.ops"), app
+        c.kill_app(app["id"])
     finally:
         c.kinit("alice")
 
@@ -113,7 +117,11 @@ def test_a_client_without_a_ticket_cannot_submit(secure):
     c = secure
     c.kdestroy("bob")
     app_name = name("no-ticket")
-    code, out = c.exec_as("bob", dshell_command(app_name, "dev", 1, SMALL, "true"))
+    # YARN's clients retry a refused connection for yarn.resourcemanager.connect.max-wait.ms
+    # (15 minutes): this one gives up after a few seconds.
+    code, out = c.exec_as("bob", ["yarn", SLEEP_JOB, "-Dyarn.resourcemanager.connect.max-wait.ms=3000",
+                                  f"-Dmapreduce.job.name={app_name}", "-Dmapreduce.job.queuename=dev",
+                                  "-m", "1", "-r", "0", "-mt", "100"])
     assert code != 0, out[-3000:]
     assert "Client cannot authenticate via:[TOKEN, KERBEROS]" in out, out[-3000:]
     assert c.app_by_name(app_name) is None
@@ -124,7 +132,7 @@ def test_a_mapreduce_job_runs_as_its_user(secure):
     c.kinit("alice")
     # Map-only: a reducer's shuffle needs Hadoop's native library in a secure cluster (DOCKER.md).
     code, out = c.exec_as("alice", ["yarn", SLEEP_JOB, "-Dmapreduce.job.queuename=analytics",
-                                    "-m", "2", "-r", "0", "-mt", "500"])
+                                    "-m", "1", "-r", "0", "-mt", "500"])
     assert code == 0 and "completed successfully" in out, out[-3000:]
     app_id = re.findall(r"Submitted application (application_\d+_\d+)", out)[0]
     app = c.rest(f"/apps/{app_id}")["app"]
@@ -134,9 +142,9 @@ def test_a_mapreduce_job_runs_as_its_user(secure):
 
 def test_a_spark_job_runs_as_its_user(secure):
     c = secure
-    c.kinit("bob")
+    c.kinit_from_keytab("bob")
     app_name = name("spark-bob")
-    code, out = c.exec_as("bob", spark_command(app_name, "ops", [8, 500], executors=2))
+    code, out = c.exec_as("bob", spark_command(app_name, "ops", [4, 200], executors=1))
     assert code == 0, out[-3000:]
     app = c.app_by_name(app_name)
     assert (app["user"], app["queue"], app["applicationType"], app["finalStatus"]) == \
