@@ -1,6 +1,7 @@
 package org.yarndrf.shim;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -78,6 +79,7 @@ import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.yarndrf.shim.bridge.CoreChannel;
+import org.yarndrf.shim.bridge.ServePorts;
 
 /**
  * A YARN ResourceScheduler whose decisions are made by the yarn-drf Python core (weighted DRF):
@@ -97,10 +99,18 @@ import org.yarndrf.shim.bridge.CoreChannel;
 public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCaSchedulerNode>
     implements Configurable {
   private static final Logger LOG = LoggerFactory.getLogger(YarnDrfScheduler.class);
+  /** How long serviceStop waits for the loop's thread once the core is stopped. */
+  private static final long LOOP_STOP_WAIT_MS = 200;
 
   /** YARN's Fifo calculator drops vcores and custom resources from every ask; DRC keeps them. */
   private final ResourceCalculator calculator = new DominantResourceCalculator();
   private Configuration conf;
+  /** This RM's HA id, whose per-RM keys apply (ShimConf.forRm); null without HA. */
+  private String rmId;
+  /** The queue file the core reads when it (or a restarted child) starts. */
+  private volatile String queuesFile;
+  /** Set once serviceStart has waited for the core; reinitialize before that only remembers. */
+  private volatile boolean coreStarted;
   private boolean usePortForNodeName;
   private QueueTree queues;
   private final AskMirror askMirror = new AskMirror();
@@ -165,9 +175,15 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return conf;
   }
 
+  /**
+   * Runs on every scheduler object Hadoop makes: at RM start, and on an HA RM at every transition
+   * to standby (the standby's next scheduler, never started until it becomes active). So nothing
+   * here starts a process or makes a file: serviceStart does, serviceStop undoes it.
+   */
   @Override
   public void serviceInit(Configuration conf) throws Exception {
-    this.conf = conf;
+    this.rmId = ShimConf.rmId(conf);
+    this.conf = ShimConf.forRm(conf, rmId);
     // Ordered by ApplicationId so snapshots and logs are stable.
     this.applications = new ConcurrentSkipListMap<>();
     this.minimumAllocation = super.getMinimumAllocation();
@@ -177,6 +193,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.queues = new QueueTree(conf, this::containerRecovered);
     this.committer = newCommitter(events, dirtyApps);
+    this.queuesFile = this.conf.getTrimmed(ShimConf.QUEUES_FILE);
     super.serviceInit(conf);
   }
 
@@ -185,26 +202,45 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return new AssignmentCommitter(this, pending, dirty);
   }
 
+  /**
+   * Starts the core (child mode) and the scheduling loop, and returns once the core has answered
+   * its first snapshot, so YARN's queue tree is the core's before the RM serves clients. The wait
+   * is bounded (yarn-drf.serve.start-timeout-ms) and ends at once if the child exits; either way
+   * the RM goes on (a core outage never takes the RM down) and the log says why.
+   */
   @Override
   public void serviceStart() throws Exception {
     if (bridge == null) {
-      bridge = CoreLauncher.connect(conf);
+      bridge = CoreLauncher.connect(conf, () -> queuesFile);
     }
     nodeRotation = new NodeRotation(
         conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
     loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
+    bridge.awaitFirstAnswer(
+        conf.getLong(ShimConf.START_TIMEOUT_MS, ShimConf.DEFAULT_START_TIMEOUT_MS));
+    coreStarted = true;
     super.serviceStart();
   }
 
+  /**
+   * Stops the loop and the core within about half a second (ServeSupervisor.stop), the core's
+   * private directory (token, port file) with them: an HA RM stops its scheduler at every
+   * transition to standby, and the next active one needs nothing of this one's.
+   */
   @Override
   public void serviceStop() throws Exception {
+    coreStarted = false;
     if (loop != null) {
       loop.stop();
     }
     if (bridge != null) {
       bridge.close();
+    }
+    if (loop != null && !loop.awaitStopped(LOOP_STOP_WAIT_MS)) {
+      LOG.warn("yarn-drf: the scheduling loop is still in a call {} ms after the core was stopped; "
+          + "it ends at the call's timeout", LOOP_STOP_WAIT_MS);
     }
     super.serviceStop();
   }
@@ -215,16 +251,28 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   /**
-   * `yarn rmadmin -refreshQueues`: the core re-reads queues.yaml; a bad file is refused whole. The
-   * loop's thread makes the call (it is the only one that talks to the core); this waits for it
-   * without holding the scheduler's lock, which the loop may need meanwhile.
+   * `yarn rmadmin -refreshQueues`: the core re-reads the queue file (the one the new configuration
+   * names, else the current one); a bad file is refused whole. The loop's thread makes the call
+   * (it is the only one that talks to the core); this waits for it without holding the
+   * scheduler's lock, which the loop may need meanwhile.
+   *
+   * <p>Before serviceStart there is no core to ask: an HA RM refreshes its standby scheduler
+   * before starting it (AdminService.transitionToActive: refreshAll, then the active services).
+   * Then the file is only remembered, and the core reads it when it starts, as it reads the
+   * configured one at an RM's start; an invalid file then keeps that core from starting, which
+   * the start's log names. Failing here would fail the transition to active.
    */
   @Override
   public void reinitialize(Configuration newConf, RMContext rmContext) throws IOException {
     synchronized (this) {
       super.reinitialize(newConf, rmContext);
     }
-    String file = newConf.getTrimmed(ShimConf.QUEUES_FILE, conf.getTrimmed(ShimConf.QUEUES_FILE));
+    String file = ShimConf.forRm(newConf, rmId).getTrimmed(ShimConf.QUEUES_FILE, queuesFile);
+    if (!coreStarted) {
+      queuesFile = file;
+      LOG.info("yarn-drf: the core will read the queue file {} when it starts", file);
+      return;
+    }
     BridgeClient.ReloadOutcome outcome;
     try {
       outcome = loop.reload(file);
@@ -249,8 +297,28 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       throw new IOException(sb.toString());
     }
+    queuesFile = file;  // a restarted child reads the file in force
     queues.update(outcome.reply.queues);
     LOG.info("yarn-drf: queues reloaded: {}", outcome.reply.changes);
+  }
+
+  /**
+   * The address of the core's dashboard for the RM's Scheduler page: the operator's
+   * yarn-drf.dashboard.url, else the status port the child reported on 127.0.0.1; null when
+   * neither is known (external mode, no status server, or the child has not reported yet).
+   */
+  public String dashboardUrl() {
+    String configured = conf == null ? null : conf.getTrimmed(ShimConf.DASHBOARD_URL, "");
+    if (configured.startsWith("http://") || configured.startsWith("https://")) {
+      return configured;
+    }
+    if (!configured.isEmpty()) {
+      LOG.warn("yarn-drf: {} must be an http:// or https:// URL, not linked: {}",
+          ShimConf.DASHBOARD_URL, configured);
+    }
+    BridgeClient b = bridge;
+    int port = b == null ? ServePorts.UNKNOWN : b.statusPort();
+    return port > 0 ? "http://127.0.0.1:" + port + "/ui/" : null;
   }
 
   // ---------------------------------------------------------------- YARN questions
@@ -1192,6 +1260,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return bridge == null ? "no bridge" : bridge.counters() + " applied=" + committer.applied.get()
         + " refused=" + committer.refused.get() + " " + preemptions.counters()
         + (loop == null ? "" : " " + loop.counters());
+  }
+
+  /** The private directory of the core's child (token, port file), or null: for tests. */
+  Path corePrivateDir() {
+    BridgeClient b = bridge;
+    return b == null ? null : b.privateDir();
   }
 
   /** The scheduling loop, for whoever times it (its counters and per-call observer). */
