@@ -1,6 +1,5 @@
 package org.yarndrf.shim;
 
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -45,7 +44,7 @@ final class BridgeClient {
   /** The channel of snapshots and reloads, sized by each snapshot; null over a test channel. */
   private final SizedTimeoutChannel snapshotChannel;
   private final ServeSupervisor supervisor;
-  /** The ports the child reported, and its private directory; null unless in child mode. */
+  /** The ports the child reported (null unless in child mode), and the private directory. */
   private final ServePorts ports;
   private final CoreDir dir;
   private final int slowTimeoutMs;
@@ -222,9 +221,9 @@ final class BridgeClient {
     return ports == null ? ServePorts.UNKNOWN : ports.statusPort();
   }
 
-  /** The child's private directory (token, port file), or null unless in child mode. */
-  Path privateDir() {
-    return dir == null ? null : dir.path();
+  /** The core's private directory (a child's token and port file, queue file copies). */
+  CoreDir privateDir() {
+    return dir;
   }
 
   String counters() {

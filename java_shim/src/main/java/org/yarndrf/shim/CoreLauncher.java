@@ -2,6 +2,7 @@ package org.yarndrf.shim;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.security.SecureRandom;
@@ -25,9 +26,10 @@ import org.yarndrf.shim.bridge.TokenFile;
 /**
  * Connects the shim to its core as yarn-site.xml says (BRIDGE.md, "yarn-site.xml keys"): the
  * bridge token (read from its file, or a fresh one in child mode), the py4j channels to
- * 127.0.0.1 (one with the call timeout, one sized for snapshots), and in child mode `yarn-drf
- * serve` started and supervised as a child of the ResourceManager, with a private directory of
- * its own (token, port file) that goes when the core stops.
+ * 127.0.0.1 (one with the call timeout, one sized for snapshots), a private directory that goes
+ * when the core stops (the token and port file of a child, copies of a queue file from the RM's
+ * configuration store), and in child mode `yarn-drf serve` started and supervised as a child of
+ * the ResourceManager.
  */
 final class CoreLauncher {
   private static final Logger LOG = LoggerFactory.getLogger(CoreLauncher.class);
@@ -39,8 +41,7 @@ final class CoreLauncher {
    * @param conf this RM's keys (ShimConf.forRm)
    * @param queuesFile the queue file each child is started with, asked for at each start
    */
-  static BridgeClient connect(Configuration conf, Supplier<String> queuesFile)
-      throws IOException {
+  static BridgeClient connect(Configuration conf, QueuesFile queuesFile) throws IOException {
     String mode = conf.get(ShimConf.SERVE_MODE, "child");
     if (!"child".equals(mode) && !"external".equals(mode)) {
       throw new IOException("yarn-drf: " + ShimConf.SERVE_MODE + " must be child or external, got "
@@ -52,24 +53,23 @@ final class CoreLauncher {
       throw new IOException("yarn-drf: " + ShimConf.PORT + " must be a port number (1-65535), or 0 "
           + "for any free port when " + ShimConf.SERVE_MODE + "=child; got " + port);
     }
-    CoreDir dir = child ? CoreDir.create() : null;
+    CoreDir dir = CoreDir.create();
     try {
       return connect(conf, mode, port, dir, queuesFile);
     } catch (IOException | RuntimeException e) {
-      if (dir != null) {
-        dir.close();
-      }
+      dir.close();
       throw e;
     }
   }
 
   private static BridgeClient connect(Configuration conf, String mode, int port, CoreDir dir,
-      Supplier<String> queuesFile) throws IOException {
+      QueuesFile queuesFile) throws IOException {
+    boolean child = "child".equals(mode);
     int timeoutMs = conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS);
     String tokenFile = conf.get(ShimConf.TOKEN_FILE);
     String token;
     if (tokenFile == null || tokenFile.isEmpty()) {
-      if (dir == null) {
+      if (!child) {
         throw new IOException("yarn-drf: " + ShimConf.TOKEN_FILE + " must be set when "
             + ShimConf.SERVE_MODE + "=" + mode + " (the py4j auth token is required)");
       }
@@ -78,7 +78,7 @@ final class CoreLauncher {
     } else {
       token = TokenFile.read(new File(tokenFile).toPath(), ShimConf.TOKEN_FILE);
     }
-    ServePorts ports = dir == null ? null : new ServePorts(dir.portFile(), port);
+    ServePorts ports = child ? new ServePorts(dir.portFile(), port) : null;
     IntSupplier bridgePort = ports == null ? () -> port : ports::bridgePort;
     InetAddress loopback = InetAddress.getByName("127.0.0.1");
     SizedTimeoutChannel snapshotChannel = new SizedTimeoutChannel(
@@ -88,7 +88,7 @@ final class CoreLauncher {
     CoreSession session = session(conf, new Py4jChannel(loopback, bridgePort, token, timeoutMs),
         snapshotChannel);
     ServeSupervisor supervisor = null;
-    if (dir != null) {
+    if (child) {
       supervisor = supervise(conf, port, tokenFile, dir, ports, queuesFile, session);
     }
     LOG.info("yarn-drf bridge: mode={} port={} timeout={}ms", mode,
@@ -117,14 +117,19 @@ final class CoreLauncher {
   }
 
   private static ServeSupervisor supervise(Configuration conf, int port, String tokenFile,
-      CoreDir dir, ServePorts ports, Supplier<String> queuesFile, CoreSession session) {
+      CoreDir dir, ServePorts ports, QueuesFile queuesFile, CoreSession session) {
     List<String> base = Arrays.asList(
         conf.getTrimmed(ShimConf.SERVE_COMMAND, ShimConf.DEFAULT_SERVE_COMMAND).split("\\s+"));
     List<String> bridgeArgs = Arrays.asList("--port", String.valueOf(port), "--port-file",
         dir.portFile().toString(), "--token-file", tokenFile, "--parent-pid", currentPid());
     Supplier<List<String>> command = () -> {
       List<String> line = new ArrayList<>(base);
-      String queues = queuesFile.get();
+      String queues;
+      try {
+        queues = queuesFile.forChild(dir);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e.getMessage(), e);  // the supervisor logs it and retries
+      }
       if (queues != null && !queues.isEmpty()) {
         line.add("--queues");
         line.add(queues);

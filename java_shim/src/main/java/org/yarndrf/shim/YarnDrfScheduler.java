@@ -108,7 +108,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** This RM's HA id, whose per-RM keys apply (ShimConf.forRm); null without HA. */
   private String rmId;
   /** The queue file the core reads when it (or a restarted child) starts. */
-  private volatile String queuesFile;
+  private QueuesFile queuesFile;
   /** Set once serviceStart has waited for the core; reinitialize before that only remembers. */
   private volatile boolean coreStarted;
   private boolean usePortForNodeName;
@@ -193,7 +193,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.queues = new QueueTree(conf, this::containerRecovered);
     this.committer = newCommitter(events, dirtyApps);
-    this.queuesFile = this.conf.getTrimmed(ShimConf.QUEUES_FILE);
+    this.queuesFile = new QueuesFile(this.conf.getTrimmed(ShimConf.QUEUES_FILE), this.conf,
+        rmContext);
     super.serviceInit(conf);
   }
 
@@ -211,7 +212,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   public void serviceStart() throws Exception {
     if (bridge == null) {
-      bridge = CoreLauncher.connect(conf, () -> queuesFile);
+      bridge = CoreLauncher.connect(conf, queuesFile);
     }
     nodeRotation = new NodeRotation(
         conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
@@ -252,9 +253,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /**
    * `yarn rmadmin -refreshQueues`: the core re-reads the queue file (the one the new configuration
-   * names, else the current one); a bad file is refused whole. The loop's thread makes the call
-   * (it is the only one that talks to the core); this waits for it without holding the
-   * scheduler's lock, which the loop may need meanwhile.
+   * names, else the current one; from the RM's configuration store when it has one: QueuesFile);
+   * a bad file is refused whole. The loop's thread makes the call (it is the only one that talks
+   * to the core); this waits for it without holding the scheduler's lock, which the loop may
+   * need meanwhile.
    *
    * <p>Before serviceStart there is no core to ask: an HA RM refreshes its standby scheduler
    * before starting it (AdminService.transitionToActive: refreshAll, then the active services).
@@ -267,15 +269,17 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     synchronized (this) {
       super.reinitialize(newConf, rmContext);
     }
-    String file = ShimConf.forRm(newConf, rmId).getTrimmed(ShimConf.QUEUES_FILE, queuesFile);
+    String file = ShimConf.forRm(newConf, rmId).getTrimmed(ShimConf.QUEUES_FILE,
+        queuesFile.name());
     if (!coreStarted) {
-      queuesFile = file;
+      queuesFile.rename(file);
       LOG.info("yarn-drf: the core will read the queue file {} when it starts", file);
       return;
     }
+    String path = queuesFile.candidate(file, bridge.privateDir());
     BridgeClient.ReloadOutcome outcome;
     try {
-      outcome = loop.reload(file);
+      outcome = loop.reload(path);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("yarn-drf: interrupted while the queues were reloaded", e);
@@ -285,6 +289,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       throw new IOException("yarn-drf: outcome unknown: the scheduler core did not answer within "
           + bridge.slowTimeoutMs() + " ms; it may have applied the file. Check `yarn-drf status` "
           + "or the service's log; YARN's queue tree follows the core's with the next call");
+    }
+    if (outcome.reply == null || !outcome.reply.accepted) {
+      queuesFile.refused(bridge.privateDir());  // the file a restarted core reads stays in force
     }
     if (outcome.reply == null) {
       throw new IOException("yarn-drf: the scheduler core is unavailable; queues not reloaded");
@@ -297,7 +304,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       throw new IOException(sb.toString());
     }
-    queuesFile = file;  // a restarted child reads the file in force
+    queuesFile.accepted(file);  // a restarted child reads the file in force
     queues.update(outcome.reply.queues);
     LOG.info("yarn-drf: queues reloaded: {}", outcome.reply.changes);
   }
@@ -308,7 +315,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    * neither is known (external mode, no status server, or the child has not reported yet).
    */
   public String dashboardUrl() {
-    String configured = conf == null ? null : conf.getTrimmed(ShimConf.DASHBOARD_URL, "");
+    String configured = conf == null ? "" : conf.getTrimmed(ShimConf.DASHBOARD_URL, "");
     if (configured.startsWith("http://") || configured.startsWith("https://")) {
       return configured;
     }
@@ -1262,10 +1269,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         + (loop == null ? "" : " " + loop.counters());
   }
 
-  /** The private directory of the core's child (token, port file), or null: for tests. */
+  /** The core's private directory (token, port file, queue file copies), or null: for tests. */
   Path corePrivateDir() {
     BridgeClient b = bridge;
-    return b == null ? null : b.privateDir();
+    return b == null || b.privateDir() == null ? null : b.privateDir().path();
   }
 
   /** The scheduling loop, for whoever times it (its counters and per-call observer). */

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.yarndrf.shim.bridge.LiveProcesses;
@@ -66,7 +67,7 @@ final class RealCore {
   }
 
   /** The processes started for this core's queue file: the wrapper, then the core it became. */
-  List<String> liveCores() throws IOException {
+  Map<Integer, List<String>> liveCores() throws IOException {
     return LiveProcesses.withArgument(queues.toString());
   }
 

@@ -60,7 +60,7 @@ class ShimConfTest {
     Configuration conf = new Configuration(false);
     conf.set(ShimConf.SERVE_MODE, "external");
     conf.setInt(ShimConf.PORT, 0);
-    IOException e = assertThrows(IOException.class, () -> CoreLauncher.connect(conf, () -> null));
+    IOException e = assertThrows(IOException.class, () -> CoreLauncher.connect(conf, new QueuesFile(null, conf, null)));
     assertTrue(e.getMessage().contains("or 0 for any free port when yarn-drf.serve.mode=child"),
         e.getMessage());
   }

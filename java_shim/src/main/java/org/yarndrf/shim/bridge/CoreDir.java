@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.List;
@@ -43,14 +44,20 @@ public final class CoreDir implements AutoCloseable {
     return dir.resolve("ports");
   }
 
-  /** Writes `content` to the file `name` here, readable by the RM's user only; returns its path. */
+  /**
+   * Writes `content` to the file `name` here, readable by the RM's user only, replacing it whole:
+   * a reader (the core's file watcher) sees the old content or the new, never a part. Returns its
+   * path.
+   */
   public Path writePrivate(String name, byte[] content) throws IOException {
     Path file = dir.resolve(name);
-    Files.deleteIfExists(file);
-    Files.createFile(file,
+    Path part = dir.resolve("." + name + ".part");
+    Files.deleteIfExists(part);
+    Files.createFile(part,
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(OWNER_ONLY_FILE)));
-    Files.write(file, content);
-    return file;
+    Files.write(part, content);
+    return Files.move(part, file, StandardCopyOption.ATOMIC_MOVE,
+        StandardCopyOption.REPLACE_EXISTING);
   }
 
   public Path writeToken(String token) throws IOException {

@@ -75,8 +75,9 @@ public final class ServeSupervisor {
   private void superviseLoop() {
     while (!stopping) {
       long started = System.currentTimeMillis();
-      List<String> command = this.command.get();
+      List<String> command = null;
       try {
+        command = this.command.get();
         ports.forget();
         ProcessBuilder pb = new ProcessBuilder(command);
         if (logFile != null) {
@@ -108,8 +109,9 @@ public final class ServeSupervisor {
       } catch (InterruptedException e) {
         return;
       } catch (Exception e) {
-        lastExit = "it cannot be started: " + e;
-        LOG.error("yarn-drf: cannot start core service {}: {}", command, e.toString());
+        lastExit = "it cannot be started: " + e.getMessage();
+        LOG.error("yarn-drf: cannot start core service {}: {}",
+            command == null ? "(no command line)" : command, e.toString());
       }
       if (System.currentTimeMillis() - started > healthyAfterMs) {
         backoff.succeeded();

@@ -6,8 +6,10 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The live processes of this machine whose command line has a given argument, read from /proc
@@ -18,9 +20,9 @@ public final class LiveProcesses {
   private LiveProcesses() {
   }
 
-  /** The command lines (arguments joined by spaces) of processes with `argument` among theirs. */
-  public static List<String> withArgument(String argument) throws IOException {
-    List<String> out = new ArrayList<>();
+  /** The argument lists, by pid, of the processes with `argument` among their arguments. */
+  public static Map<Integer, List<String>> withArgument(String argument) throws IOException {
+    Map<Integer, List<String>> out = new TreeMap<>();
     try (DirectoryStream<Path> procs = Files.newDirectoryStream(Paths.get("/proc"), "[0-9]*")) {
       for (Path proc : procs) {
         byte[] raw;
@@ -29,15 +31,18 @@ public final class LiveProcesses {
         } catch (IOException gone) {
           continue;  // ended while we looked
         }
-        String[] args = new String(raw, StandardCharsets.UTF_8).split("\0");
-        for (String a : args) {
-          if (a.equals(argument)) {
-            out.add(String.join(" ", args));
-            break;
-          }
+        List<String> args = Arrays.asList(new String(raw, StandardCharsets.UTF_8).split("\0"));
+        if (args.contains(argument)) {
+          out.put(Integer.valueOf(proc.getFileName().toString()), args);
         }
       }
     }
     return out;
+  }
+
+  /** The value following `option` in `args`, or null. */
+  public static String option(List<String> args, String option) {
+    int i = args.indexOf(option);
+    return i < 0 || i + 1 >= args.size() ? null : args.get(i + 1);
   }
 }
