@@ -28,6 +28,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.yarndrf.shim.bridge.CapturedLog;
 import org.yarndrf.shim.bridge.LiveProcesses;
 
 /**
@@ -187,6 +188,34 @@ class HaLifecycleTest {
     scheduler.stop();
     assertTrue(core.liveCores().isEmpty(), "killed once SIGTERM's grace was over");
     assertFalse(Files.exists(dir));
+  }
+
+  @Test
+  void aCoreThatCannotStartEndsTheStartWaitAtOnceWithTheReason(@TempDir Path tmp)
+      throws Exception {
+    RealCore core = new RealCore(tmp);
+    YarnConfiguration conf = core.configure(new YarnConfiguration(), 0);
+    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    conf.set(ShimConf.QUEUES_FILE, core.write("bad.yaml", RealCore.QUEUES.replace("weight: 2",
+        "weight: -2")).toString());
+    try (CapturedLog log = CapturedLog.of(BridgeClient.class)) {
+      started(conf);  // the RM starts, without a core (the default wait is 30 s: not waited out)
+      assertTrue(log.has("the core service ended, it exited with status 2: its queue file, token "
+          + "file or arguments are invalid"), log.lines.toString());
+    }
+  }
+
+  @Test
+  void theRmLogSaysHowLongTheCoreTookToAnswer(@TempDir Path tmp) throws Exception {
+    RealCore core = new RealCore(tmp);
+    YarnConfiguration conf = core.configure(new YarnConfiguration(), 0);
+    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    try (CapturedLog log = CapturedLog.of(BridgeClient.class)) {
+      started(conf);
+      assertTrue(log.lines.stream().anyMatch(l -> l.matches(
+          "yarn-drf: the core answered its first call \\d+ ms after the scheduler started "
+          + "\\(bridge port \\d+\\)")), log.lines.toString());
+    }
   }
 
   private static int status(String url) throws IOException {

@@ -27,8 +27,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-import org.apache.log4j.AppenderSkeleton;
-import org.apache.log4j.spi.LoggingEvent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -285,39 +283,6 @@ class BridgeUnitsTest {
     assertFalse(s.lastCallTimedOut());
   }
 
-  /** Collects the messages logged by one class. */
-  private static final class Captured extends AppenderSkeleton {
-    final List<String> lines = Collections.synchronizedList(new java.util.ArrayList<>());
-
-    @Override
-    protected void append(LoggingEvent event) {
-      lines.add(event.getRenderedMessage());
-    }
-
-    @Override
-    public void close() {
-    }
-
-    @Override
-    public boolean requiresLayout() {
-      return false;
-    }
-
-    boolean waitFor(String needle) throws InterruptedException {
-      for (int i = 0; i < 200; i++) {
-        synchronized (lines) {
-          for (String l : lines) {
-            if (l.contains(needle)) {
-              return true;
-            }
-          }
-        }
-        Thread.sleep(25);
-      }
-      return false;
-    }
-  }
-
   private static ServePorts noPorts(Path dir) {
     return new ServePorts(dir.resolve("ports"), 25999);
   }
@@ -325,8 +290,7 @@ class BridgeUnitsTest {
   @Test
   void theSupervisorKillsAChildThatIsAliveButUnresponsiveAndStartsAnother(@TempDir Path dir)
       throws Exception {
-    Captured log = new Captured();
-    org.apache.log4j.Logger.getLogger(ServeSupervisor.class).addAppender(log);
+    CapturedLog log = CapturedLog.of(ServeSupervisor.class);
     ServeSupervisor child = new ServeSupervisor(() -> Arrays.asList("sleep", "600"), noPorts(dir), 25999, null,
         new Backoff(10, 10));
     try {
@@ -340,15 +304,14 @@ class BridgeUnitsTest {
       assertEquals(1, child.unresponsiveKills.get());
     } finally {
       child.stop();
-      org.apache.log4j.Logger.getLogger(ServeSupervisor.class).removeAppender(log);
+      log.close();
     }
   }
 
   @Test
   void theSupervisorSaysWhichPortIsTakenWhenTheChildCannotListen(@TempDir Path dir)
       throws Exception {
-    Captured log = new Captured();
-    org.apache.log4j.Logger.getLogger(ServeSupervisor.class).addAppender(log);
+    CapturedLog log = CapturedLog.of(ServeSupervisor.class);
     ServeSupervisor child = new ServeSupervisor(() -> Arrays.asList("sh", "-c", "exit 3"), noPorts(dir), 25999, null,
         new Backoff(1000, 1000));
     try {
@@ -359,7 +322,7 @@ class BridgeUnitsTest {
           + "127.0.0.1:25999", child.lastExit());
     } finally {
       child.stop();
-      org.apache.log4j.Logger.getLogger(ServeSupervisor.class).removeAppender(log);
+      log.close();
     }
   }
 
