@@ -138,8 +138,7 @@ class HaLifecycleTest {
   void twoRmsWithTheSameConfigurationAndPortZeroRunAtOnceEachWithItsOwnCore(@TempDir Path tmp)
       throws Exception {
     RealCore core = new RealCore(tmp);
-    YarnConfiguration conf = core.configure(new YarnConfiguration(), 0);
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    YarnConfiguration conf = core.rmConf(0);
     MockRM first = started(conf);
     MockRM second = started(conf);
     assertEquals(2, core.liveCores().size(), core.liveCores().toString());
@@ -159,15 +158,8 @@ class HaLifecycleTest {
   void stoppingTheSchedulerEndsItsCoreAndDeletesItsFilesAtOnce(@TempDir Path tmp)
       throws Exception {
     RealCore core = new RealCore(tmp);
-    YarnConfiguration conf = core.configure(new YarnConfiguration(), 0);
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
-    MockRM rm = started(conf);
-    YarnDrfScheduler scheduler = scheduler(rm);
-    Path dir = scheduler.corePrivateDir();
-    assertEquals(1, core.liveCores().size());
-    scheduler.stop();
-    assertTrue(core.liveCores().isEmpty(), "no core outlives its scheduler's stop");
-    assertFalse(Files.exists(dir), "nor its token and port file");
+    YarnConfiguration conf = core.rmConf(0);
+    stopEndsTheCore(scheduler(started(conf)), core);
   }
 
   @Test
@@ -177,25 +169,28 @@ class HaLifecycleTest {
     Path hung = core.write("hung-serve", "#!/bin/sh\nexec python3 -c 'import signal, time; "
         + "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)' \"$@\"\n");
     hung.toFile().setExecutable(true);
-    YarnConfiguration conf = core.configure(new YarnConfiguration(), 0);
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    YarnConfiguration conf = core.rmConf(0);
     conf.set(ShimConf.SERVE_COMMAND, hung.toString());
     conf.setLong(ShimConf.START_TIMEOUT_MS, 500);
     MockRM rm = started(conf);  // the wait runs out: the RM starts without a core
-    YarnDrfScheduler scheduler = scheduler(rm);
+    stopEndsTheCore(scheduler(rm), core);  // killed once SIGTERM's grace is over
+  }
+
+  /** Stops the scheduler; its core and private directory (token, port file) go with the stop. */
+  private static void stopEndsTheCore(YarnDrfScheduler scheduler, RealCore core)
+      throws IOException {
     Path dir = scheduler.corePrivateDir();
     assertEquals(1, core.liveCores().size());
     scheduler.stop();
-    assertTrue(core.liveCores().isEmpty(), "killed once SIGTERM's grace was over");
-    assertFalse(Files.exists(dir));
+    assertTrue(core.liveCores().isEmpty(), "no core outlives its scheduler's stop");
+    assertFalse(Files.exists(dir), "nor its token and port file");
   }
 
   @Test
   void aCoreThatCannotStartEndsTheStartWaitAtOnceWithTheReason(@TempDir Path tmp)
       throws Exception {
     RealCore core = new RealCore(tmp);
-    YarnConfiguration conf = core.configure(new YarnConfiguration(), 0);
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    YarnConfiguration conf = core.rmConf(0);
     conf.set(ShimConf.QUEUES_FILE, core.write("bad.yaml", RealCore.QUEUES.replace("weight: 2",
         "weight: -2")).toString());
     try (CapturedLog log = CapturedLog.of(BridgeClient.class)) {
@@ -208,8 +203,7 @@ class HaLifecycleTest {
   @Test
   void theRmLogSaysHowLongTheCoreTookToAnswer(@TempDir Path tmp) throws Exception {
     RealCore core = new RealCore(tmp);
-    YarnConfiguration conf = core.configure(new YarnConfiguration(), 0);
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    YarnConfiguration conf = core.rmConf(0);
     try (CapturedLog log = CapturedLog.of(BridgeClient.class)) {
       started(conf);
       assertTrue(log.lines.stream().anyMatch(l -> l.matches(

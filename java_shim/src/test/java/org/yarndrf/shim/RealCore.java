@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.yarndrf.shim.bridge.LiveProcesses;
 
 /**
@@ -59,6 +60,13 @@ final class RealCore {
     conf.set(ShimConf.QUEUES_FILE, queues.toString());
     conf.setInt(ShimConf.PORT, 0);
     conf.set(ShimConf.SERVE_LOG, dir.resolve("serve.log").toString());
+    return conf;
+  }
+
+  /** A non-HA RM's conf with yarn-drf as its scheduler and this core, as {@link #configure}. */
+  YarnConfiguration rmConf(double delaySeconds) throws IOException {
+    YarnConfiguration conf = configure(new YarnConfiguration(), delaySeconds);
+    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
     return conf;
   }
 

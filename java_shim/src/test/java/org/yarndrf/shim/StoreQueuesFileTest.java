@@ -42,8 +42,7 @@ class StoreQueuesFileTest {
   void start() throws Exception {
     store = Files.createDirectories(tmp.resolve("store"));
     Files.write(store.resolve("queues.yaml"), RealCore.QUEUES.getBytes(StandardCharsets.UTF_8));
-    YarnConfiguration conf = new RealCore(tmp).configure(new YarnConfiguration(), 0);
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
+    YarnConfiguration conf = new RealCore(tmp).rmConf(0);
     conf.set(YarnConfiguration.RM_CONFIGURATION_PROVIDER_CLASS,
         FileSystemBasedConfigurationProvider.class.getName());
     conf.set(YarnConfiguration.FS_BASED_RM_CONF_STORE, store.toUri().toString());
