@@ -86,6 +86,20 @@ def write_ports(path: Path, bridge_port: int, status_port: int) -> None:
     os.replace(part, path)
 
 
+def _start_status_server(service: CoreService, args: argparse.Namespace, token: str | None,
+                         connected: Callable[[], bool]) -> int | None:
+    """The status server and file watcher over `service`; the port it listens on, None if it is taken."""
+    from yarn_bridge.ops_wiring import attach_ops  # the HTTP server and the dashboard's files
+    try:
+        ops = attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None, token=token,
+                         connected=connected)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        return None
+    return ops.server.port
+
+
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -120,18 +134,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BRIDGE_PORT_TAKEN
     bridge_port, status_port = gateway.get_callback_server().get_listening_port(), 0
     if status:
-        from yarn_bridge.ops_wiring import attach_ops  # the HTTP server and the dashboard's files
-        try:
-            ops = attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None,
-                             token=status_token, connected=gateway.admission.connected)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
+        status_port = _start_status_server(service, args, status_token, gateway.admission.connected)
+        if status_port is None:
             gateway.shutdown()
             print(f"yarn-drf serve: cannot listen on the status port {LOOPBACK}:{args.status_port}: another process "
                   "holds it", file=sys.stderr)
             return EXIT_STATUS_PORT_TAKEN
-        status_port = ops.server.port
     if args.port_file:
         write_ports(args.port_file, bridge_port, status_port)
     if args.parent_pid:

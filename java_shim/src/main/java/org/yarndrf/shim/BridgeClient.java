@@ -17,8 +17,8 @@ import org.yarndrf.shim.bridge.ServeSupervisor;
  * full snapshot, and the calls the scheduling loop makes (snapshot, schedule, reload). Any failure
  * means "nothing allocated from this call, a snapshot next".
  *
- * <p>In child mode it also owns the child's supervisor, the ports the child reported and its
- * private directory, and stops them all with {@link #close}.
+ * <p>It also owns the core's private directory and, in child mode, the child's supervisor and
+ * the ports the child reported; {@link #close} stops and deletes them all.
  *
  * <p>Locking: none of its own. The scheduling loop's thread makes every call; the scheduler only
  * creates it, waits for its first answer, and closes it when the RM stops.
@@ -86,8 +86,9 @@ final class BridgeClient {
   }
 
   /**
-   * Runs `wake` whenever the supervised service was restarted (child mode), after marking a
-   * snapshot due: the new service knows nothing, and an idle cluster would make no call to tell it.
+   * Keeps `wake` to call the loop when the child starts listening, and runs it whenever the
+   * supervised service was restarted (child mode), after marking a snapshot due: the new service
+   * knows nothing, and an idle cluster would make no call to tell it.
    */
   void whenCoreRestarts(Runnable wake) {
     wakeLoop = wake;
