@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -116,3 +117,20 @@ def test_a_port_file_is_replaced_whole(tmp_path):
     write_ports(target, 41000, 0)
     assert read_ports(target) == {"bridge.port": 41000, "status.port": 0}
     assert os.listdir(tmp_path) == ["ports"], "no part file left behind"
+
+
+def test_a_taken_status_port_exits_with_status_4_and_writes_no_port_file(tmp_path, queues_file):
+    token = tmp_path / "token"
+    token.touch(mode=0o600)
+    token.write_text(TOKEN)
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(queues_file),
+                              "--token-file", str(token), "--port", "0", "--status-port", str(taken),
+                              "--port-file", str(tmp_path / "ports")],
+                             cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 4
+    assert f"cannot listen on the status port 127.0.0.1:{taken}: another process holds it" in run.stderr
+    assert not (tmp_path / "ports").exists(), "the shim must not connect to a service that is exiting"
