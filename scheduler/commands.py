@@ -95,6 +95,11 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
         parts.append(f"max-running-apps {spec.max_running_apps}")
     if spec.max_am_share is not None:
         parts.append(f"max-am-share {spec.max_am_share:g}" + ("" if spec.is_leaf else " (for the leaves below)"))
+    below = "" if spec.is_leaf else " (for the queues below)"
+    for key, delay in (("node-locality-delay-s", spec.node_locality_delay_s),
+                       ("rack-locality-delay-s", spec.rack_locality_delay_s)):
+        if delay is not None:
+            parts.append(f"{key} {delay:g}{below}")
     if spec.is_leaf:
         parts.append(f"order {spec.order}")
     if spec.user_limits is not None:
