@@ -95,7 +95,12 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
     for app_id in {v["app"] for v in before.values()}:  # no AM was lost and started again
         attempts = c.rest(f"/apps/{app_id}/appattempts")["appAttempts"]["appAttempt"]
         assert len(attempts) == 1, (app_id, attempts)
-    assert not {k for k, v in before.items() if v["app"] == blocker_id} & c.nm_running()
+    # The blocker's containers each ended normally, once: a container lost in the failover would
+    # leave no mark, and one its AM asked for again in its place would leave a new id.
+    blocked = {k for k, v in before.items() if v["app"] == blocker_id}
+    code, out = c.exec(["ls", f"/shared/ended-{tag}"])
+    assert code == 0 and set(out.split()) == blocked - {_am_container(c, blocker_id)}, (out, blocked)
+    assert not blocked & c.nm_running()
     print(f"accounted for: {len(after)} containers running on, "
           f"{sum(1 for v in before.values() if v['app'] in finishing)} ended normally")
 
@@ -128,11 +133,15 @@ def start_mapreduce(c, tag: str) -> tuple[str, str]:
 
 def hold_all_but_three_vcores(c, tag: str) -> str:
     """A distributed shell in dev whose containers hold every free vcore but three (the AMs of the
-    queues' apps) until /shared/release-TAG exists; then they exit 0. Its app id."""
+    queues' apps) until /shared/release-TAG exists; then each leaves its id in /shared/ended-TAG
+    and exits 0. Its app id."""
     free = sum(resource_map(n["availableResource"]).get("vcores", 0) for n in c.running_nodes())
     name, n = f"blocker-{tag}", free - 1 - len(WORK)
+    code, out = c.exec(["mkdir", "-p", f"/shared/ended-{tag}"])
+    assert code == 0, out
     c.submit_dshell(name, "dev", n, {"memory-mb": 128, "vcores": 1},
-                    command=f"while [ ! -e /shared/release-{tag} ]; do sleep 1; done")
+                    command=f"while [ ! -e /shared/release-{tag} ]; do sleep 1; done; "
+                            f"touch /shared/ended-{tag}/$CONTAINER_ID")
     app_id = wait_until(lambda: _app_id(c, name), 120, f"{name} submitted", c)
     wait_until(lambda: _running(c, app_id) == n + 1, 240, f"the blocker's {n} containers", c)
     return app_id
@@ -229,10 +238,10 @@ def test_manual_transitions_keep_one_core_per_active_rm_and_never_fail_the_refre
 
 
 def _processes_settled(c, active: str, standby: str, cores: bool) -> bool:
-    """The active RM container runs its JVM and (yarn-drf) one core with one token file; the
-    standby's, its JVM alone and no token file."""
+    """The active RM container runs its JVM and (yarn-drf) one core with one private directory
+    holding one token file; the standby's, its JVM alone and neither."""
     for rm_id, want in ((active, 1 if cores else 0), (standby, 0)):
-        if len(c.serve_pids(rm_id)) != want or len(_token_files(c, rm_id)) != want:
+        if len(c.serve_pids(rm_id)) != want or len(_token_files(c, rm_id)) != 2 * want:
             return False
         if _other_processes(c, rm_id):
             return False
@@ -240,7 +249,10 @@ def _processes_settled(c, active: str, standby: str, cores: bool) -> bool:
 
 
 def _token_files(c, rm_id: str) -> list[str]:
-    code, out = c.rm_exec(rm_id, ["sh", "-c", "find /tmp -path '*yarn-drf*' -name token 2>/dev/null"])
+    """The cores' private directories in the RM container (java.io.tmpdir/yarn-drf-*), and any
+    token file left anywhere under /tmp."""
+    code, out = c.rm_exec(rm_id, ["sh", "-c", "find /tmp -maxdepth 1 -name 'yarn-drf-*'; "
+                                              "find /tmp -path '*yarn-drf*' -name token"])
     return out.split()
 
 
@@ -271,6 +283,11 @@ def _asking(c, app_id: str) -> bool:
     app = c.rest(f"/apps/{app_id}")["app"]
     return app["state"] == "RUNNING" and any(
         int(a.get("numContainers", 0)) > 0 for a in app.get("resourceRequests") or [])
+
+
+def _am_container(c, app_id: str) -> str:
+    attempts = c.rest(f"/apps/{app_id}/appattempts")["appAttempts"]["appAttempt"]
+    return attempts[-1]["containerId"]
 
 
 def _final(c, app_id: str) -> str | None:
