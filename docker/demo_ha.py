@@ -89,12 +89,13 @@ def main(argv: list[str] | None = None) -> int:
             f, out = failover.run(cluster, uuid.uuid4().hex[:6], on_sample=show)
         if not console.is_terminal:
             console.line()
-        return verdict(cluster, f, out, args.scheduler)
-    finally:
+        ok = verdict(cluster, f, out, args.scheduler)
         if args.keep:
-            console.print(f"Cluster left running (--keep): active RM http://127.0.0.1:{cluster.web_port}; "
-                          "remove it with: docker rm -f $(docker ps -aq --filter label=yarn-drf=1)")
-        else:
+            cluster.restart_rm(f.old)
+            kept(cluster)
+        return ok
+    finally:
+        if not args.keep:
             cluster.stop()
         console.print(f"Total demo time {time.monotonic() - started:.0f} s")
 
@@ -118,6 +119,16 @@ def verdict(cluster, f, out, scheduler: str) -> int:
     console.print("[bold]" + ("FAILED OVER: the standby took over, no container lost, shares back"
                               if ok else "NOT OK: see above") + "[/]")
     return 0 if ok else 1
+
+
+def kept(cluster) -> None:
+    """How to reach the cluster left running (docker/DOCKER.md, "ResourceManager HA")."""
+    web = {rm: f"http://127.0.0.1:{cluster.env[f'RM_WEB_PORT_{rm.upper()}']}" for rm in cluster.rms}
+    console.print(f"Cluster left running (--keep), {cluster.states()}; RM web UIs {web}.\n"
+                  f"  clients:   docker exec {cluster.volume}-client yarn rmadmin -getAllServiceState\n"
+                  f"  fail over: docker exec {cluster.volume}-rm1 sh -c 'kill -9 $(pgrep -f resourcemanager.ResourceManager)'"
+                  f"   (then: docker start {cluster.volume}-rm1)\n"
+                  f"  remove:    docker rm -f $(docker ps -aq --filter label=yarn-drf=1); docker volume rm {cluster.volume}")
 
 
 def _resync_line(cluster) -> str:

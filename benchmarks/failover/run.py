@@ -52,6 +52,8 @@ def one_run(scheduler: str) -> dict:
     try:
         cluster.start()
         f, outcome = failover.run(cluster, uuid.uuid4().hex[:6])
+        if outcome.back_at_target_s is None or outcome.lost:
+            print(cluster.explain(), file=sys.stderr)
         return {"scheduler": scheduler, **failover.summary(f, outcome)}
     finally:
         cluster.stop()

@@ -59,7 +59,7 @@ class HaCluster(Cluster):
                 env[f"{name}_{rm_id.upper()}"] = str(next(rest))
         cluster = cls(scheduler=scheduler, queues_file=queues_file, env=env,
                       web_port=rm_port(env, "RM_WEB_PORT", RM_IDS[0]),
-                      volume=f"yarn-drf-e2e-ha-{uuid.uuid4().hex[:8]}", shapes=shapes)
+                      volume=f"yarn-drf-ha-{uuid.uuid4().hex[:8]}", shapes=shapes)
         cluster._nm_ports = ports[1 + len(RM_IDS) * len(RM_PORTS):]
         return cluster
 
@@ -67,26 +67,23 @@ class HaCluster(Cluster):
     def start(self, timeout_s: float = 240) -> None:
         self.client.volumes.create(self.volume, labels={"yarn-drf": "1"})
         self._publish_conf()
-        self.zk = self._container(HADOOP_IMAGE, "zookeeper", self.env)
+        self.zk = self._named("zookeeper", HADOOP_IMAGE, "zookeeper", self.env)
         self.zk.start()
         self._wait_zookeeper(timeout_s)
         for rm_id in RM_IDS:
-            rm = self._container(RM_IMAGE, "resourcemanager", {
-                **self.env, "YARN_SCHEDULER_CLASS": self.scheduler, "RM_HA_ID": rm_id,
-                **self._pre_h1_ports(rm_id)})
+            rm = self._named(rm_id, RM_IMAGE, "resourcemanager", {
+                **self.env, "YARN_SCHEDULER_CLASS": self.scheduler, "RM_HA_ID": rm_id})
             rm.start()
             self.rms[rm_id] = rm
         self.wait_active(timeout_s)
         self._start_nodemanagers()
-        self.client_box = self._container(HADOOP_IMAGE, "sleep infinity", self.env)
+        self.client_box = self._named("client", HADOOP_IMAGE, "sleep infinity", self.env)
         self.client_box.start()
         self.wait_for_nodes(len(self.shapes), timeout_s)
 
-    def _pre_h1_ports(self, rm_id: str) -> dict[str, str]:
-        """TEMPORARY until the shim resolves yarn-drf.* keys per RM id: this RM's core ports."""
-        status = rm_port(self.env, "YARN_DRF_STATUS_PORT", rm_id)
-        return {"YARN-SITE.XML_yarn-drf.bridge.port": str(rm_port(self.env, "YARN_DRF_BRIDGE_PORT", rm_id)),
-                "YARN-SITE.XML_yarn-drf.serve.command": f"yarn-drf serve --status-port {status}"}
+    def _named(self, role: str, image: str, command: str, env: dict[str, str]) -> DockerContainer:
+        """A container an operator reaches by name: VOLUME-rm1, VOLUME-client, ..."""
+        return self._container(image, command, env).with_name(f"{self.volume}-{role}")
 
     def _publish_conf(self) -> None:
         """The one configuration both RMs read, written into the store on the shared volume."""
@@ -166,8 +163,7 @@ class HaCluster(Cluster):
             if active is not None and active != other_than:
                 return active
             if time.monotonic() > deadline:
-                raise AssertionError(f"no active ResourceManager within {timeout_s}s: {self.states()}\n"
-                                     + "\n".join(f"--- {i} log:\n{self.logs(c, 40)}" for i, c in self.rms.items()))
+                raise AssertionError(f"no active ResourceManager within {timeout_s}s\n{self.explain()}")
             time.sleep(0.5)
 
     def rest(self, path: str) -> dict[str, Any]:
@@ -226,7 +222,7 @@ class HaCluster(Cluster):
         while self.ha_state(rm_id) != "STANDBY":
             self.assert_alive()
             if time.monotonic() > deadline:
-                raise AssertionError(f"{rm_id} not back as standby within {timeout_s}s:\n{self.logs(self.rms[rm_id])}")
+                raise AssertionError(f"{rm_id} not back as standby within {timeout_s}s\n{self.explain()}")
             time.sleep(0.5)
 
     def rm_log(self, rm_id: str, tail: int | None = None) -> str:
@@ -235,6 +231,20 @@ class HaCluster(Cluster):
         except docker.errors.NotFound:
             return "<container gone>"
         return raw.decode(errors="replace")
+
+    def explain(self, lines: int = 25) -> str:
+        """What a failed wait prints: the RMs' states, and each RM's and NodeManager's last warnings,
+        errors and HA transitions."""
+        out = [f"RM states: {self.states()}"]
+        for name, c in [*self.rms.items(), *self.nms.items()]:
+            try:
+                log = c.get_wrapped_container().logs(tail=3000).decode(errors="replace")
+            except docker.errors.NotFound:
+                continue
+            picked = [line for line in log.splitlines()
+                      if " WARN " in line or " ERROR " in line or "Transitioned to" in line or "core resynchronised" in line]
+            out.append(f"--- {name}: last warnings, errors and transitions\n" + "\n".join(picked[-lines:]))
+        return "\n".join(out)
 
     def rmadmin(self, *args: str) -> tuple[int, str]:
         """`yarn rmadmin ARGS` from the client container; `--forcemanual` asks for a confirmation,
