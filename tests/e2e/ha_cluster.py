@@ -26,7 +26,6 @@ RM_IDS = ("rm1", "rm2")
 # The per-RM-id ports of docker/hadoop/render_conf.py (NAME_<RMID>, e.g. RM_WEB_PORT_RM2).
 RM_PORTS = ("RM_RPC_PORT", "RM_SCHEDULER_PORT", "RM_TRACKER_PORT", "RM_ADMIN_PORT", "RM_WEB_PORT",
             "YARN_DRF_BRIDGE_PORT", "YARN_DRF_STATUS_PORT")
-STORE = "/shared/conf"  # render_conf's RM_CONF_STORE default
 
 
 def rm_port(env: dict[str, str], name: str, rm_id: str) -> int:
