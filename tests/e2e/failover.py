@@ -147,6 +147,7 @@ class Failover:
         running = self.c.nm_running()
         ended = self._marks("e.")
         lost = sorted(started - ended - running)
+        running -= ended  # ended normally, its NodeManager not yet done with it
         return len(started), len(ended & started), len(running & started), [self._why(k) for k in lost]
 
     def _why(self, container: str) -> str:
