@@ -9,6 +9,9 @@ Besides the named variables, any `FILE.XML_property=value` variable (the apache/
 convention, e.g. `YARN-SITE.XML_yarn.nodemanager.delete.debug-delay-sec=600`) sets a property in
 that file, last word wins.
 
+The secure variant (Kerberos, service authorization, the status server's token) is in
+secure_conf.py and applies when its environment variables are set.
+
 With the stock CapacityScheduler, capacity-scheduler.xml is derived from the queue YAML (weights
 become weight-mode capacities, ACLs carry over), so the baseline cluster has the same queues and
 ACLs as the yarn-drf scheduler reading the same file.
@@ -29,6 +32,8 @@ import sys
 import tempfile
 from pathlib import Path
 from xml.sax.saxutils import escape
+
+from secure_conf import krb5_conf, secure_files, status_token_option
 
 CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
 HADOOP_HOME = "/opt/hadoop"
@@ -195,7 +200,6 @@ def ha_settings(ids: list[str]) -> dict[str, dict[str, str]]:
     yarn-drf's own keys are given per RM id as Hadoop gives addresses (`yarn-drf.bridge.port.rm1`):
     two RMs on one host must not share the core's loopback ports."""
     rm = env("RM_HOST", "127.0.0.1")
-    store = conf_store()
     yarn = {
         "yarn.resourcemanager.ha.enabled": "true",
         "yarn.resourcemanager.ha.rm-ids": ",".join(ids),
@@ -209,7 +213,8 @@ def ha_settings(ids: list[str]) -> dict[str, dict[str, str]]:
         # with gpu-mem has re-registered would have its gpu-mem asks refused (and a distributed
         # shell AM fails): in HA the NodeManagers need the time to fail over. Hadoop's default.
         "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms": str(env_int("RM_RECOVERY_WAIT_MS", 10_000)),
-        "yarn-drf.queues.file": f"{store}/queues.yaml",
+        # A name in the RMs' configuration store (rm_store_settings), as capacity-scheduler.xml is.
+        "yarn-drf.queues.file": "queues.yaml",
         # NodeManagers, AMs and clients try the next RM within a second or two (exponential backoff
         # from the base to the max); an outage is as long as ZooKeeper's session timeout.
         "yarn.client.failover-sleep-base-ms": "500",
@@ -331,6 +336,21 @@ def write_xml(path: Path, props: dict[str, str]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def add_security(files: dict[str, dict[str, str]], conf_dir: Path) -> None:
+    """The secure variant's settings (secure_conf.py): Kerberos and service authorization when
+    KRB5_REALM is set, the status server's token when YARN_DRF_STATUS_TOKEN_FILE is."""
+    env = dict(os.environ)
+    for fname, props in secure_files(env).items():
+        files.setdefault(fname, {}).update(props)
+    krb5 = krb5_conf(env)
+    if krb5 is not None:
+        (conf_dir / "krb5.conf").write_text(krb5)
+    yarn = files["yarn-site.xml"]
+    # the single RM's command, or in an HA cluster each RM id's (yarn-drf.serve.command.rm1, ...)
+    for key in [k for k in yarn if k == "yarn-drf.serve.command" or k.startswith("yarn-drf.serve.command.")]:
+        yarn[key] += status_token_option(env)
+
+
 def main(argv: list[str]) -> int:
     conf_dir = Path(env("HADOOP_CONF_DIR", f"{HADOOP_HOME}/etc/hadoop"))
     conf_dir.mkdir(parents=True, exist_ok=True)
@@ -342,6 +362,7 @@ def main(argv: list[str]) -> int:
         queues = Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"))
         if queues.is_file():
             files["capacity-scheduler.xml"] = capacity_scheduler(queues)
+    add_security(files, conf_dir)
     for fname, props in overrides().items():
         files.setdefault(fname, {}).update(props)
     for fname, props in files.items():

@@ -71,7 +71,8 @@ def test_only_resourcemanagers_read_the_shared_store(tmp_path):
     nm = render(tmp_path, "nm", "nodemanager", **HA)["yarn-site.xml"]
     key = "yarn.resourcemanager.configuration.provider-class"
     assert rm[key].endswith("FileSystemBasedConfigurationProvider")
-    assert rm["yarn-drf.queues.file"] == str(tmp_path / "store" / "queues.yaml")
+    assert rm["yarn.resourcemanager.configuration.file-system-based-store"] == str(tmp_path / "store")
+    assert rm["yarn-drf.queues.file"] == "queues.yaml"  # read from that store
     assert key not in nm
     assert nm["yarn.resourcemanager.ha.rm-ids"] == "rm1,rm2"  # the failover proxy still finds the RMs
 
@@ -99,3 +100,13 @@ def test_without_rm_ha_ids_the_single_rm_configuration_is_unchanged(tmp_path, ro
     assert yarn["yarn-drf.bridge.port"] == "25334"
     assert not [k for k in yarn if ".ha." in k or k.endswith((".rm1", ".rm2"))]
     assert "yarn.resourcemanager.configuration.provider-class" not in yarn
+
+
+def test_a_status_token_reaches_every_rm_ids_core(tmp_path):
+    """The secure variant's status token (render_conf's add_security) with HA: each RM id's
+    command, not the single RM's key the HA configuration drops."""
+    token = tmp_path / "status.token"
+    yarn = render(tmp_path, "rm", "resourcemanager", **HA, YARN_DRF_STATUS_TOKEN_FILE=str(token))["yarn-site.xml"]
+    for rm_id in ("rm1", "rm2"):
+        assert yarn[f"yarn-drf.serve.command.{rm_id}"].endswith(f"--status-token-file {token}"), yarn
+    assert token.exists()
