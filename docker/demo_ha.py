@@ -15,25 +15,15 @@ CapacityScheduler.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import uuid
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
-os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
-os.environ.setdefault("TC_HOST", "127.0.0.1")
+from rich.live import Live
+from rich.table import Table
 
-from rich.console import Console  # noqa: E402
-from rich.live import Live  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from demo import ensure_engine  # noqa: E402  (docker/demo.py, beside this file)
-
-console = Console(width=None if sys.stdout.isatty() else 120)
+# docker/demo.py, beside this file: the repository on sys.path, testcontainers' settings, the engine.
+from demo import ROOT, console, ensure_engine
 SCHEDULERS = {
     "yarn-drf": "org.yarndrf.shim.YarnDrfScheduler",
     "capacity": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler",

@@ -176,8 +176,12 @@ class Cluster:
             c.with_env(k, v)
         return c
 
+    def containers(self) -> list[DockerContainer | None]:
+        """Every container of the cluster (None: not started)."""
+        return [*self.nms.values(), self.rm]
+
     def stop(self) -> None:
-        for c in [*self.nms.values(), self.rm]:
+        for c in self.containers():
             if c is not None:
                 try:
                     c.stop()

@@ -112,17 +112,8 @@ class HaCluster(Cluster):
         except OSError:
             return ""
 
-    def stop(self) -> None:
-        for c in [self.client_box, *self.nms.values(), *self.rms.values(), self.zk]:
-            if c is not None:
-                try:
-                    c.get_wrapped_container().remove(force=True)
-                except docker.errors.NotFound:
-                    pass
-        try:
-            self.client.volumes.get(self.volume).remove(force=True)
-        except docker.errors.NotFound:
-            pass
+    def containers(self) -> list[DockerContainer | None]:
+        return [self.client_box, *self.nms.values(), *self.rms.values(), self.zk]
 
     def daemons(self) -> list[tuple[str, DockerContainer]]:
         """Every container but the RMs a test killed on purpose."""

@@ -18,8 +18,8 @@ from collections import Counter
 import pytest
 import requests
 
-from tests.e2e.cluster import CAPACITY_SCHEDULER, SLEEP_JOB, YARN_DRF_SCHEDULER, resource_map
-from tests.e2e.conftest import QUEUES
+from tests.e2e.cluster import SLEEP_JOB, resource_map
+from tests.e2e.conftest import QUEUES, running, scheduler_class
 from tests.e2e.drf import RESOURCES, queue_usage
 from tests.e2e.ha_cluster import RM_IDS, HaCluster
 from tests.e2e.test_drf import WEIGHTS, WORK, assert_weighted_drf, wait_stable, wait_until
@@ -31,13 +31,8 @@ TRANSITION_CYCLES = 20
 
 @pytest.fixture(scope="module")
 def ha_cluster(docker_client, scheduler_name):
-    klass = YARN_DRF_SCHEDULER if scheduler_name == "yarn-drf" else CAPACITY_SCHEDULER
-    c = HaCluster.create(klass, QUEUES)
-    try:
-        c.start()
+    with running(HaCluster.create(scheduler_class(scheduler_name), QUEUES)) as c:
         yield c
-    finally:
-        c.stop()
 
 
 @pytest.fixture
