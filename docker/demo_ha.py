@@ -104,7 +104,7 @@ def verdict(cluster, f, out, scheduler: str) -> int:
     if scheduler == "yarn-drf" and cluster.active_id:
         cores = {rm: len(cluster.serve_pids(rm)) for rm in cluster.rms if rm not in cluster.down}
         console.print(f"yarn-drf cores per RM container: {cores} (one in the active RM, none in a standby); "
-                      f"the new RM's log: {_resync_line(cluster)}")
+                      f"the new core's first snapshot: {_resync_line(cluster)}")
         ok = ok and cores.get(cluster.active_id) == 1
     console.print("[bold]" + ("FAILED OVER: the standby took over, no container lost, shares back"
                               if ok else "NOT OK: see above") + "[/]")
@@ -116,14 +116,15 @@ def kept(cluster) -> None:
     web = {rm: f"http://127.0.0.1:{cluster.env[f'RM_WEB_PORT_{rm.upper()}']}" for rm in cluster.rms}
     console.print(f"Cluster left running (--keep), {cluster.states()}; RM web UIs {web}.\n"
                   f"  clients:   docker exec {cluster.volume}-client yarn rmadmin -getAllServiceState\n"
-                  f"  fail over: docker exec {cluster.volume}-rm1 sh -c 'kill -9 $(pgrep -f resourcemanager.ResourceManager)'"
-                  f"   (then: docker start {cluster.volume}-rm1)\n"
+                  f"  fail over: docker exec {cluster.volume}-{cluster.active_id} sh -c "
+                  "'kill -9 $(pgrep -f \"^java .*ResourceManager\")'"
+                  f"   (then: docker start {cluster.volume}-{cluster.active_id})\n"
                   f"  remove:    docker rm -f $(docker ps -aq --filter label=yarn-drf=1); docker volume rm {cluster.volume}")
 
 
 def _resync_line(cluster) -> str:
     lines = [line for line in cluster.rm_log(cluster.active_id).splitlines() if "core resynchronised" in line]
-    return lines[-1].split(": ", 1)[-1] if lines else "no resync line"
+    return lines[0].split(": ", 1)[-1] if lines else "no resync line"
 
 
 if __name__ == "__main__":

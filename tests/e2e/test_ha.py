@@ -121,6 +121,11 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
     outage_id = wait_for(lambda: _app_id(c, outage), 60, "the app submitted during the outage", c)
     wait_for(lambda: _final(c, outage_id) == "SUCCEEDED", 240, "the app submitted during the outage to succeed", c)
 
+    # The killed RM, started again, rejoins as the standby: no core, and its predecessor's private
+    # directory (token, ports), which the SIGKILL left in its container's /tmp, gone.
+    c.restart_rm(old)
+    assert _processes_settled(c, new, old, scheduler_name == "yarn-drf") is None
+
 
 def start_mapreduce(c, tag: str) -> tuple[str, str]:
     """A map-only MapReduce job in dev whose maps run through the failover: its app id, and the name

@@ -45,7 +45,16 @@ public final class CoreDir implements AutoCloseable {
   }
 
   public static CoreDir create() throws IOException {
-    return create(Paths.get(System.getProperty("java.io.tmpdir")));
+    return create(tmpdir());
+  }
+
+  /** {@link #sweepStale(Path)} of java.io.tmpdir, where cores' directories are made. */
+  public static int sweepStale() {
+    return sweepStale(tmpdir());
+  }
+
+  private static Path tmpdir() {
+    return Paths.get(System.getProperty("java.io.tmpdir"));
   }
 
   /** A new directory under `parent`, after deleting those there of RM JVMs that are gone. */
