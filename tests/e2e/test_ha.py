@@ -70,7 +70,7 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
         c.submit_dshell(name, queue.split(".")[-1], count, shape)
         sleepers.append(wait_for(lambda: _app_id(c, name), 120, f"{name} submitted", c))
     wait_for(lambda: all(_asking(c, app_id) for app_id in sleepers), 240,
-               "every queue's app to run its AM and ask for its containers", c)
+             "every queue's app to run its AM and ask for its containers", c)
 
     before = c.running_containers()
     wait_for(lambda: set(before) <= c.nm_running(), 60, "the NodeManagers to run them", c)
@@ -88,24 +88,9 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
     print(f"\nfailover: {new} active {active_s:.1f} s after the kill of {old}")
 
     # Every container the RMs knew before the kill is accounted for.
-    finishing = {blocker_id, mr_id}
-    wait_for(lambda: _final(c, blocker_id) == "SUCCEEDED", 240,
-               "the blocker's containers to end with exit status 0 (its distributed shell succeeds)", c)
-    after = wait_for(lambda: _recovered(c, before, finishing), 240,
-                       "the new RM and the NodeManagers to run every container that was running", c)
-    wait_for(lambda: _final(c, mr_id) == "SUCCEEDED", 360, "the MapReduce job to succeed", c)
-    assert_mapreduce_lost_nothing(c, mr_log)
-    for app_id in {v["app"] for v in before.values()}:  # no AM was lost and started again
-        attempts = c.rest(f"/apps/{app_id}/appattempts")["appAttempts"]["appAttempt"]
-        assert len(attempts) == 1, (app_id, attempts)
-    # The blocker's containers each ended normally, once: a container lost in the failover would
-    # leave no mark, and one its AM asked for again in its place would leave a new id.
-    blocked = {k for k, v in before.items() if v["app"] == blocker_id}
-    code, out = c.exec(["ls", f"/shared/ended-{tag}"])
-    assert code == 0 and set(out.split()) == blocked - {_am_container(c, blocker_id)}, (out, blocked)
-    assert not blocked & c.nm_running()
+    after = assert_every_container_accounted_for(c, before, blocker_id, mr_id, mr_log, tag)
     print(f"accounted for: {len(after)} containers running on, "
-          f"{sum(1 for v in before.values() if v['app'] in finishing)} ended normally")
+          f"{sum(1 for v in before.values() if v['app'] in (blocker_id, mr_id))} ended normally")
 
     # The queues return to their weighted-DRF targets (yarn-drf's; CapacityScheduler has its own),
     # and the new core counts exactly what YARN runs.
@@ -127,6 +112,29 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
     assert _processes_settled(c, new, old, scheduler_name == "yarn-drf") is None
 
 
+def assert_every_container_accounted_for(c, before: dict, blocker_id: str, mr_id: str, mr_log: str,
+                                         tag: str) -> dict:
+    """Each container of `before` still runs in the new RM's view and on its NodeManager, or, for
+    the blocker and the MapReduce job, ended normally; no AM was started again. The new RM's
+    running containers."""
+    wait_for(lambda: _final(c, blocker_id) == "SUCCEEDED", 240,
+             "the blocker's containers to end with exit status 0 (its distributed shell succeeds)", c)
+    after = wait_for(lambda: _recovered(c, before, {blocker_id, mr_id}), 240,
+                     "the new RM and the NodeManagers to run every container that was running", c)
+    wait_for(lambda: _final(c, mr_id) == "SUCCEEDED", 360, "the MapReduce job to succeed", c)
+    assert_mapreduce_lost_nothing(c, mr_log)
+    for app_id in {v["app"] for v in before.values()}:
+        attempts = c.rest(f"/apps/{app_id}/appattempts")["appAttempts"]["appAttempt"]
+        assert len(attempts) == 1, (app_id, attempts)
+    # The blocker's containers each ended normally, once: a container lost in the failover would
+    # leave no mark, and one its AM asked for again in its place would leave a new id.
+    blocked = {k for k, v in before.items() if v["app"] == blocker_id}
+    code, out = c.exec(["ls", f"/shared/ended-{tag}"])
+    assert code == 0 and set(out.split()) == blocked - {_am_container(c, blocker_id)}, (out, blocked)
+    assert not blocked & c.nm_running()
+    return after
+
+
 def start_mapreduce(c, tag: str) -> tuple[str, str]:
     """A map-only MapReduce job in dev whose maps run through the failover: its app id, and the name
     of its client's log."""
@@ -134,7 +142,7 @@ def start_mapreduce(c, tag: str) -> tuple[str, str]:
     c.exec_detached(["yarn", SLEEP_JOB, "-Dmapreduce.job.queuename=dev",
                      "-m", str(MR_MAPS), "-r", "0", "-mt", str(MR_MAP_MS)], log)
     app_id = wait_for(lambda: next((a["id"] for a in c.apps() if a["applicationType"] == "MAPREDUCE"), None),
-                        120, "the MapReduce job's submission", c)
+                      120, "the MapReduce job's submission", c)
     wait_for(lambda: _running(c, app_id) == MR_MAPS + 1, 300, f"the MapReduce job's AM and {MR_MAPS} maps", c)
     return app_id, log
 
