@@ -4,7 +4,7 @@
 
 ENGINE := docker/engine.sh
 
-.PHONY: engine engine-stop images cluster-demo cluster-secure
+.PHONY: engine engine-stop images cluster-demo demo-ha bench-failover cluster-secure
 
 engine: deps-docker
 	@$(ENGINE) status 2>/dev/null || $(ENGINE) start
@@ -19,6 +19,16 @@ images: engine shim venv
 # verdict; DEMO_ARGS=--keep leaves the cluster running.
 cluster-demo: images
 	@eval "$$($(ENGINE) env)" && $(PY) docker/demo.py $(DEMO_ARGS)
+
+# ResourceManager HA (docker/demo_ha.py): ZooKeeper and two RMs running yarn-drf, a mixed workload,
+# kill -9 of the active RM, the standby taking over, verdict; DEMO_ARGS=--keep leaves it running.
+demo-ha: images
+	@eval "$$($(ENGINE) env)" && $(PY) docker/demo_ha.py $(DEMO_ARGS)
+
+# Failover figures, yarn-drf against CapacityScheduler on the same HA cluster (not part of
+# `make test`; about 6 minutes a run): BENCH_ARGS="--runs 3 --json out.json".
+bench-failover: images
+	@eval "$$($(ENGINE) env)" && $(PY) benchmarks/failover/run.py $(BENCH_ARGS)
 
 # The Kerberos-secured cluster by hand (docker/DOCKER.md): KDC, RM and one NodeManager on free
 # loopback ports; Ctrl-C tears it down, SECURE_ARGS=--keep leaves it running.

@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
 # Container start: write the Hadoop configuration from the environment, prepare the shared volume,
-# then run the role: `resourcemanager`, `nodemanager`, or any command (a client).
+# then run the role: `resourcemanager`, `nodemanager`, `zookeeper` and `publish-conf` (HA clusters,
+# below), or any command (a client).
 set -euo pipefail
-python3 /opt/hadoop/bin/render_conf.py
+python3 /opt/hadoop/bin/render_conf.py "${1:-}"
 # The shared volume holds the job staging area and the user's home (LocalFileSystem's home
 # directory, where distributed shell uploads its jar), at the same path in every container.
 mkdir -p /shared/staging "$(getent passwd "$(id -un)" | cut -d: -f6)" || {
   echo "entrypoint: /shared is not writable by $(id -un) (uid $(id -u)); mount a volume owned by it" >&2; exit 1; }
 case "${1:-}" in
-  resourcemanager|nodemanager) exec yarn "$1" ;;
+  # In an HA cluster every RM reads the same yarn-site.xml: the container names its RM id on the
+  # command line (a generic -D option, which the RM's configuration files do not override).
+  resourcemanager) exec yarn resourcemanager ${RM_HA_ID:+"-Dyarn.resourcemanager.ha.id=$RM_HA_ID"} ;;
+  nodemanager) exec yarn "$1" ;;
+  # The ZooKeeper 3.8 server among Hadoop's jars, standalone and on loopback: the HA cluster's
+  # state store and leader election. No admin server (it would take port 8080).
+  zookeeper)
+    ZK_DATA_DIR="${ZK_DATA_DIR:-/var/lib/hadoop/zookeeper}"
+    mkdir -p "$ZK_DATA_DIR"
+    printf '%s\n' "tickTime=${ZK_TICK_MS:-2000}" "dataDir=$ZK_DATA_DIR" "clientPort=${ZK_PORT:-2181}" \
+      "clientPortAddress=127.0.0.1" "admin.enableServer=false" "4lw.commands.whitelist=ruok,srvr" \
+      > "$HADOOP_CONF_DIR/zoo.cfg"
+    exec yarn org.apache.zookeeper.server.ZooKeeperServerMain "$HADOOP_CONF_DIR/zoo.cfg" ;;
+  # HA: the configuration store every RM reads was written above (render_conf.py publish-conf).
+  publish-conf) ;;
   "") exec bash ;;
   *) exec "$@" ;;
 esac

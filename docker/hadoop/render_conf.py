@@ -15,11 +15,21 @@ secure_conf.py and applies when its environment variables are set.
 With the stock CapacityScheduler, capacity-scheduler.xml is derived from the queue YAML (weights
 become weight-mode capacities, ACLs carry over), so the baseline cluster has the same queues and
 ACLs as the yarn-drf scheduler reading the same file.
+
+With RM_HA_IDS set (e.g. `rm1,rm2`) the configuration is that of a ResourceManager HA cluster
+(`ha_settings`): per-RM-id addresses, ZooKeeper for the state store and the embedded leader
+election, one yarn-site.xml for every RM (each RM container names its id on the command line, see
+entrypoint.sh), and the RMs reading yarn-site.xml, core-site.xml, resource-types.xml, the queue file
+and capacity-scheduler.xml from one store on the shared volume (FileSystemBasedConfigurationProvider).
+`render_conf.py publish-conf` writes that store.
+
+Usage: render_conf.py [ROLE]   (the entrypoint's role: resourcemanager, nodemanager, publish-conf...)
 """
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -28,6 +38,17 @@ from secure_conf import krb5_conf, secure_files, status_token_option
 CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
 HADOOP_HOME = "/opt/hadoop"
 SHARED = "/shared"  # a volume every container mounts at the same path: the cluster's file system
+FS_CONFIGURATION_PROVIDER = "org.apache.hadoop.yarn.FileSystemBasedConfigurationProvider"
+ZK_STATE_STORE = "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore"
+# Ports of the i-th RM id of an HA cluster (0-based) unless set per id: rm1 gets the single RM's
+# defaults, every further RM the same plus 10,000 (yarn-drf's loopback ports plus 10 per RM).
+RM_PORT_DEFAULTS = {"RM_RPC_PORT": 8032, "RM_SCHEDULER_PORT": 8030, "RM_TRACKER_PORT": 8031,
+                    "RM_ADMIN_PORT": 8033, "RM_WEB_PORT": 8088}
+YARN_DRF_PORT_DEFAULTS = {"YARN_DRF_BRIDGE_PORT": 25334, "YARN_DRF_STATUS_PORT": 25335}
+# Roles that write the RMs' view of an HA cluster (the store is what the RMs read).
+RM_ROLES = ("resourcemanager", "publish-conf")
+# Files the RMs of an HA cluster read from the shared store over their local conf dir.
+STORE_FILES = ("core-site.xml", "yarn-site.xml", "resource-types.xml", "capacity-scheduler.xml")
 
 
 def env(name: str, default: str) -> str:
@@ -152,6 +173,109 @@ def site_files() -> dict[str, dict[str, str]]:
     }
 
 
+def ha_ids() -> list[str]:
+    """The RM ids of an HA cluster (RM_HA_IDS), or [] for a single ResourceManager."""
+    return [i.strip() for i in env("RM_HA_IDS", "").split(",") if i.strip()]
+
+
+def ha_port(name: str, rm_id: str, index: int) -> int:
+    """NAME_<RMID> (e.g. RM_WEB_PORT_RM2), else the default of the index-th RM id."""
+    if name in RM_PORT_DEFAULTS:
+        default = RM_PORT_DEFAULTS[name] + 10_000 * index
+    else:
+        default = YARN_DRF_PORT_DEFAULTS[name] + 10 * index
+    return env_int(f"{name}_{rm_id.upper()}", default)
+
+
+def conf_store() -> str:
+    """The FileSystemBasedConfigurationProvider store of an HA cluster, on the shared volume."""
+    return env("RM_CONF_STORE", f"{SHARED}/conf")
+
+
+def ha_settings(ids: list[str]) -> dict[str, dict[str, str]]:
+    """ResourceManager HA: what replaces the single RM's addresses, store and queue file.
+
+    Every RM and every client reads the same keys: nothing here depends on which RM the container
+    runs (its id comes from the command line), so both RMs load one identical yarn-site.xml.
+    yarn-drf's own keys are given per RM id as Hadoop gives addresses (`yarn-drf.bridge.port.rm1`):
+    two RMs on one host must not share the core's loopback ports."""
+    rm = env("RM_HOST", "127.0.0.1")
+    yarn = {
+        "yarn.resourcemanager.ha.enabled": "true",
+        "yarn.resourcemanager.ha.rm-ids": ",".join(ids),
+        "yarn.resourcemanager.cluster-id": env("RM_HA_CLUSTER_ID", "yarn-drf"),
+        "yarn.resourcemanager.ha.automatic-failover.enabled": env("RM_HA_AUTO_FAILOVER", "true"),
+        "yarn.resourcemanager.ha.automatic-failover.embedded": "true",
+        "yarn.resourcemanager.store.class": ZK_STATE_STORE,
+        "yarn.resourcemanager.recovery.enabled": "true",
+        # Until this long after it became active an RM allows asks up to the configured maximum;
+        # then only up to the largest registered node's. An AM that resyncs before the only node
+        # with gpu-mem has re-registered would have its gpu-mem asks refused (and a distributed
+        # shell AM fails): in HA the NodeManagers need the time to fail over. Hadoop's default.
+        "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms": str(env_int("RM_RECOVERY_WAIT_MS", 10_000)),
+        # A name in the RMs' configuration store (rm_store_settings), as capacity-scheduler.xml is.
+        "yarn-drf.queues.file": "queues.yaml",
+        # NodeManagers, AMs and clients try the next RM within a second or two (exponential backoff
+        # from the base to the max); an outage is as long as ZooKeeper's session timeout.
+        "yarn.client.failover-sleep-base-ms": "500",
+        "yarn.client.failover-sleep-max-ms": "2000",
+    }
+    for index, rm_id in enumerate(ids):
+        yarn[f"yarn.resourcemanager.hostname.{rm_id}"] = rm
+        for name, key in (("RM_RPC_PORT", "address"), ("RM_SCHEDULER_PORT", "scheduler.address"),
+                          ("RM_TRACKER_PORT", "resource-tracker.address"), ("RM_ADMIN_PORT", "admin.address"),
+                          ("RM_WEB_PORT", "webapp.address")):
+            yarn[f"yarn.resourcemanager.{key}.{rm_id}"] = f"{rm}:{ha_port(name, rm_id, index)}"
+        yarn[f"yarn-drf.bridge.port.{rm_id}"] = str(ha_port("YARN_DRF_BRIDGE_PORT", rm_id, index))
+        status = ha_port("YARN_DRF_STATUS_PORT", rm_id, index)
+        yarn[f"yarn-drf.serve.command.{rm_id}"] = "yarn-drf serve" + (f" --status-port {status}" if status else "")
+    core = {
+        "hadoop.zk.address": env("ZK_ADDRESS", "127.0.0.1:2181"),
+        "hadoop.zk.timeout-ms": str(env_int("ZK_SESSION_TIMEOUT_MS", 10_000)),
+    }
+    return {"yarn-site.xml": yarn, "core-site.xml": core}
+
+
+def rm_store_settings() -> dict[str, str]:
+    """The RMs (only they: YARN's resource-type loader reads node-resources.xml through the same
+    provider, and that file differs per node) read their files from the store on the shared volume."""
+    return {
+        "yarn.resourcemanager.configuration.provider-class": FS_CONFIGURATION_PROVIDER,
+        "yarn.resourcemanager.configuration.file-system-based-store": conf_store(),
+    }
+
+
+def apply_ha(files: dict[str, dict[str, str]], ids: list[str], role: str) -> None:
+    """Turns the single-RM configuration into the HA one: the single RM's address, state store and
+    port keys go (each RM id has its own), the HA keys come in."""
+    yarn = files["yarn-site.xml"]
+    for key in [k for k in yarn if k.startswith("yarn.resourcemanager.") and k.endswith(".address")]:
+        del yarn[key]
+    for key in ("yarn.resourcemanager.hostname", "yarn.resourcemanager.fs.state-store.uri",
+                "yarn-drf.bridge.port", "yarn-drf.serve.command"):
+        yarn.pop(key, None)
+    for fname, props in ha_settings(ids).items():
+        files[fname].update(props)
+    if role in RM_ROLES:
+        yarn.update(rm_store_settings())
+
+
+def publish(conf_dir: Path, queues: Path, store: Path) -> None:
+    """Writes the HA cluster's shared configuration store: the rendered cluster-wide files and the
+    queue YAML. Each file is replaced atomically (written beside it, then renamed), so an RM never
+    reads half a file."""
+    store.mkdir(parents=True, exist_ok=True)
+    sources = [conf_dir / name for name in STORE_FILES if (conf_dir / name).is_file()]
+    if not queues.is_file():
+        sys.exit(f"render_conf publish-conf: the queue YAML {queues} (QUEUES_YAML) does not exist")
+    for src, name in [*((s, s.name) for s in sources), (queues, "queues.yaml")]:
+        with tempfile.NamedTemporaryFile("wb", dir=store, prefix=f".{name}.", delete=False) as tmp:
+            tmp.write(src.read_bytes())
+        os.chmod(tmp.name, 0o644)
+        os.replace(tmp.name, store / name)
+        print(f"render_conf: published {store / name}")
+
+
 def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
     """capacity-scheduler.xml for the queues of the yarn-drf YAML (weights, submit/admin ACLs)."""
     import yaml  # Debian's python3-yaml in the image
@@ -181,6 +305,11 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
                 weight = max(weight.values())
             props[f"{key}.capacity"] = f"{float(weight):g}w"
         children = spec.get("children") or {}
+        if not children and not is_root:
+            # One user may use what the leaf can borrow from idle queues, as under yarn-drf (and as
+            # in the SLS comparison, benchmarks/sls/confgen.py); the default 1 caps a user at the
+            # leaf's capacity.
+            props[f"{key}.user-limit-factor"] = "100"
         if children:
             props[f"{key}.queues"] = ",".join(children)
             for name, child in children.items():
@@ -216,13 +345,19 @@ def add_security(files: dict[str, dict[str, str]], conf_dir: Path) -> None:
     krb5 = krb5_conf(env)
     if krb5 is not None:
         (conf_dir / "krb5.conf").write_text(krb5)
-    files["yarn-site.xml"]["yarn-drf.serve.command"] += status_token_option(env)
+    yarn = files["yarn-site.xml"]
+    # the single RM's command, or in an HA cluster each RM id's (yarn-drf.serve.command.rm1, ...)
+    for key in [k for k in yarn if k == "yarn-drf.serve.command" or k.startswith("yarn-drf.serve.command.")]:
+        yarn[key] += status_token_option(env)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     conf_dir = Path(env("HADOOP_CONF_DIR", f"{HADOOP_HOME}/etc/hadoop"))
     conf_dir.mkdir(parents=True, exist_ok=True)
     files = site_files()
+    role = argv[1] if len(argv) > 1 else ""
+    if ha_ids():
+        apply_ha(files, ha_ids(), role)
     if files["yarn-site.xml"]["yarn.resourcemanager.scheduler.class"] == CAPACITY_SCHEDULER:
         queues = Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"))
         if queues.is_file():
@@ -232,8 +367,10 @@ def main() -> int:
         files.setdefault(fname, {}).update(props)
     for fname, props in files.items():
         write_xml(conf_dir / fname, props)
+    if role == "publish-conf":
+        publish(conf_dir, Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml")), Path(conf_store()))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

@@ -150,6 +150,10 @@ class Cluster:
             **self.env, "YARN_SCHEDULER_CLASS": self.scheduler,
         }, queues=True)
         self.rm.start()
+        self._start_nodemanagers()
+        self.wait_for_nodes(len(self.shapes), timeout_s)
+
+    def _start_nodemanagers(self) -> None:
         for i, shape in enumerate(self.shapes):
             p = self._nm_ports[4 * i: 4 * i + 4]
             # the RM image carries the project's jar, whose CardsContainerExecutor a card node runs
@@ -162,7 +166,6 @@ class Cluster:
             })
             nm.start()
             self.nms[shape.name] = nm
-        self.wait_for_nodes(len(self.shapes), timeout_s)
 
     def _container(self, image: str, command: str, env: dict[str, str], queues: bool = False) -> DockerContainer:
         c = DockerContainer(image).with_command(command).with_kwargs(network_mode="host", labels={"yarn-drf": "1"})
@@ -173,8 +176,12 @@ class Cluster:
             c.with_env(k, v)
         return c
 
+    def containers(self) -> list[DockerContainer | None]:
+        """Every container of the cluster (None: not started)."""
+        return [*self.nms.values(), self.rm]
+
     def stop(self) -> None:
-        for c in [*self.nms.values(), self.rm]:
+        for c in self.containers():
             if c is not None:
                 try:
                     c.stop()
@@ -191,9 +198,13 @@ class Cluster:
         except docker.errors.NotFound:
             return "<container gone>"
 
+    def daemons(self) -> list[tuple[str, DockerContainer]]:
+        """The containers that must keep running, by name."""
+        return [("resourcemanager", self.rm), *self.nms.items()]
+
     def assert_alive(self) -> None:
         """Fail fast, with its log, when a daemon container exited."""
-        for name, c in [("resourcemanager", self.rm), *self.nms.items()]:
+        for name, c in self.daemons():
             w = c.get_wrapped_container()
             w.reload()
             if w.status not in ("running", "created"):
@@ -311,9 +322,13 @@ class Cluster:
         return out
 
     # ---- clients (run inside the RM container, as its user unless told) ---------------------
+    def client_container(self) -> DockerContainer:
+        return self.rm
+
     def exec(self, cmd: list[str], user: str | None = None, detach: bool = False) -> tuple[int, str]:
         env = {"HADOOP_USER_NAME": user} if user else None
-        res = self.rm.get_wrapped_container().exec_run(cmd, environment=env, detach=detach, demux=False)
+        res = self.client_container().get_wrapped_container().exec_run(
+            cmd, environment=env, detach=detach, demux=False)
         if detach:
             return 0, ""
         return res.exit_code, (res.output or b"").decode(errors="replace")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,15 +82,24 @@ def scheduler_name(docker_client) -> str:
     return _scheduler_choice(docker_client)
 
 
+def scheduler_class(scheduler_name: str) -> str:
+    return YARN_DRF_SCHEDULER if scheduler_name == "yarn-drf" else CAPACITY_SCHEDULER
+
+
+@contextmanager
+def running(cluster: Cluster) -> Iterator[Cluster]:
+    """The cluster started, and stopped when the block ends, whatever happened in it."""
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 @pytest.fixture(scope="session")
 def cluster(docker_client, scheduler_name):
-    klass = YARN_DRF_SCHEDULER if scheduler_name == "yarn-drf" else CAPACITY_SCHEDULER
-    c = Cluster.create(klass, QUEUES)
-    try:
-        c.start()
+    with running(Cluster.create(scheduler_class(scheduler_name), QUEUES)) as c:
         yield c
-    finally:
-        c.stop()
 
 
 @pytest.fixture

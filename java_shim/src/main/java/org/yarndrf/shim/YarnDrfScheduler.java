@@ -79,6 +79,7 @@ import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.yarndrf.shim.bridge.CoreChannel;
+import org.yarndrf.shim.bridge.CoreDir;
 import org.yarndrf.shim.bridge.ServePorts;
 
 /**
@@ -195,6 +196,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.committer = newCommitter(events, dirtyApps);
     this.queuesFile = new QueuesFile(this.conf.getTrimmed(ShimConf.QUEUES_FILE), this.conf,
         rmContext);
+    // An RM restarted after a SIGKILL may stay standby for long: its predecessor's token goes now.
+    CoreDir.sweepStale();
     super.serviceInit(conf);
   }
 
