@@ -510,7 +510,7 @@ class Preemptor:
             if not requests:
                 continue
             share = dominant_share(q.usage, cap)
-            was = self.queues.get(q.path) or self._restored_clock(q.path)
+            was = self.queues.get(q.path) or self._restored_clock(q.path, now)
             state = Starvation(share, goal)
             # A leaf the last round did not see (it had no demand there) has been below since its
             # demand came, not since this round: the clocks do not lose up to a round to the timer.
@@ -541,12 +541,15 @@ class Preemptor:
         self.restoring = bool(ranked)
         return [q for *_, q in sorted(ranked)]
 
-    def _restored_clock(self, path: str) -> Starvation | None:
+    def _restored_clock(self, path: str, now: float) -> Starvation | None:
         """A leaf's clocks from a core before this one, taken back now that it has demand again."""
         leaf = self.awaiting_leaves.pop(path, None)
         if leaf is None:
             return None
-        return Starvation(0.0, 0.0, leaf.below_fair_since, leaf.below_min_since, leaf.starved)
+        state = Starvation(0.0, 0.0, leaf.below_fair_since, leaf.below_min_since, leaf.starved)
+        log.info("preemption: %s goes on %s from before: below its target for %.1f s", path,
+                 f"starving ({leaf.starved})" if leaf.starved else "below its target", now - (now if state.since is None else state.since))
+        return state
 
     # ------------------------------------------------------------------ the plan
 
