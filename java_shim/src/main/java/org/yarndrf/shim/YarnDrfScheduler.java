@@ -228,6 +228,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       super.reinitialize(newConf, rmContext);
     }
     String file = newConf.getTrimmed(ShimConf.QUEUES_FILE, conf.getTrimmed(ShimConf.QUEUES_FILE));
+    if (loop == null) {
+      // An HA RM refreshes its configuration (refreshAll) before it starts its active services,
+      // this scheduler among them: there is no core yet, and the one it starts reads the file.
+      LOG.info("yarn-drf: not started yet; its core will read {} when it starts", file);
+      return;
+    }
     BridgeClient.ReloadOutcome outcome;
     try {
       outcome = loop.reload(file);
