@@ -236,6 +236,6 @@ final class PreemptionStore {
   }
 
   String counters() {
-    return "state saves=" + saves.get() + " save_failures=" + failures.get();
+    return "preemption-state saves=" + saves.get() + " save-errors=" + failures.get();
   }
 }

@@ -107,7 +107,7 @@ class PreemptionRestartTest {
     until(() -> before.bridgeCounters().contains("killed=1") && strict(poll(am)).contains(marked),
         "the old RM killed one task and told the AM of the mark: " + before.bridgeCounters());
     Path saved = stateDir.resolve("preemption-state.json");
-    until(() -> before.bridgeCounters().contains("state saves=1") && Files.exists(saved),
+    until(() -> before.bridgeCounters().contains("preemption-state saves=1") && Files.exists(saved),
         "the old RM saved its core's state: " + before.bridgeCounters());
     assertEquals(state, new String(Files.readAllBytes(saved), StandardCharsets.UTF_8));
 
