@@ -17,21 +17,10 @@ from hypothesis import strategies as st
 from scheduler.preemption_state import MAX_SAVED_MARKS, SavedLeaf, SavedMark, SavedState
 from tests.bridge.invariants import check_accounting
 from tests.bridge.messages import TYPES, call, started
+from tests.bridge.test_preemption_service import A_CONTAINERS, NODE, QUEUES
 from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
-QUEUES = """\
-preemption: {enabled: true, fair-share-timeout-s: 5, min-share-timeout-s: 5, grace-s: 3, max-per-round: '100%'}
-reservation: {starvation-timeout-s: null}
-queues:
-  root:
-    submit-acl: "*"
-    children:
-      a: {}
-      b: {}
-"""
-NODE = {"memory-mb": 4096, "vcores": 4, "gpu-mem": 0}
-A_CONTAINERS = [f"container_1_0001_01_00000{i}" for i in range(1, 5)]
 B_ASK = [1, 4, "app_b", 1, 0, "*", True, 1024, 1, 0]
 WALL_0 = 1_700_000_000  # the wall clock when each story starts
 
@@ -85,14 +74,29 @@ def ids(reply: dict, field: str) -> list[str]:
     return sorted(v["container"] for v in reply.get(field, ()))
 
 
-def old_rm_marks(tmp_path, shim: Shim) -> list[str]:
-    """The old RM: b below its target from 0, starved at 5, two of a's containers marked at 5.5
-    (killed at 8.5 by the old RM's reckoning)."""
+def old_rm(tmp_path, shim: Shim, *times: float) -> list[dict]:
+    """The old RM's core on its own host: a fills the node, b asks from 0 (below its target: it
+    starves at 5, and two of a's containers are marked at 5.5, killed at 8.5); its replies at
+    `times`."""
     host = Host(base=100.0)
     old = service(tmp_path, host)
     snapshot(old, epoch=5)
-    shim.at(old, host, 0, 1)
-    told = ids(shim.at(old, host, 5.5, 2), "preempt")
+    return [shim.at(old, host, t, seq + 1) for seq, t in enumerate(times)]
+
+
+def new_rm(tmp_path, t: float, containers=tuple(A_CONTAINERS), asks=(B_ASK,), state=None) -> tuple[CoreService, Host]:
+    """The new RM's core, a new process on another host (its monotonic clock has nothing to do
+    with the old one's), `t` seconds into the story: its first snapshot."""
+    host = Host(base=7.0)
+    host.t = t
+    new = service(tmp_path, host)
+    snapshot(new, epoch=6, containers=containers, asks=asks, state=state)
+    return new, host
+
+
+def old_rm_marks(tmp_path, shim: Shim) -> list[str]:
+    """The old RM up to the marks at 5.5: the containers told."""
+    told = ids(old_rm(tmp_path, shim, 0, 5.5)[-1], "preempt")
     assert len(told) == 2 and shim.state["marks"] and shim.state["leaves"][0]["starved"] == "fair-share"
     return told
 
@@ -100,12 +104,7 @@ def old_rm_marks(tmp_path, shim: Shim) -> list[str]:
 def test_a_new_rm_tells_the_marks_again_with_the_grace_left_and_kills_at_the_first_deadline_once(tmp_path):
     shim = Shim()
     told = old_rm_marks(tmp_path, shim)
-    # The RM fails over at 6 s. The new one's core is a new process on another host: its
-    # monotonic clock has nothing to do with the old one's.
-    host = Host(base=7.0)
-    host.t = 6.0
-    new = service(tmp_path, host)
-    snapshot(new, epoch=6, containers=(), asks=(), state=shim.state)  # nothing recovered yet
+    new, host = new_rm(tmp_path, 6.0, containers=(), asks=(), state=shim.state)  # failover: nothing recovered yet
     assert not new.core.preemption.marks and len(new.core.preemption.awaiting_marks) == 2
     waiting = shim.at(new, host, 6.3, 1, started=[started(c, "app_a") for c in A_CONTAINERS])
     assert "preempt" not in waiting, "b's AM has not asked again: the marks wait"
@@ -130,18 +129,10 @@ def test_a_kill_the_old_rm_made_is_never_made_again_and_one_it_did_not_make_is_m
     (their containers had not ended yet). One kill reached its NodeManager (the container is gone
     from the new RM), the other did not (the NodeManager still runs it)."""
     shim = Shim()
-    host = Host(base=100.0)
-    old = service(tmp_path, host)
-    snapshot(old, epoch=5)
-    shim.at(old, host, 0, 1)
-    shim.at(old, host, 5.5, 2)
-    killed = ids(shim.at(old, host, 8.5, 3), "kill")
+    killed = ids(old_rm(tmp_path, shim, 0, 5.5, 8.5)[-1], "kill")
     assert len(killed) == 2 and len(shim.state["marks"]) == 2
     reached, missed = killed
-    host = Host(base=0.0)
-    host.t = 9.0
-    new = service(tmp_path, host)
-    snapshot(new, epoch=6, containers=[c for c in A_CONTAINERS if c != reached], state=shim.state)
+    new, host = new_rm(tmp_path, 9.0, containers=[c for c in A_CONTAINERS if c != reached], state=shim.state)
     first = shim.at(new, host, 9.1, 1)
     assert ids(first, "kill") == [missed] and "preempt" not in first
     for i, t in enumerate((9.5, 10, 15, 80)):
@@ -152,15 +143,8 @@ def test_a_kill_the_old_rm_made_is_never_made_again_and_one_it_did_not_make_is_m
 
 def test_a_starved_queue_keeps_its_clock_across_a_restart_before_anything_was_marked(tmp_path):
     shim = Shim()
-    host = Host(base=50.0)
-    old = service(tmp_path, host)
-    snapshot(old, epoch=5)
-    shim.at(old, host, 0, 1)
-    shim.at(old, host, 3, 2)
-    host = Host(base=0.0)
-    host.t = 3.5
-    new = service(tmp_path, host)
-    snapshot(new, epoch=6, state=shim.state)
+    old_rm(tmp_path, shim, 0, 3)
+    new, host = new_rm(tmp_path, 3.5, state=shim.state)
     assert "preempt" not in shim.at(new, host, 4, 1)
     assert len(shim.at(new, host, 5.0, 2)["preempt"]) == 2, "starved at 5 s, from the old RM's clock, not at 8.5"
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 import time
 import urllib.request
 from datetime import datetime
@@ -22,31 +20,10 @@ import pytest
 
 from tests.integration.cluster import Cluster
 from tests.integration.ha import HACluster
+from tests.integration.test_preemption import PREEMPTED, TASK, queues, vcores
 
 TIMEOUT_S, GRACE_S = 3, 20
-QUEUES = f"""\
-resources: [memory-mb, vcores, gpu-mem]
-preemption:
-  enabled: true
-  fair-share-timeout-s: {TIMEOUT_S}
-  min-share-timeout-s: {TIMEOUT_S}
-  threshold: 0.8
-  grace-s: {GRACE_S}
-  max-per-round: "100%"
-placement:
-  - rule: specified
-  - rule: reject
-queues:
-  root:
-    submit-acl: " "
-    admin-acl: " "
-    children:
-      a: {{submit-acl: "*"}}
-      b: {{submit-acl: "*"}}
-"""
-TASK = "memory-mb=256,vcores=1"
 VCORES = 8  # one NodeManager: a's AM and 6 tasks, then b's AM; b's target is half: 3 of a's tasks
-PREEMPTED = -102  # ContainerExitStatus.PREEMPTED
 
 
 class RestartingCluster(Cluster):
@@ -58,30 +35,10 @@ class RestartingCluster(Cluster):
 
 
 @pytest.fixture
-def cluster_of():
-    made: list[Cluster] = []
-    roots: list[Path] = []
-
+def cluster_of(cluster_factory):
     def make(kind: type[Cluster]) -> Cluster:
-        root = Path(tempfile.mkdtemp(prefix="yarn-drf-it-"))
-        roots.append(root)
-        queues = root / "queues.yaml"
-        queues.write_text(QUEUES)
-        c = kind(root, queues, nm_count=1, nm_vcores=VCORES)
-        made.append(c)
-        c.start()
-        return c
-
-    yield make
-    for c in made:
-        c.stop()
-    for root in roots:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def vcores(cluster: Cluster, name: str) -> int:
-    app = cluster.app_named(name)
-    return int(app.get("allocatedVCores") or 0) if app else 0
+        return cluster_factory(queues_text=queues(TIMEOUT_S, GRACE_S), nm_count=1, nm_vcores=VCORES, kind=kind)
+    return make
 
 
 def saved_state(cluster: Cluster) -> dict | None:
@@ -136,7 +93,6 @@ def starve_b(cluster: Cluster) -> tuple[str, str, dict[str, int]]:
 def check_went_on(cluster: Cluster, fills: str, marks: dict[str, int], new_rm_log: Path, serve_log: Path) -> None:
     """After the restart or failover: the marks, not new ones, are killed, once, at their deadline;
     b starves on from before; b reaches its target."""
-    print(f"{time.strftime('%X')} checking the new RM")
     ended = cluster.wait_for(lambda: (p := preempted_lines(cluster, fills)) and len(p) >= len(marks) and p, 240,
                              "the marked tasks end as preempted")
     cluster.wait_for(lambda: vcores(cluster, "late") == VCORES // 2, 180, "b reaches its target")
@@ -178,11 +134,8 @@ def test_an_rm_restart_goes_on_with_the_pending_marks_and_the_starved_queues_clo
 
 def test_a_failover_to_the_standby_goes_on_with_the_pending_marks_and_the_starved_queues_clock(cluster_of):
     cluster = cluster_of(HACluster)
-    print(f"{time.strftime('%X')} cluster up")
     fills, late, marks = starve_b(cluster)
-    print(f"{time.strftime('%X')} marked")
     active = cluster.kill_active()
-    print(f"{time.strftime('%X')} failed over")
     assert active == "rm2"
     cluster.wait_for(lambda: len(preempted_lines(cluster, fills)) >= len(marks), 240, "the marks carried out")
     check_went_on(cluster, fills, marks, cluster.rms[active].log, cluster.root / f"serve-{active}.log")
