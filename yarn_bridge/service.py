@@ -201,7 +201,8 @@ class CoreService:
         now = self.clock()
         state, problems = protocol.saved_state(record, self.wall_clock() - now)
         for problem in problems:
-            self._bad("preemption state", "", problem)
+            self.counters["bad_deltas"] += 1
+            log.warning("ignored preemption state %s", problem)
         core.preemption.restore(state, now)
         if state.marks or state.leaves:
             log.info("preemption state given back: %d mark(s), %d queue clock(s); %d mark(s) taken back at once, "
@@ -243,10 +244,11 @@ class CoreService:
     def _preemption_round(self, core: SchedulerCore, now: float) -> PreemptionPlan | None:
         """The core's preemption round if one is due, else the kills whose grace is over and the
         restored marks to tell again (None if neither). Rounds keep to a grid of
-        `preemption_interval_s`: a round that comes late does not push the next one later. A round is also due when a leaf's starvation timeout runs
-        out (its marks do not wait for the grid, which starts anew from it), and a kill does not
-        wait for the next round. The reply asks the shim for a call at the next of those times
-        (_call_in_ms), so they come on time without a change in YARN."""
+        `preemption_interval_s`: a round that comes late does not push the next one later. A
+        round is also due when a leaf's starvation timeout runs out (its marks do not wait for
+        the grid, which starts anew from it), and a kill does not wait for the next round. The
+        reply asks the shim for a call at the next of those times (_call_in_ms), so they come on
+        time without a change in YARN."""
         interval = self.preemption_interval_s
         if now >= self._next_round or now >= core.preemption.next_starved:
             late = now - self._next_round
