@@ -303,16 +303,18 @@ class Preemptor:
         if not (self.awaiting_marks or self.awaiting_leaves):
             return
         core = self.core
-        for waiting in (self.awaiting_marks, self.awaiting_leaves):
-            for key, item in list(waiting.items()):
-                if item.waiting_until is not None and now >= item.waiting_until:
-                    del waiting[key]
-                    self.counters["restore_dropped"] += 1
+        expired = [cid for cid, m in self.awaiting_marks.items() if _past(m.waiting_until, now)]
+        for cid in expired:
+            del self.awaiting_marks[cid]
+        gone = [path for path, leaf in self.awaiting_leaves.items() if _past(leaf.waiting_until, now)]
+        for path in gone:
+            del self.awaiting_leaves[path]
+        self.counters["restore_dropped"] += len(expired) + len(gone)
         for cid, saved in list(self.awaiting_marks.items()):
             c = core.containers.get(cid)
             app = core.apps.get(saved.app_id)
             req = app.requests.get(saved.key) if app is not None else None
-            if c is None or req is None:
+            if c is None or app is None or req is None:
                 continue  # not back yet
             del self.awaiting_marks[cid]
             node = c.node
@@ -547,8 +549,9 @@ class Preemptor:
         if leaf is None:
             return None
         state = Starvation(0.0, 0.0, leaf.below_fair_since, leaf.below_min_since, leaf.starved)
-        log.info("preemption: %s goes on %s from before: below its target for %.1f s", path,
-                 f"starving ({leaf.starved})" if leaf.starved else "below its target", now - (now if state.since is None else state.since))
+        since = now if state.since is None else state.since
+        log.info("preemption: %s goes on%s from before: below its target for %.1f s", path,
+                 f" starving ({leaf.starved})" if leaf.starved else "", now - since)
         return state
 
     # ------------------------------------------------------------------ the plan
@@ -749,6 +752,10 @@ def _until(saved: float | None, latest: float) -> float:
 
 def _not_after(t: float | None, now: float) -> float | None:
     return None if t is None else min(t, now)
+
+
+def _past(until: float | None, now: float) -> bool:
+    return until is not None and now >= until
 
 
 def _targets(core: SchedulerCore) -> dict[str, float]:

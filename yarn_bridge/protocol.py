@@ -344,9 +344,10 @@ def _saved_mark(item: Any, offset: float, problems: list[str]) -> SavedMark | No
     if problem:
         problems.append(f"mark {brief(item)}: {problem}")
         return None
-    at = _times(item, offset, ("marked_at_ms", "deadline_ms", "waiting_until_ms"))
+    marked_at, deadline = item["marked_at_ms"] / 1000 - offset, item["deadline_ms"] / 1000 - offset
+    [until] = _times(item, offset, ("waiting_until_ms",))
     return SavedMark(item["container"], item["node"], item["app"], (item["priority"], item["allocation_id"]),
-                     item["reason"], *at)
+                     item["reason"], marked_at, deadline, until)
 
 
 def _saved_leaf(item: Any, offset: float, problems: list[str]) -> SavedLeaf | None:

@@ -84,7 +84,8 @@ def old_rm(tmp_path, shim: Shim, *times: float) -> list[dict]:
     return [shim.at(old, host, t, seq + 1) for seq, t in enumerate(times)]
 
 
-def new_rm(tmp_path, t: float, containers=tuple(A_CONTAINERS), asks=(B_ASK,), state=None) -> tuple[CoreService, Host]:
+def new_rm(tmp_path, t: float, containers=tuple(A_CONTAINERS), asks=(B_ASK,),
+           state=None) -> tuple[CoreService, Host]:
     """The new RM's core, a new process on another host (its monotonic clock has nothing to do
     with the old one's), `t` seconds into the story: its first snapshot."""
     host = Host(base=7.0)

@@ -63,8 +63,8 @@ def preempted_lines(cluster: Cluster, app_id: str) -> list[str]:
 def kill_times_ms(log: Path) -> dict[str, float]:
     """When the RM's log says it killed each container (ms since 1970, this host's clock)."""
     out = {}
-    for m in re.finditer(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO Preemptions: yarn-drf: killed container (\S+)",
-                         log.read_text(errors="replace"), re.M):
+    line = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO Preemptions: yarn-drf: killed container (\S+)"
+    for m in re.finditer(line, log.read_text(errors="replace"), re.M):
         out[m.group(3)] = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S").timestamp() * 1000 + int(m.group(2))
     return out
 
