@@ -171,12 +171,12 @@ def test_console_script_entry(ops, capsys):
 def test_status_watch_refreshes_until_interrupted(ops, monkeypatch):
     load(ops)
     frames = []
-    real_sleep = time.sleep
+    real_sleep, this_thread = time.sleep, threading.current_thread()
 
     def sleep(seconds):  # the operator presses Ctrl-C during the second wait
-        if threading.current_thread() is not threading.main_thread():
-            # time.sleep is the process's: a thread an earlier test left (py4j's worker sleeps in
-            # a loop) must neither count nor be interrupted, or the watch never ends
+        # The patch replaces the time module's sleep for every thread; a thread an earlier test left
+        # running (a server's loop) must keep its own waits and not count as the CLI's frames.
+        if threading.current_thread() is not this_thread:
             return real_sleep(seconds)
         frames.append(seconds)
         if len(frames) == 2:

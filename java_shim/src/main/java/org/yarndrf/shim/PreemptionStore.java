@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -52,8 +53,8 @@ final class PreemptionStore {
   static final int MAX_RECORD_BYTES = 1_000_000;
   /** How long a starting scheduler waits for the saved record before it starts without it. */
   static final long LOAD_WAIT_MS = 5_000;
-  /** How long a stopping scheduler waits for the last save. */
-  static final long CLOSE_WAIT_MS = 500;
+  /** How long a stopping scheduler waits for the last save (serviceStop returns within 1 s). */
+  static final long CLOSE_WAIT_MS = 200;
   private static final long RETRY_MIN_MS = 500;
   private static final long RETRY_MAX_MS = 30_000;
 
@@ -183,7 +184,11 @@ final class PreemptionStore {
     }
     unsaved.set(record);
     if (saving.compareAndSet(false, true)) {
-      saver.execute(this::save);
+      try {
+        saver.execute(this::save);
+      } catch (RejectedExecutionException e) {
+        // closed: the scheduler is stopping, and a reply committed meanwhile is not saved
+      }
     }
   }
 
