@@ -52,6 +52,14 @@ A mark is told once (PreemptionPlan.mark) and killed once (PreemptionPlan.kill);
 every outstanding mark each round, so repeating them to an AM is idempotent by container id.
 With `observe-only: true` rounds compute and report the plan (`planned`) but mark, hold and kill
 nothing.
+
+A core that replaces another (a resync, a restarted service, a restarted or failed-over
+ResourceManager) goes on from the other's state (`saved`, then `restore`: scheduler.preemption_state):
+each mark is taken back once its container runs again on its node and its request's app asks
+again, with the deadline it was given (one whose deadline passed meanwhile is killed at once);
+its AM is told again by the new RM (PreemptionPlan.retold), never with a fresh grace. Each leaf's
+clocks are taken back once it has demand again, so a starved queue does not wait its timeout
+over.
 """
 from __future__ import annotations
 
@@ -63,6 +71,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scheduler.model import YARN_AM_SUFFIX, apps_in_order
+from scheduler.preemption_state import RESTORE_WINDOW_S, SavedLeaf, SavedMark, SavedState, bounded
 from scheduler.resources import Vector, dominant_share, fits, vadd, vsub
 
 if TYPE_CHECKING:
@@ -97,12 +106,15 @@ class Victim:
 class PreemptionPlan:
     """One round's result. `mark`: newly marked, tell their AMs now; `kill`: the grace is over,
     kill now with exit status PREEMPTED (each container appears here once); `planned`: every
-    outstanding mark (observe-only: what would be marked now; mark and kill stay empty)."""
+    outstanding mark (observe-only: what would be marked now; mark and kill stay empty);
+    `retold`: marks a core before this one made, taken back (restore), whose AM a new RM must
+    tell again, with the deadline they had."""
 
     mark: tuple[Victim, ...] = ()
     kill: tuple[Victim, ...] = ()
     planned: tuple[Victim, ...] = ()
     observe_only: bool = False
+    retold: tuple[Victim, ...] = ()
 
 
 @dataclass
@@ -159,7 +171,8 @@ class Preemptor:
         self.holds: dict[Node, _Hold] = {}  # nodes held while their victims drain
         self.queues: dict[str, Starvation] = {}  # leaves with fitting demand, at the last round
         self.observed: tuple[Victim, ...] = ()  # observe-only: the last round's plan
-        self.counters = dict.fromkeys(("rounds", "marked", "killed", "released", "cancelled"), 0)
+        self.counters = dict.fromkeys(("rounds", "marked", "killed", "released", "cancelled", "restored",
+                                       "restore_dropped"), 0)
         self.killed_seconds = 0.0  # container-seconds of work the kills ended
         self.last_round: float | None = None
         self.next_kill = float("inf")  # the earliest deadline of a mark not yet killed
@@ -168,15 +181,20 @@ class Preemptor:
         # next_kill they tell a caller on a timer when the next call can do something.
         self.next_starved = float("inf")
         self.restoring = False
+        # Restored from a core before this one (restore), waiting for what they name to be back.
+        self.awaiting_marks: dict[str, SavedMark] = {}
+        self.awaiting_leaves: dict[str, SavedLeaf] = {}
+        self.retold: list[Victim] = []  # restored marks whose AM the next plan tells again
 
     def round(self, now: float) -> PreemptionPlan:
         spec = self.core.config.preemption
         if not spec.enabled:
             self._drop_all()
-            self.queues, self.observed = {}, ()
+            self.queues, self.observed, self.awaiting_leaves = {}, (), {}
             self.next_starved, self.restoring = float("inf"), False
             return PreemptionPlan()
         self.counters["rounds"] += 1
+        self.take_back(now)
         goals = _targets(self.core)  # the demand's alone: settling the marks does not move them
         self._settle(now, goals)
         kill = self._due(now)
@@ -201,46 +219,122 @@ class Preemptor:
         return self._plan_of((), self._due(now))
 
     def _plan_of(self, mark: tuple[Victim, ...], kill: tuple[Victim, ...]) -> PreemptionPlan:
+        self._set_next_kill()
+        # Told again only while still marked: the same round may have let one off or killed it.
+        retold = tuple(v for v in self.retold if (m := self.marks.get(v.container_id)) is not None and not m.killed)
+        self.retold = []
+        return PreemptionPlan(mark=mark, kill=kill, planned=tuple(m.victim for m in self.marks.values()),
+                              retold=retold)
+
+    def _set_next_kill(self) -> None:
         self.next_kill = min((m.victim.deadline for m in self.marks.values() if not m.killed), default=float("inf"))
-        return PreemptionPlan(mark=mark, kill=kill, planned=tuple(m.victim for m in self.marks.values()))
 
     def carry(self, old: Preemptor) -> None:
-        """After a resync (this core rebuilt from YARN's snapshot, `old` the core it replaces):
-        what the old one knew and YARN's state cannot tell. Containers keep their start (victim
-        order, work lost); starvation clocks keep running; each mark whose container still runs on
-        its node, for a request its app still has, is kept with its deadline, and its node held
-        again, so no AM is told twice and the grace it was given stands. A mark killed before, whose
-        container still runs, is due again at once: its kill never reached YARN (the shim commits a
-        kill before it takes the next snapshot), so nothing is killed twice."""
-        core = self.core
-        for cid, c in core.containers.items():
+        """After a resync in the same process (this core rebuilt from YARN's snapshot, `old` the
+        core it replaces): what the saved state does not hold. Containers keep their start
+        (victim order, work lost), the counters and the round timers go on. The marks and clocks
+        come back through `restore`, from the state the shim saved, as after an RM restart. A
+        kill the old core counted whose container still runs never reached YARN (the shim commits
+        a kill before it takes the next snapshot): it is uncounted, and restore makes it again."""
+        for cid, c in self.core.containers.items():
             was = old.core.containers.get(cid)
             if was is not None and was.node.id == c.node.id:
                 c.started = was.started
-        self.queues = dict(old.queues)
         self.counters = dict(old.counters)
         self.killed_seconds = old.killed_seconds
         for cid, mark in old.marks.items():
-            running = core.containers.get(cid)
-            app = core.apps.get(mark.request.app.id)
-            req = app.requests.get(mark.request.key) if app is not None else None
-            if running is None or req is None or running.node.id != mark.node.id:
-                continue
-            node = running.node
-            if node.reserved is not None and node.reserved is not req:
-                continue
-            if mark.killed:
+            if mark.killed and cid in self.core.containers:
                 self.counters["killed"] -= 1
                 self.killed_seconds -= mark.lost_s
-            self.marks[cid] = _Mark(mark.victim, req, node)
+        self.last_round, self.next_starved, self.restoring = old.last_round, old.next_starved, old.restoring
+
+    # ------------------------------------------------------------------ across restarts
+
+    def saved(self) -> SavedState:
+        """What the next core needs to go on from here (scheduler.preemption_state): every mark
+        (a killed one too, until its container ends: if the kill never reached its NodeManager,
+        the next core kills it at once), the clocks of every leaf below its target, and what was
+        restored and still waits."""
+        marks = [SavedMark(cid, m.node.id, m.request.app.id, m.request.key, m.victim.reason, m.victim.marked_at,
+                           m.victim.deadline) for cid, m in self.marks.items()]
+        marks += self.awaiting_marks.values()
+        leaves = [SavedLeaf(path, s.below_fair_since, s.below_min_since, s.starved)
+                  for path, s in self.queues.items() if s.since is not None]
+        leaves += (leaf for path, leaf in self.awaiting_leaves.items() if path not in self.queues)
+        return bounded(marks, leaves)
+
+    def restore(self, saved: SavedState, now: float) -> None:
+        """Goes on from a core before this one (its `saved`, now on this core's clock). Nothing
+        of it is taken blindly: a mark comes back once its container runs on its node again and
+        its request's app asks for that request again (a new RM learns both only after its first
+        snapshot: NodeManagers register again, AMs resync), a leaf's clocks once it has demand
+        again; each waits for that at most until its `waiting_until`, and no time later than a
+        fresh mark or clock would have now (a record from a skewed or hostile clock cannot hold a
+        node for longer than one grace). With preemption off nothing is restored; observe-only
+        restores the clocks, not the marks (it marks nothing)."""
+        spec = self.core.config.preemption
+        if not spec.enabled:
+            if saved.marks or saved.leaves:
+                log.info("preemption is off: the saved marks (%d) and queue clocks (%d) are dropped",
+                         len(saved.marks), len(saved.leaves))
+            return
+        if spec.observe_only and saved.marks:
+            log.info("preemption is observe-only: the saved marks (%d) are dropped", len(saved.marks))
+        latest = now + RESTORE_WINDOW_S
+        for m in () if spec.observe_only else saved.marks:
+            if m.container_id not in self.marks:
+                self.awaiting_marks[m.container_id] = SavedMark(
+                    m.container_id, m.node_id, m.app_id, m.key, m.reason, min(m.marked_at, now),
+                    min(m.deadline, now + spec.grace_s), _until(m.waiting_until, latest))
+        for leaf in saved.leaves:
+            if leaf.path not in self.queues:
+                self.awaiting_leaves[leaf.path] = SavedLeaf(
+                    leaf.path, _not_after(leaf.below_fair_since, now), _not_after(leaf.below_min_since, now),
+                    leaf.starved, _until(leaf.waiting_until, latest))
+        self.take_back(now)
+
+    def take_back(self, now: float) -> None:
+        """Restored items whose time is up are dropped; then the restored marks whose container
+        runs again on its node, for a request its app has again, become marks (their node held
+        for the request, their AM told again unless the deadline has passed: then the next plan
+        kills them). Rounds do it first; a caller may do it between rounds, so a mark comes back
+        as soon as YARN shows it (nothing to do while nothing waits). (Leaves are taken back
+        where their clocks are read: _watch.)"""
+        if not (self.awaiting_marks or self.awaiting_leaves):
+            return
+        core = self.core
+        expired = [cid for cid, m in self.awaiting_marks.items() if _past(m.waiting_until, now)]
+        for cid in expired:
+            del self.awaiting_marks[cid]
+        gone = [path for path, leaf in self.awaiting_leaves.items() if _past(leaf.waiting_until, now)]
+        for path in gone:
+            del self.awaiting_leaves[path]
+        self.counters["restore_dropped"] += len(expired) + len(gone)
+        for cid, saved in list(self.awaiting_marks.items()):
+            c = core.containers.get(cid)
+            app = core.apps.get(saved.app_id)
+            req = app.requests.get(saved.key) if app is not None else None
+            if c is None or app is None or req is None:
+                continue  # not back yet
+            del self.awaiting_marks[cid]
+            node = c.node
+            if node.id != saved.node_id or (node.reserved is not None and node.reserved is not req) \
+                    or c.app.queue is app.queue or not _preemptable(c.app.queue):
+                # not the mark it was (a record from elsewhere), or its node now serves another request
+                self.counters["restore_dropped"] += 1
+                continue
+            victim = Victim(cid, c.app.id, node.id, c.app.queue.path, app.queue.path, saved.reason,
+                            core.types.to_dict(c.resources), _is_am(c), c.started, saved.marked_at, saved.deadline)
+            self.marks[cid] = _Mark(victim, req, node)
+            self.counters["restored"] += 1
             if node not in self.holds:
-                held = old.holds.get(mark.node)
                 node.reserved = req
                 if req.reserved_node is None:
                     req.reserved_node = node
-                self.holds[node] = _Hold(req, held.containers if held is not None else 1)
-        self.last_round, self.next_starved, self.restoring = old.last_round, old.next_starved, old.restoring
-        self.next_kill = min((m.victim.deadline for m in self.marks.values()), default=float("inf"))
+                self.holds[node] = _Hold(req, 1)  # the round's settling sizes it to the room
+            if saved.deadline > now + _EPS:
+                self.retold.append(victim)
+        self._set_next_kill()
 
     def report(self, now: float) -> dict:
         """The state as plain data for status pages: settings, counters, and per queue (those with
@@ -272,7 +366,8 @@ class Preemptor:
                                 "for_queue": v.for_queue, "reason": v.reason, "am": v.am,
                                 "kill_in_s": round(v.deadline - now, 3)})
         return {"enabled": spec.enabled, "observe_only": spec.observe_only, "counters": dict(self.counters),
-                "work_lost_container_s": round(self.killed_seconds, 3), "queues": queues}
+                "work_lost_container_s": round(self.killed_seconds, 3), "queues": queues,
+                "restoring": {"marks": len(self.awaiting_marks), "queues": len(self.awaiting_leaves)}}
 
     # ------------------------------------------------------------------ the marks' lifecycle
 
@@ -388,11 +483,14 @@ class Preemptor:
         return tuple(due)
 
     def _drop_all(self) -> None:
-        """Cancels every mark not yet killed and lets every held node go."""
+        """Cancels every mark not yet killed, lets every held node go, and forgets what was
+        restored and still waits."""
         for node, hold in self.holds.items():
             if node.reserved is hold.request:
                 self.core._unreserve(node)
         self.holds.clear()
+        self.awaiting_marks.clear()
+        self.retold = []
         self.counters["cancelled"] += sum(not m.killed for m in self.marks.values())
         self.marks = {cid: m for cid, m in self.marks.items() if m.killed}
         self.next_kill = float("inf")
@@ -414,7 +512,7 @@ class Preemptor:
             if not requests:
                 continue
             share = dominant_share(q.usage, cap)
-            was = self.queues.get(q.path)
+            was = self.queues.get(q.path) or self._restored_clock(q.path, now)
             state = Starvation(share, goal)
             # A leaf the last round did not see (it had no demand there) has been below since its
             # demand came, not since this round: the clocks do not lose up to a round to the timer.
@@ -444,6 +542,17 @@ class Preemptor:
         self.queues = seen
         self.restoring = bool(ranked)
         return [q for *_, q in sorted(ranked)]
+
+    def _restored_clock(self, path: str, now: float) -> Starvation | None:
+        """A leaf's clocks from a core before this one, taken back now that it has demand again."""
+        leaf = self.awaiting_leaves.pop(path, None)
+        if leaf is None:
+            return None
+        state = Starvation(0.0, 0.0, leaf.below_fair_since, leaf.below_min_since, leaf.starved)
+        since = now if state.since is None else state.since
+        log.info("preemption: %s goes on%s from before: below its target for %.1f s", path,
+                 f" starving ({leaf.starved})" if leaf.starved else "", now - since)
+        return state
 
     # ------------------------------------------------------------------ the plan
 
@@ -635,6 +744,18 @@ class Preemptor:
 
 
 # ---------------------------------------------------------------------------- the rules
+
+
+def _until(saved: float | None, latest: float) -> float:
+    return latest if saved is None else min(saved, latest)
+
+
+def _not_after(t: float | None, now: float) -> float | None:
+    return None if t is None else min(t, now)
+
+
+def _past(until: float | None, now: float) -> bool:
+    return until is not None and now >= until
 
 
 def _targets(core: SchedulerCore) -> dict[str, float]:

@@ -20,6 +20,10 @@ is to be told now (PREEMPTION_FIELDS), and "kill", containers whose grace is ove
 with exit status PREEMPTED. Each container is in each list once; both are absent when empty.
 "call_in_ms" (added later, a field only): the milliseconds until the core wants a call without a
 change in YARN (the next preemption round or kill due); absent when nothing is timed.
+Version 6 also (fields only, issue 27): a schedule reply carries "preemption_state" whenever the
+core's preemption state changed (its marks, the starvation clocks of its leaves: STATE_VERSION
+below), and a snapshot gives the latest one the shim has back, so a core that replaces another
+(a resync, a restarted service, a restarted or failed-over ResourceManager) goes on from it.
 Version 6 also added the controls of an app (fields only): "am_asks" (the ids of the asks in full that
 are the attempt's AM ask), a "blacklist" delta and an app's "blacklist" in a snapshot (the nodes
 and racks its AM blacklisted), an app's "priority" (submissions, snapshot apps, app_added) and an
@@ -36,11 +40,14 @@ item parsers below), so one bad item is skipped and the rest still apply.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.echo import brief
+from scheduler.preemption import FAIR, MIN
+from scheduler.preemption_state import MAX_SAVED_LEAVES, MAX_SAVED_MARKS, SavedLeaf, SavedMark, SavedState
 
 if TYPE_CHECKING:
     from scheduler.model import Assignment, Placement, Queue
@@ -69,6 +76,18 @@ ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "re
 PREEMPTION_FIELDS = ("container", "app", "node", "queue", "for_queue", "reason", "kill_in_ms")
 # A node with free room (a schedule's "nodes"): its id, then its unallocated amounts as YARN has
 # them, in the snapshot's "resources" order.
+# The preemption state (a schedule reply's "preemption_state", a snapshot's): {"v": STATE_VERSION,
+# "marks": [...], "leaves": [...]}, times in milliseconds since 1970 (the next core may run on
+# another host). Its own version: a saved record outlives the processes, and one of another
+# yarn-drf version is ignored whole. A mark: the container, its node, the app and request
+# (priority, allocation_id) it makes room for, why that leaf starved, when it was marked and when
+# it is killed, and (restored, not found again yet) until when it waits. A leaf: its clocks, those
+# it has: below threshold x its target since, below its min since, whether it starves, and until
+# when a restored one waits for its demand.
+STATE_VERSION = 1
+MARK_FIELDS = ("container", "node", "app", "priority", "allocation_id", "reason", "marked_at_ms", "deadline_ms",
+               "waiting_until_ms")
+LEAF_FIELDS = ("queue", "below_fair_since_ms", "below_min_since_ms", "starved", "waiting_until_ms")
 
 
 def _not_json(constant: str) -> None:
@@ -289,6 +308,88 @@ def finished_pair(container: Any, state: Any) -> str:
     return ""
 
 
+def saved_state(record: Any, offset: float) -> tuple[SavedState, list[str]]:
+    """A snapshot's "preemption_state" on the core's clock (`offset`: wall-clock seconds minus the
+    core's), and what was wrong with it, each item named. Never raises: a record that is not an
+    object of this STATE_VERSION is ignored whole; a bad item is skipped and the rest kept."""
+    if type(record) is not dict:
+        return SavedState(), [f"is not an object: {brief(record)}"]
+    if not (type(record.get("v")) is int and record["v"] == STATE_VERSION):  # (not 1.0, not true)
+        return SavedState(), [f"has version {brief(record.get('v'))}, this service reads version {STATE_VERSION} "
+                              "(a record of another yarn-drf version): ignored"]
+    problems: list[str] = []
+    marks = [mark for item in _items(record, "marks", MAX_SAVED_MARKS, problems)
+             if (mark := _saved_mark(item, offset, problems)) is not None]
+    leaves = [leaf for item in _items(record, "leaves", MAX_SAVED_LEAVES, problems)
+              if (leaf := _saved_leaf(item, offset, problems)) is not None]
+    return SavedState(tuple(marks), tuple(leaves)), problems
+
+
+def _items(record: dict, field: str, most: int, problems: list[str]) -> list:
+    items = record.get(field)
+    if items is None:
+        return []
+    if type(items) is not list:
+        problems.append(f"{field} must be a list, got {brief(items)}")
+        return []
+    if len(items) > most:
+        problems.append(f"{field}: {len(items)} items, more than the {most} a record holds; the rest ignored")
+    return items[:most]
+
+
+def _saved_mark(item: Any, offset: float, problems: list[str]) -> SavedMark | None:
+    problem = check_fields(item, _MARK_CHECKS)
+    if not problem and item["marked_at_ms"] > item["deadline_ms"]:
+        problem = "marked_at_ms is after deadline_ms"
+    if problem:
+        problems.append(f"mark {brief(item)}: {problem}")
+        return None
+    marked_at, deadline = item["marked_at_ms"] / 1000 - offset, item["deadline_ms"] / 1000 - offset
+    [until] = _times(item, offset, ("waiting_until_ms",))
+    return SavedMark(item["container"], item["node"], item["app"], (item["priority"], item["allocation_id"]),
+                     item["reason"], marked_at, deadline, until)
+
+
+def _saved_leaf(item: Any, offset: float, problems: list[str]) -> SavedLeaf | None:
+    problem = check_fields(item, _LEAF_CHECKS)
+    if not problem and item.get("below_fair_since_ms") is None and item.get("below_min_since_ms") is None:
+        problem = "has no clock (below_fair_since_ms or below_min_since_ms)"
+    if problem:
+        problems.append(f"leaf {brief(item)}: {problem}")
+        return None
+    fair, low, until = _times(item, offset, ("below_fair_since_ms", "below_min_since_ms", "waiting_until_ms"))
+    return SavedLeaf(item["queue"], fair, low, item.get("starved"), until)
+
+
+def _times(item: dict, offset: float, names: tuple[str, ...]) -> list[float | None]:
+    return [None if item.get(n) is None else item[n] / 1000 - offset for n in names]
+
+
+def _wall_ms(v: Any) -> bool:
+    return is_long(v) and v < WALL_MS_LIMIT
+
+
+def _name(v: Any) -> bool:
+    return type(v) is str and v != ""
+
+
+def _reason(v: Any) -> bool:
+    return v in (FAIR, MIN)
+
+
+# Milliseconds since 1970 that a float holds exactly (beyond the year 287,000).
+WALL_MS_LIMIT = 1 << 53
+WALL_MS, NAME = "milliseconds since 1970 (an integer from 0 to 2^53-1)", "a non-empty string"
+REASON = f"{FAIR!r} or {MIN!r}"
+_MARK_CHECKS = (_field("container", _name, NAME), _field("node", _name, NAME), _field("app", _name, NAME),
+                _field("priority", is_key, KEY), _field("allocation_id", is_key, KEY),
+                _field("reason", _reason, REASON), _field("marked_at_ms", _wall_ms, WALL_MS),
+                _field("deadline_ms", _wall_ms, WALL_MS), _field("waiting_until_ms", _wall_ms, WALL_MS, False))
+_LEAF_CHECKS = (_field("queue", _name, NAME), _field("below_fair_since_ms", _wall_ms, WALL_MS, False),
+                _field("below_min_since_ms", _wall_ms, WALL_MS, False), _field("starved", _reason, REASON, False),
+                _field("waiting_until_ms", _wall_ms, WALL_MS, False))
+
+
 # ---------------------------------------------------------------------------- replies
 
 # One encoder for every reply: json.dumps with non-default arguments builds a new one per call.
@@ -305,6 +406,26 @@ def _victim(v: Victim, now: float) -> dict[str, Any]:
                                         max(0, round((v.deadline - now) * 1000)))))
 
 
+def preemption_state(state: SavedState, offset: float) -> dict[str, Any]:
+    """The core's preemption state as a reply carries it (`offset`: wall-clock seconds minus the
+    core's clock): the fields of MARK_FIELDS and LEAF_FIELDS in that order, those without a value
+    left out."""
+    def ms(t: float | None) -> int | None:
+        return None if t is None or not math.isfinite(t) else max(0, round((t + offset) * 1000))
+
+    marks = [_present(zip(MARK_FIELDS, (m.container_id, m.node_id, m.app_id, m.key[0], m.key[1], m.reason,
+                                        ms(m.marked_at), ms(m.deadline), ms(m.waiting_until))))
+             for m in state.marks]
+    leaves = [_present(zip(LEAF_FIELDS, (leaf.path, ms(leaf.below_fair_since), ms(leaf.below_min_since), leaf.starved,
+                                         ms(leaf.waiting_until))))
+              for leaf in state.leaves]
+    return {"v": STATE_VERSION, "marks": marks, "leaves": leaves}
+
+
+def _present(pairs) -> dict[str, Any]:
+    return {k: v for k, v in pairs if v is not None}
+
+
 def snapshot_reply(queues: list[dict[str, Any]]) -> str:
     return _reply(queues=queues)
 
@@ -312,17 +433,20 @@ def snapshot_reply(queues: list[dict[str, Any]]) -> str:
 def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list[dict[str, Any]],
                    queues: list[dict[str, Any]] | None, headroom: Sequence[list[Any]] = (),
                    am_diagnostics: Sequence[list[str]] = (), plan: PreemptionPlan | None = None,
-                   now: float = 0.0, call_in_ms: int | None = None) -> str:
+                   now: float = 0.0, call_in_ms: int | None = None,
+                   state: dict[str, Any] | None = None) -> str:
     """Most calls assign nothing, place nothing and change nothing else: their reply is a format
     away, not an encoding. `queues` only when the tree changed since Java last had it; `headroom`
     rows [app, amounts in the snapshot's resource order] and `am_diagnostics` pairs [app, text]
     only for the apps where they changed; "preempt" and "kill" only when the preemption round
-    (`plan`, at `now` on the core's clock) has any; "call_in_ms" only when the core wants a call
-    by then without a change in YARN (a preemption round or kill due)."""
-    preempt = [_victim(v, now) for v in plan.mark] if plan is not None else []
+    (`plan`, at `now` on the core's clock) has any ("preempt": its new marks, then the restored
+    ones a new RM tells again); "call_in_ms" only when the core wants a call by then without a
+    change in YARN (a preemption round or kill due); "preemption_state" (`state`, from
+    preemption_state) only when it changed."""
+    preempt = [_victim(v, now) for v in (*plan.mark, *plan.retold)] if plan is not None else []
     kill = [_victim(v, now) for v in plan.kill] if plan is not None else []
-    if queues is None and call_in_ms is None and not (assignments or placements or headroom or am_diagnostics
-                                                      or preempt or kill):
+    if queues is None and call_in_ms is None and state is None and not (
+            assignments or placements or headroom or am_diagnostics or preempt or kill):
         return _EMPTY_SCHEDULE_REPLY % seq
     fields: dict[str, Any] = {"seq": seq, "assignments": assignments, "placements": placements}
     if queues is not None:
@@ -337,6 +461,8 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
         fields["kill"] = kill
     if call_in_ms is not None:
         fields["call_in_ms"] = call_in_ms
+    if state is not None:
+        fields["preemption_state"] = state
     return _reply(**fields)
 
 

@@ -7,7 +7,9 @@ for some outstanding ask). A change that cannot be applied is logged and counted
 the rest of the request still runs.
 The core's preemption round runs in a schedule call once a round is due (every
 `preemption_interval_s`, or at a starvation timeout); its plan goes back in the reply for the
-shim to tell AMs and kill, with the time the next round or kill is due (`call_in_ms`).
+shim to tell AMs and kill, with the time the next round or kill is due (`call_in_ms`), and the
+core's preemption state whenever it changed: the shim keeps the latest where the next active RM
+reads it and gives it back with every snapshot, from which the rebuilt core goes on.
 Nothing raises out of `handle`, the py4j entry point; the metrics are recorded here, as it runs.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ from scheduler.echo import brief
 from scheduler.explain import am_share
 from scheduler.model import Placement
 from scheduler.preemption import PreemptionPlan
+from scheduler.preemption_state import SavedState
 from scheduler.resources import fits
 from yarn_bridge import protocol
 from yarn_bridge.reload import Reloader
@@ -61,17 +64,19 @@ class CoreService:
     """`metrics`, when given, records every call (and its collector reads this service's core);
     the one `reloader` serves every reload trigger: -refreshQueues here, the status server's
     POST /v1/reload and the file watcher (ops_wiring). `clock` is the cores' (monotonic seconds):
-    preemption's timeouts, grace and rounds run on it."""
+    preemption's timeouts, grace and rounds run on it; `wall_clock` (seconds since 1970) is what
+    the preemption state goes out and comes back in, since the next core may run elsewhere."""
 
     def __init__(self, queues_path: str | Path, policy: str = "drf",
                  loader: Callable[[str | Path], QueueConfig] = load_config, *,
                  metrics: Metrics | None = None, node_choice: str = "each-node",
-                 clock: Callable[[], float] = time.monotonic,
+                 clock: Callable[[], float] = time.monotonic, wall_clock: Callable[[], float] = time.time,
                  preemption_interval_s: float = PREEMPTION_INTERVAL_S) -> None:
         self.queues_path = Path(queues_path)
         self.policy = policy
         self.node_choice = node_choice
         self.clock = clock
+        self.wall_clock = wall_clock
         self.preemption_interval_s = preemption_interval_s
         self._next_round = float("-inf")
         self.config = loader(self.queues_path)  # raises ConfigError: the service does not start
@@ -93,6 +98,9 @@ class CoreService:
         self._headroom_sent: dict[str, tuple] = {}
         self._am_told: dict[str, str] = {}
         self._drifted: set[str] = set()  # nodes whose free room differed at the last call
+        # The preemption state Java has (from a reply, or given back with the last snapshot): a
+        # reply carries the core's only when it differs.
+        self._state_sent = SavedState()
         self.metrics = metrics
         if metrics is not None:
             metrics.follow(lambda: self.core, self.lock)
@@ -175,6 +183,7 @@ class CoreService:
             self._apply_asks(core, (), msg.get("counts") or (), am_asks)
         self._check_newest(epoch)
         core.preemption.carry(self.core.preemption)
+        self._state_sent = self._restore(core, msg.get("preemption_state"))
         self.core, self.epoch = core, epoch
         # Java keeps the AM diagnostics it has; the headrooms all go again with the next call.
         self._headroom_sent = {}
@@ -184,6 +193,24 @@ class CoreService:
         log.info("resynchronised from snapshot %d: %d nodes, %d apps, %d containers, %d asks", epoch,
                  len(nodes), len(apps), len(rows), len(asks))
         return protocol.snapshot_reply(self.queue_list())
+
+    def _restore(self, core: SchedulerCore, record: Any) -> SavedState:
+        """The preemption state a snapshot gives back, taken into the rebuilt core (what it names
+        and YARN has again now at once, the rest as it comes back); a record that is not one, or
+        a bad item in it, is logged and counted, and the core goes on without it."""
+        if record is None:
+            return SavedState()
+        now = self.clock()
+        state, problems = protocol.saved_state(record, self.wall_clock() - now)
+        for problem in problems:
+            self.counters["bad_deltas"] += 1
+            log.warning("ignored preemption state %s", problem)
+        core.preemption.restore(state, now)
+        if state.marks or state.leaves:
+            log.info("preemption state given back: %d mark(s), %d queue clock(s); %d mark(s) taken back at once, "
+                     "the rest as YARN recovers them", len(state.marks), len(state.leaves),
+                     len(core.preemption.marks))
+        return state
 
     def _check_newest(self, epoch: int) -> None:
         if self._newest > epoch:
@@ -207,7 +234,7 @@ class CoreService:
         reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
                                         self._headroom_changes(core) if changed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
-                                        plan, now, self._call_in_ms(core, now))
+                                        plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now))
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
             rtt = msg.get("rtt_ms")
@@ -217,24 +244,38 @@ class CoreService:
         return reply
 
     def _preemption_round(self, core: SchedulerCore, now: float) -> PreemptionPlan | None:
-        """The core's preemption round if one is due, else the kills whose grace is over (None if
-        neither). Rounds keep to a grid of `preemption_interval_s`: a round that comes late does
-        not push the next one later. A round is also due when a leaf's starvation timeout runs
-        out (its marks do not wait for the grid, which starts anew from it), and a kill does not
-        wait for the next round. The reply asks the shim for a call at the next of those times
-        (_call_in_ms), so they come on time without a change in YARN."""
+        """The core's preemption round if one is due, else the kills whose grace is over and the
+        restored marks to tell again (None if neither). Rounds keep to a grid of
+        `preemption_interval_s`: a round that comes late does not push the next one later. A
+        round is also due when a leaf's starvation timeout runs out (its marks do not wait for
+        the grid, which starts anew from it), and a kill does not wait for the next round. The
+        reply asks the shim for a call at the next of those times (_call_in_ms), so they come on
+        time without a change in YARN."""
         interval = self.preemption_interval_s
         if now >= self._next_round or now >= core.preemption.next_starved:
             late = now - self._next_round
             self._next_round = now + interval if late == math.inf or late < 0 else now + interval - late % interval
             plan = core.preemption_round(now)
-        elif now >= core.preemption.next_kill:
-            plan = core.preemption.kills(now)
         else:
-            return None
+            core.preemption.take_back(now)  # restored marks are told again as soon as YARN shows them
+            if now < core.preemption.next_kill and not core.preemption.retold:
+                return None
+            plan = core.preemption.kills(now)
         if self.metrics is not None and (plan.mark or plan.kill):
             self.metrics.preemption(plan, now)
         return plan
+
+    def _state_change(self, core: SchedulerCore, plan: PreemptionPlan | None, now: float) -> dict | None:
+        """The core's preemption state for the reply, if it changed since Java last had it. Only
+        a plan changes it (its rounds and kills are where marks and clocks move, and restored
+        items come back or expire)."""
+        if plan is None:
+            return None
+        state = core.preemption.saved()
+        if state == self._state_sent:
+            return None
+        self._state_sent = state
+        return protocol.preemption_state(state, self.wall_clock() - now)
 
     def _call_in_ms(self, core: SchedulerCore, now: float) -> int | None:
         """Milliseconds until preemption has something to do without a change in YARN: the next

@@ -42,8 +42,10 @@ def check_accounting(core: SchedulerCore) -> None:
         assert _amounts_ok(node.capacity, width), f"node {node.id} capacity {node.capacity}"
         expected = _sum((containers[c].resources for c in node.containers), width)
         assert node.allocated == expected, f"node {node.id} allocated {node.allocated}, its containers {expected}"
-        if node.reserved is not None:
-            assert node.reserved.reserved_node is node, f"node {node.id} reservation not mirrored"
+        if node.reserved is not None:  # (preemption may hold several nodes for one request: it names one)
+            held = core.preemption.holds.get(node)
+            assert node.reserved.reserved_node is node or (held is not None and held.request is node.reserved), \
+                f"node {node.id} reservation not mirrored"
     assert core.capacity == _sum((n.capacity for n in core.nodes.values()), width), "cluster capacity"
     for node in core.nodes.values():
         _check_cards(node, [containers[c] for c in node.containers])

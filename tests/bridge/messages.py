@@ -23,9 +23,12 @@ def call(svc: CoreService, **msg) -> dict:
 
 
 def snapshot(svc: CoreService, epoch: int = 5, **state) -> dict:
+    """A snapshot of `state`'s nodes, apps, containers and asks, and its preemption_state if given."""
+    given = {"preemption_state": state["preemption_state"]} if "preemption_state" in state else {}
     return call(svc, type="snapshot", epoch=epoch, resources=TYPES,
                 nodes=state.get("nodes", [{"node": "n1:1", "capacity": NODE, "rack": "/r1"}]),
-                apps=state.get("apps", []), containers=state.get("containers", []), asks=state.get("asks", []))
+                apps=state.get("apps", []), containers=state.get("containers", []), asks=state.get("asks", []),
+                **given)
 
 
 def room(svc: CoreService, nodes) -> list[list]:

@@ -84,26 +84,52 @@ def test_every_golden_request_passes_the_envelope_check_as_written():
 
 
 class StoryClock:
-    """The preemption story's clock: each request says at which second of the story it comes."""
+    """The preemption story's clock: each request says at which second of the story it comes.
+    The wall clock runs with it from the story's first epoch (1700000000000 ms)."""
 
     now = 1000.0
 
     def __call__(self) -> float:
         return self.now
 
+    def wall(self) -> float:
+        return 1_700_000_000 + self.now - 1000.0
 
-def test_the_service_answers_the_preemption_story_with_the_golden_replies_byte_for_byte(tmp_path):
+
+def play(tmp_path, story: str) -> tuple[CoreService, dict[str, dict]]:
+    """A story on preemption.yaml against a fresh service, each request at its second: every reply
+    must be the golden one, byte for byte. Returns the service and the golden replies by name."""
     path = tmp_path / "preemption.yaml"
     path.write_text((CONTRACT / "preemption.yaml").read_text())
     clock = StoryClock()
-    service = CoreService(path, clock=clock)
-    replies = {e["name"]: e["message"] for e in examples("preemption.reply.json")}
-    requests = examples("preemption.request.json")
-    assert set(replies) == {e["name"] for e in requests}
+    service = CoreService(path, clock=clock, wall_clock=clock.wall)
+    replies = {e["name"]: e["message"] for e in examples(f"{story}.reply.json")}
+    requests = examples(f"{story}.request.json")
+    assert [e["name"] for e in requests] == list(replies)
     for example in requests:
         clock.now = 1000.0 + example["at_s"]
         got = answer(service, example["message"])
         assert got == compact(replies[example["name"]]), f"{example['name']}:\n got {got}"
+    return service, replies
+
+
+def test_the_service_answers_the_preemption_story_with_the_golden_replies_byte_for_byte(tmp_path):
+    service, replies = play(tmp_path, "preemption")
     told, killed = (next(m[f] for m in replies.values() if f in m) for f in ("preempt", "kill"))
     assert [v["container"] for v in told] == [v["container"] for v in killed]
     assert service.counters["bad_deltas"] == 0 and service.core.preemption.counters["killed"] == len(killed)
+
+
+def test_a_new_rm_goes_on_from_the_saved_preemption_state_as_the_restart_story_says(tmp_path):
+    """The restart story: a fresh service (a new RM's core) given back the state of the preemption
+    story's told reply waits for YARN to recover what it names, tells the AM again with the grace
+    left, and kills at the deadline first given, once."""
+    service, replies = play(tmp_path, "restart")
+    saved = next(m["preemption_state"] for m in (e["message"] for e in examples("preemption.reply.json"))
+                 if "preempt" in m)
+    assert examples("restart.request.json")[0]["message"]["preemption_state"] == saved
+    told = replies["am-resynced"]["preempt"]
+    assert [v["container"] for v in told] == [m["container"] for m in saved["marks"]]
+    assert {v["kill_in_ms"] for v in told} == {1000}  # 8.5 s, as first given, minus 7.5 s
+    assert [v["container"] for v in replies["original-deadline-kill"]["kill"]] == [v["container"] for v in told]
+    assert service.counters["bad_deltas"] == 0 and service.core.preemption.counters["restored"] == len(told)

@@ -3,14 +3,18 @@
 A seeded driver plays a plausible YARN (snapshots, schedule calls confirming the core's assignments,
 containers finishing, apps and nodes coming and going, asks and counts, submissions) and mutates
 a share of its messages: wrong types, numbers beyond any bound, NaN and Infinity, deep nesting,
-unknown ops and types, duplicated or stray ids, truncated text. Hypothesis puts arbitrary JSON
-into each field of valid messages. After every message the reply must be a JSON object of this
-version with a boolean "ok", and tests.bridge.invariants must hold.
+unknown ops and types, duplicated or stray ids, truncated text. Snapshots give back the
+preemption state, as the shim does: the latest a reply carried, or one made up from the driver's
+containers and apps. Hypothesis puts arbitrary JSON into each field of valid messages (and
+anywhere inside the preemption state). After every message the reply must be a JSON object of
+this version with a boolean "ok", tests.bridge.invariants must hold, and a preemption state the
+reply carries must read back whole.
 """
 from __future__ import annotations
 
 import json
 import random
+import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,6 +27,7 @@ TYPES = ["memory-mb", "vcores", "gpu-mem"]
 LEAVES = ["root.cpu", "root.mem", "root.gpu", "root.batch", "root.restricted", "root.gone", "cpu"]
 QUEUES = """
 resources: [memory-mb, vcores, gpu-mem]
+preemption: {enabled: true, fair-share-timeout-s: 0, min-share-timeout-s: 0, grace-s: 1, max-per-round: '100%'}
 placement: [{rule: specified}, {rule: user, parent: root.users, create: true}, {rule: reject}]
 queues:
   root:
@@ -61,6 +66,23 @@ class Yarn:
         self.asks: list[int] = []
         self.next_id = 0
         self.resync = True
+        self.preemption_state: dict | None = None  # the latest a reply carried
+
+    def _saved_state(self, asks: list) -> dict:
+        """What the shim gives back: the latest state heard, or (as from another RM) marks of
+        the driver's containers for other apps' asks and clocks of its leaves, some stale."""
+        if self.preemption_state is not None and self.rnd.random() < 0.5:
+            return self.preemption_state
+        rnd, now_ms = self.rnd, int(time.time() * 1000)
+        marks = []
+        for cid, row in rnd.sample(sorted(self.containers.items()), min(3, len(self.containers))):
+            ask = rnd.choice([a for a in asks if a[2] != row[1]] or [[0, 0, "app_none", 1, 0]])
+            marks.append({"container": cid, "node": row[2], "app": ask[2], "priority": ask[3],
+                          "allocation_id": ask[4], "reason": rnd.choice(["fair-share", "min-share"]),
+                          "marked_at_ms": now_ms, "deadline_ms": now_ms + rnd.choice([-1000, 0, 500, 10 ** 9])})
+        leaves = [{"queue": q, "below_fair_since_ms": now_ms - rnd.randint(0, 10 ** 6),
+                   **({"starved": "fair-share"} if rnd.random() < 0.5 else {})} for q in rnd.sample(LEAVES, 2)]
+        return {"v": 1, "marks": marks, "leaves": leaves}
 
     def _id(self) -> int:
         self.next_id += 1
@@ -90,7 +112,7 @@ class Yarn:
                          for a, q in self.apps.items()],
                 "containers": list(self.containers.values()),
                 "asks": (asks := [self._ask(a) for a in self.apps for _ in range(self.rnd.randint(0, 2))]),
-                "counts": [], "am_asks": self._am_asks(asks)}
+                "counts": [], "am_asks": self._am_asks(asks), "preemption_state": self._saved_state(asks)}
 
     def _places(self) -> list[str]:
         """A blacklist: some nodes and racks, maybe unknown ones."""
@@ -182,6 +204,7 @@ class Yarn:
         if msg.get("type") == "move" and reply["accepted"]:
             self.apps[msg["app"]] = reply["queue"]
         if msg.get("type") == "schedule":
+            self.preemption_state = reply.get("preemption_state", self.preemption_state)
             self.assigned += reply.get("assignments", [])
             for placed in reply.get("placements", []):
                 if placed["accepted"]:
@@ -260,7 +283,22 @@ def exchange(svc: CoreService, text: str) -> dict:
     for row in reply.get("headroom", []):
         assert type(row[0]) is str and len(row) == 1 + len(TYPES) and all(type(v) is int and v >= 0 for v in row[1:])
     assert all(type(app) is type(text) is str for app, text in reply.get("am_diagnostics", []))
+    if "preemption_state" in reply:
+        state, problems = protocol.saved_state(reply["preemption_state"], 0.0)
+        assert not problems, problems
     return reply
+
+
+class Ticks:
+    """A clock a quarter second further on at every reading: preemption's rounds, kills and
+    restored items' windows come and go within a seed's messages."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.25
+        return self.now
 
 
 def test_any_message_gets_a_reply_and_leaves_the_accounting_whole(tmp_path):
@@ -269,7 +307,7 @@ def test_any_message_gets_a_reply_and_leaves_the_accounting_whole(tmp_path):
     mutated = applied = 0
     for seed in range(40):
         rnd = random.Random(seed)
-        svc, yarn = CoreService(path), Yarn(rnd)
+        svc, yarn = CoreService(path, clock=Ticks()), Yarn(rnd)
         for _ in range(30):
             msg = yarn.next_message()
             if rnd.random() < 0.4:
@@ -291,7 +329,8 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | s
 _FIELDS = {
     "schedule": ["epoch", "seq", "deltas", "started", "finished", "asks", "counts", "am_asks", "submissions",
                  "nodes", "heartbeats", "rtt_ms"],
-    "snapshot": ["epoch", "resources", "nodes", "apps", "containers", "asks", "counts", "am_asks"],
+    "snapshot": ["epoch", "resources", "nodes", "apps", "containers", "asks", "counts", "am_asks",
+                 "preemption_state"],
 }
 
 
@@ -310,7 +349,9 @@ def test_arbitrary_json_in_any_field_or_item_gets_a_reply_and_leaves_the_account
          "rtt_ms": 0.5, **yarn.changes()}
     field = data.draw(st.sampled_from(_FIELDS[kind]))
     items = msg.get(field)
-    if isinstance(items, list) and items and data.draw(st.booleans()):  # one item of the field, not all of it
+    if field == "preemption_state" and data.draw(st.booleans()):  # anywhere inside the record
+        msg = {**msg, field: _replace(items, data.draw(st.sampled_from(list(_paths(items)))), value)}
+    elif isinstance(items, list) and items and data.draw(st.booleans()):  # one item of the field, not all of it
         items = list(items)
         items[data.draw(st.integers(0, len(items) - 1))] = value
         msg = {**msg, field: items}

@@ -102,3 +102,20 @@ def test_an_older_snapshot_still_being_applied_gives_way_to_a_newer_one(queues_f
     assert svc.epoch == 6 and not svc.core.containers, "the newer state stands"
     assert not snapshot(svc, epoch=5)["ok"], "and the older cannot come back"
     assert svc.counters["superseded_snapshots"] == 1
+
+
+def test_a_hostile_preemption_state_in_a_snapshot_is_ignored_and_yarns_state_still_applies(queues_file):
+    """The state the shim gives back comes from a store others may write: deep, huge, out of range
+    or of the wrong types, it changes nothing but is named in the log and counted."""
+    svc = CoreService(queues_file)
+    mark = {"container": "c_1", "node": "n1:1", "app": "app_1", "priority": 1, "allocation_id": 0,
+            "reason": "fair-share", "marked_at_ms": 1, "deadline_ms": 2}
+    for record in ({"v": 1, "marks": [_deep(900)]}, {"v": 1, "marks": [{**mark, "deadline_ms": 10 ** 309}]},
+                   {"v": 1, "marks": [{**mark, "priority": -(2 ** 63) - 1}], "leaves": [{"queue": _deep(50)}]},
+                   {"v": 1, "marks": [mark] * 100_000}, {"v": True}, {"v": 1.0, "marks": [mark]}):
+        before = svc.counters["bad_deltas"]
+        reply = snapshot(svc, apps=[APP], containers=[started("c_1", "app_1")], preemption_state=record)
+        assert reply["ok"] and set(svc.core.containers) == {"c_1"}
+        assert svc.counters["bad_deltas"] > before and svc.counters["internal_errors"] == 0
+        assert not svc.core.preemption.marks
+        check_accounting(svc.core)

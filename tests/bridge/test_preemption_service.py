@@ -1,10 +1,12 @@
 """Preemption through the bridge (issue 15, item 4's service side): the core's rounds run on a
 timer in schedule calls, their plan rides on the reply ("preempt", then "kill" once the grace is
-over), each container is told once and killed once, and a resync (a snapshot rebuilding the core)
-neither tells an AM twice, nor restarts a grace or a starvation clock, nor kills anything twice."""
+over), each container is told once and killed once, and a resync (a snapshot rebuilding the core
+from YARN's state and the preemption state the shim kept from the replies) neither restarts a
+grace or a starvation clock, nor kills anything twice."""
 from __future__ import annotations
 
 import json
+import weakref
 
 import pytest
 
@@ -28,11 +30,16 @@ A_CONTAINERS = [f"container_1_0001_01_00000{i}" for i in range(1, 5)]
 
 
 class Clock:
+    """The core's clock, set by each test; `wall` runs with it, as the host's clocks run together."""
+
     def __init__(self) -> None:
         self.now = 100.0
 
     def __call__(self) -> float:
         return self.now
+
+    def wall(self) -> float:
+        return 1_700_000_000 + self.now
 
 
 @pytest.fixture
@@ -44,19 +51,25 @@ def clock() -> Clock:
 def svc(tmp_path, clock) -> CoreService:
     path = tmp_path / "queues.yaml"
     path.write_text(QUEUES)
-    service = CoreService(path, clock=clock, metrics=Metrics(clock=clock))
+    service = CoreService(path, clock=clock, wall_clock=clock.wall, metrics=Metrics(clock=clock))
     resync(service, epoch=5)
     return service
 
 
+# What the shim keeps of each service's replies: the latest preemption state, given back with
+# every snapshot.
+KEPT: weakref.WeakKeyDictionary[CoreService, dict] = weakref.WeakKeyDictionary()
+
+
 def resync(svc: CoreService, epoch: int, live=tuple(A_CONTAINERS)) -> dict:
     """A snapshot as the shim takes it: queue a's app runs `live` (all four fill the one node),
-    queue b's app asks for four."""
+    queue b's app asks for four; the preemption state the shim has goes with it."""
+    state = {"preemption_state": KEPT[svc]} if svc in KEPT else {}
     reply = call(svc, type="snapshot", epoch=epoch, resources=TYPES,
                  nodes=[{"node": "n1:1", "capacity": NODE, "rack": "/r1"}],
                  apps=[{"app": "app_a", "user": "u", "queue": "root.a"}, {"app": "app_b", "user": "u", "queue": "root.b"}],
                  containers=[started(c, "app_a") for c in live],
-                 asks=[[1, 4, "app_b", 1, 0, "*", True, 1024, 1, 0]])
+                 asks=[[1, 4, "app_b", 1, 0, "*", True, 1024, 1, 0]], **state)
     assert reply["ok"], reply
     return reply
 
@@ -64,6 +77,8 @@ def resync(svc: CoreService, epoch: int, live=tuple(A_CONTAINERS)) -> dict:
 def schedule(svc: CoreService, seq: int, **changes) -> dict:
     reply = call(svc, type="schedule", epoch=svc.epoch, seq=seq, **changes)
     assert reply["ok"], reply
+    if "preemption_state" in reply:
+        KEPT[svc] = reply["preemption_state"]
     return reply
 
 
@@ -159,13 +174,18 @@ def test_a_round_comes_when_a_starvation_timeout_runs_out_not_at_the_next_grid_s
     assert svc.core.preemption.counters["rounds"] == rounds + 1
 
 
-def test_a_resync_tells_no_am_twice_and_keeps_the_grace_it_gave(svc, clock):
+def test_a_resync_keeps_the_grace_it_gave_and_tells_it_again_unchanged(svc, clock):
+    """The AM hears of its marks again from the rebuilt core (a new RM would not have told it),
+    with what is left of the grace it was given, and once."""
     told = starve_b(svc, clock)
     clock.now = 100 + 6
     resync(svc, epoch=6)
-    assert "preempt" not in at(clock, svc, 7, 1)
-    assert containers(at(clock, svc, 9, 2), "kill") == told  # the first round past 5.5 + 3, as before the resync
+    again = at(clock, svc, 7, 1)
+    assert containers(again, "preempt") == told and {v["kill_in_ms"] for v in again["preempt"]} == {1500}
+    assert "preempt" not in at(clock, svc, 8, 2)
+    assert containers(at(clock, svc, 9, 3), "kill") == told  # the first round past 5.5 + 3, as before the resync
     assert svc.core.nodes["n1:1"].reserved is not None, "the node stays held for b"
+    assert svc.core.preemption.counters["marked"] == 2, "told again, not marked again"
 
 
 def test_a_resync_keeps_a_queues_starvation_clock(svc, clock):

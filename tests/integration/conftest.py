@@ -26,11 +26,11 @@ def _shim_built():
         pytest.fail("java_shim is not built: run `make shim` (make test does it)")
 
 
-def new_cluster(tmp_root: Path, queues_text: str | None = None, **kwargs) -> Cluster:
-    """A cluster on the tests' queue file, or on `queues_text`."""
+def new_cluster(tmp_root: Path, queues_text: str | None = None, kind: type[Cluster] = Cluster, **kwargs) -> Cluster:
+    """A cluster (of class `kind`) on the tests' queue file, or on `queues_text`."""
     queues = tmp_root / "queues.yaml"
     queues.write_text(QUEUES.read_text() if queues_text is None else queues_text)
-    return Cluster(tmp_root, queues, **kwargs)
+    return kind(tmp_root, queues, **kwargs)
 
 
 @contextmanager

@@ -16,14 +16,18 @@ import pytest
 from tests.integration.cluster import Cluster
 
 TIMEOUT_S, GRACE_S = 3, 3
-QUEUES = f"""\
+
+
+def queues(timeout_s: int, grace_s: int) -> str:
+    """Two equal leaves a and b, preemption on with these clocks."""
+    return f"""\
 resources: [memory-mb, vcores, gpu-mem]
 preemption:
   enabled: true
-  fair-share-timeout-s: {TIMEOUT_S}
-  min-share-timeout-s: {TIMEOUT_S}
+  fair-share-timeout-s: {timeout_s}
+  min-share-timeout-s: {timeout_s}
   threshold: 0.8
-  grace-s: {GRACE_S}
+  grace-s: {grace_s}
   max-per-round: "100%"
 placement:
   - rule: specified
@@ -36,6 +40,9 @@ queues:
       a: {{submit-acl: "*"}}
       b: {{submit-acl: "*"}}
 """
+
+
+QUEUES = queues(TIMEOUT_S, GRACE_S)
 TASK = "memory-mb=256,vcores=1"
 NODES, VCORES = 2, 4  # 8 vcores: a's AM and 7 tasks fill them; b's AM and 3 tasks are its half
 PREEMPTED = -102  # ContainerExitStatus.PREEMPTED

@@ -254,6 +254,11 @@ public final class Messages {
     public final List<Long> counts = new ArrayList<>();
     /** The ids of the asks above that are their attempt's AM ask. */
     public final List<Long> amAsks = new ArrayList<>();
+    /**
+     * The core's preemption state as the shim last had it (compact JSON of an object, opaque
+     * here: the core reads it), or null: the rebuilt core goes on from it ({@link PreemptionStore}).
+     */
+    public String preemptionState;
 
     public Snapshot(long epoch, List<String> resources) {
       super("snapshot", epoch);
@@ -434,11 +439,16 @@ public final class Messages {
      * round or kill due), or {@link #NO_CALL_DUE}.
      */
     public final long callInMs;
+    /**
+     * The core's preemption state when it changed (compact JSON of an object, for the shim to
+     * keep and give back with its snapshots), or null.
+     */
+    public final String preemptionState;
 
     public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
         List<QueueSettings> queues, Map<String, long[]> headroom,
         Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
-        long callInMs) {
+        long callInMs, String preemptionState) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
@@ -448,6 +458,7 @@ public final class Messages {
       this.preempt = preempt;
       this.kill = kill;
       this.callInMs = callInMs;
+      this.preemptionState = preemptionState;
     }
   }
 
@@ -587,6 +598,10 @@ public final class Messages {
     writeApps(g, "apps", s.apps);
     writeContainers(g, "containers", s.containers);
     writeAsks(g, s.asks, s.counts, s.amAsks);
+    if (s.preemptionState != null) {
+      g.writeFieldName("preemption_state");
+      g.writeRawValue(s.preemptionState);
+    }
   }
 
   private static void writeDelta(JsonGenerator g, Delta d) throws IOException {
@@ -787,7 +802,29 @@ public final class Messages {
     return new ScheduleReply(integer(reply, "seq", 0, Long.MAX_VALUE), assignments, placements,
         tree == null ? null : queues(tree), headroom, amDiagnostics,
         preemptions(reply, "preempt"), preemptions(reply, "kill"),
-        reply.has("call_in_ms") ? integer(reply, "call_in_ms", 0, Long.MAX_VALUE) : NO_CALL_DUE);
+        reply.has("call_in_ms") ? integer(reply, "call_in_ms", 0, Long.MAX_VALUE) : NO_CALL_DUE,
+        preemptionState(reply));
+  }
+
+  /** A reply's "preemption_state": absent (null), or an object, kept as compact JSON. */
+  private static String preemptionState(JsonNode reply) throws MalformedReplyException {
+    JsonNode state = reply.get("preemption_state");
+    if (state == null) {
+      return null;
+    }
+    if (!state.isObject()) {
+      throw new MalformedReplyException("reply field \"preemption_state\" is not an object");
+    }
+    return compactJson(state);
+  }
+
+  /** A JSON value as compact text (Jackson keeps an object's field order). */
+  static String compactJson(JsonNode value) {
+    try {
+      return JSON.writeValueAsString(value);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot write a JSON value back", e);
+    }
   }
 
   /** A reply's "preempt" or "kill" list; absent means none. */
@@ -963,6 +1000,7 @@ public final class Messages {
         }
         readContainers(r.get("containers"), s.containers);
         readAsks(r, s.asks, s.counts, s.amAsks);
+        s.preemptionState = r.has("preemption_state") ? compactJson(r.get("preemption_state")) : null;
         return s;
       }
       case "schedule": {
@@ -1105,18 +1143,19 @@ public final class Messages {
       List<Placement> placements, JsonNode queues) {
     return scheduleReplyText(seq, assignments, placements, queues,
         Collections.<String, long[]>emptyMap(), Collections.<String, String>emptyMap(),
-        Collections.<Preemption>emptyList(), Collections.<Preemption>emptyList(), NO_CALL_DUE);
+        Collections.<Preemption>emptyList(), Collections.<Preemption>emptyList(), NO_CALL_DUE,
+        null);
   }
 
   /**
    * A schedule call's reply; `queues` (the core's list, as is) only when the tree changed,
    * `headroom`, `amDiagnostics`, "preempt" and "kill" only when not empty, "call_in_ms" only
-   * when not {@link #NO_CALL_DUE}.
+   * when not {@link #NO_CALL_DUE}, "preemption_state" (compact JSON, as is) only when not null.
    */
   public static String scheduleReplyText(long seq, List<Assignment> assignments,
       List<Placement> placements, JsonNode queues, Map<String, long[]> headroom,
       Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
-      long callInMs) {
+      long callInMs, String preemptionState) {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = replyStart(out)) {
       g.writeNumberField("seq", seq);
@@ -1182,6 +1221,10 @@ public final class Messages {
       writePreemptions(g, "kill", kill);
       if (callInMs != NO_CALL_DUE) {
         g.writeNumberField("call_in_ms", callInMs);
+      }
+      if (preemptionState != null) {
+        g.writeFieldName("preemption_state");
+        g.writeRawValue(preemptionState);
       }
       g.writeEndObject();
     } catch (IOException e) {

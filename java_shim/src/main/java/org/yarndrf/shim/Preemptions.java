@@ -19,7 +19,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Either is for a container that is still live, or nothing: an entry for a container that has
  * ended or that YARN does not know (it finished meanwhile, a repeated kill after a resync) is
- * counted in `ignored` and changes nothing, so nothing is killed twice.
+ * counted in `ignored` and changes nothing, so nothing is killed twice. A core that replaced
+ * another (after a resync, or in a restarted or failed-over RM) names its restored marks in
+ * "preempt" again with the grace they have left: marked already in this RM, they change nothing;
+ * in a new RM their AMs hear of them from it.
  *
  * <p>Locking: called under the scheduler's lock (the scheduling loop's commit).
  */
@@ -51,7 +54,9 @@ class Preemptions {
     if (attempt == null) {
       return;
     }
-    attempt.markForPreemption(c.getContainerId());
+    if (!attempt.markForPreemption(c.getContainerId())) {
+      return;  // told already (a core rebuilt in this RM tells its restored marks again)
+    }
     told.incrementAndGet();
     LOG.info("yarn-drf: preempting container {} of {} (queue {}) for {} ({}): killed in {} ms"
         + " unless its AM releases it", p.container, p.app, p.queue, p.forQueue, p.reason,

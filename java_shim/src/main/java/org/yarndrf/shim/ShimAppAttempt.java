@@ -35,9 +35,12 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
     super(attemptId, user, queue, usersManager, rmContext);
   }
 
-  /** Marks a live container for preemption: allocate responses name it until it ends. */
-  synchronized void markForPreemption(ContainerId id) {
-    preemptionMarks.add(id);
+  /**
+   * Marks a live container for preemption: allocate responses name it until it ends. Returns
+   * false if it was marked already.
+   */
+  synchronized boolean markForPreemption(ContainerId id) {
+    return preemptionMarks.add(id);
   }
 
   /** The container has ended: no longer to be named. */

@@ -82,6 +82,12 @@ public final class ShimConf {
    */
   public static final String MAX_NODES_PER_CALL = PREFIX + "scheduler.max-nodes-per-call";
   public static final int DEFAULT_MAX_NODES_PER_CALL = 1000;
+  /**
+   * A directory of any Hadoop FileSystem where the core's preemption state is kept for the next
+   * active RM; unset: under ZKRMStateStore's root or FileSystemRMStateStore's URI, whichever the
+   * RM's state store is (PreemptionStore).
+   */
+  public static final String PREEMPTION_STATE_DIR = PREFIX + "preemption.state-dir";
 
   /**
    * The RM id whose per-RM keys apply: this RM's HA id (HAUtil, as for its addresses), or null

@@ -138,6 +138,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private BridgeClient bridge;
   private AssignmentCommitter committer;
   private final Preemptions preemptions = new Preemptions(this);
+  /** The core's preemption state, kept for the next core and the next active RM. */
+  private volatile PreemptionStore preemptionStore = new PreemptionStore(null);
   private SchedulingLoop loop;
   /** Which nodes each schedule call offers; set up with the loop. */
   private NodeRotation nodeRotation;
@@ -217,6 +219,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (bridge == null) {
       bridge = CoreLauncher.connect(conf, queuesFile);
     }
+    preemptionStore = PreemptionStore.open(conf, rmContext);
+    preemptionStore.load();  // before the loop's first snapshot, which gives it to the core
     nodeRotation = new NodeRotation(
         conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
     loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
@@ -239,6 +243,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (loop != null) {
       loop.stop();
     }
+    preemptionStore.close();
     if (bridge != null) {
       bridge.close();
     }
@@ -1021,6 +1026,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         types.add(ri.getName());
       }
       Messages.Snapshot s = new Messages.Snapshot(epoch, types);
+      s.preemptionState = preemptionStore.latest();
       for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
         s.nodes.add(new Messages.NodeInfo(bridgeName(n.getNodeID()),
             Messages.amounts(n.getTotalResource()), n.getRackName(), nodeCards.of(n.getNodeID())));
@@ -1167,6 +1173,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       committer.commit(reply.assignments);
       preemptions.apply(reply.preempt, reply.kill);
+      if (reply.preemptionState != null) {  // after the kills: a saved kill has reached YARN
+        preemptionStore.update(reply.preemptionState);
+      }
       for (Map.Entry<String, long[]> e : reply.headroom.entrySet()) {
         ShimAppAttempt attempt = attemptOf(e.getKey());
         Resource headroom = resourceOf(e.getValue());
@@ -1268,7 +1277,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** Bridge and loop counters, for logs, tests and benchmarks. */
   public String bridgeCounters() {
     return bridge == null ? "no bridge" : bridge.counters() + " applied=" + committer.applied.get()
-        + " refused=" + committer.refused.get() + " " + preemptions.counters()
+        + " refused=" + committer.refused.get() + " " + preemptions.counters() + " "
+        + preemptionStore.counters()
         + (loop == null ? "" : " " + loop.counters());
   }
 

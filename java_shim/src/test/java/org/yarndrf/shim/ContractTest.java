@@ -47,6 +47,30 @@ class ContractTest {
       }
     }
     assertTrue(seen >= 7, "examples: " + seen);
+    // (the stories' schedule calls are written short; their snapshots as the shim sends them)
+    JsonNode restart = examples("restart.request.json").get(0).get("message");
+    assertEquals(compact(restart), Messages.encode(Messages.parseRequest(compact(restart))));
+  }
+
+  /**
+   * The shim gives the core's preemption state back as it got it: the state of the preemption
+   * story's told reply, decoded, then put on the new RM's first snapshot, is byte for byte the
+   * restart story's snapshot.
+   */
+  @Test
+  void thePreemptionStateOfAReplyGoesBackInTheNextSnapshotByteForByte() throws Exception {
+    String saved = null;
+    for (JsonNode example : examples("preemption.reply.json")) {
+      JsonNode message = example.get("message");
+      if (message.has("preempt")) {
+        saved = Messages.scheduleReply(compact(message)).preemptionState;
+      }
+    }
+    assertTrue(saved != null && saved.contains("\"deadline_ms\":1700000008500"), saved);
+    JsonNode golden = examples("restart.request.json").get(0).get("message");
+    Messages.Snapshot s = (Messages.Snapshot) Messages.parseRequest(compact(golden));
+    s.preemptionState = PreemptionStore.checked(saved, "the reply");
+    assertEquals(compact(golden), Messages.encode(s));
   }
 
   /** The snapshot as the shim's own code builds one, value by value (not from a parsed copy). */
@@ -84,7 +108,8 @@ class ContractTest {
       assertEquals(message.get("placements").size(), r.placements.size());
       assertEquals(message.has("queues"), r.queues != null);
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill, r.callInMs),
+          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill, r.callInMs,
+          r.preemptionState),
           example.get("name").asText());
     }
     JsonNode first = examples("schedule.reply.json").get(0).get("message");
@@ -131,9 +156,19 @@ class ContractTest {
 
   @Test
   void thePreemptionStorysRepliesDecodeAndAreWrittenBackToTheSameBytes() throws Exception {
+    assertEquals(Arrays.asList("b-starved-victims-told"), preemptionStory("preemption", 3000));
+    assertEquals(Arrays.asList("am-resynced"), preemptionStory("restart", 1000));
+  }
+
+  /**
+   * One story's replies, each decoded and written back to the same bytes; what is told is killed,
+   * each told with `graceMs` left. Returns the names of the replies carrying the state with marks.
+   */
+  private static List<String> preemptionStory(String story, long graceMs) throws Exception {
     List<String> told = new ArrayList<>();
     List<String> killed = new ArrayList<>();
-    for (JsonNode example : examples("preemption.reply.json")) {
+    List<String> withMarks = new ArrayList<>();
+    for (JsonNode example : examples(story + ".reply.json")) {
       JsonNode message = example.get("message");
       if (!message.has("seq")) {
         continue;  // the story's snapshot reply
@@ -144,7 +179,12 @@ class ContractTest {
       for (Messages.Preemption p : r.preempt) {
         told.add(p.container);
         assertEquals("root.b", p.forQueue);
-        assertEquals(3000, p.killInMs);
+        assertEquals(graceMs, p.killInMs);
+      }
+      assertEquals(message.has("preemption_state"), r.preemptionState != null);
+      if (message.path("preemption_state").path("marks").size() > 0
+          && !message.path("preemption_state").path("marks").get(0).has("waiting_until_ms")) {
+        withMarks.add(example.get("name").asText());
       }
       for (Messages.Preemption p : r.kill) {
         killed.add(p.container);
@@ -152,11 +192,13 @@ class ContractTest {
       }
       assertEquals(message.path("call_in_ms").asLong(Messages.NO_CALL_DUE), r.callInMs);
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill, r.callInMs),
+          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill, r.callInMs,
+          r.preemptionState),
           example.get("name").asText());
     }
     assertEquals(2, told.size());
     assertEquals(told, killed);
+    return withMarks;
   }
 
   @Test

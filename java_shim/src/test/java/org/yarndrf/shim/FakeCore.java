@@ -1,5 +1,6 @@
 package org.yarndrf.shim;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
@@ -23,7 +24,11 @@ import org.yarndrf.shim.bridge.CoreUnavailableException;
  * its ask back, as in the core. Submissions are accepted into root.a, except mallory's. With
  * `amWaits` set it assigns no AM ask (those named in "am_asks") and says so once per app in the
  * reply's "am_diagnostics", then "" once it is cleared; `headroom` goes with the next reply. It
- * accepts a move to root.b and refuses any other, saying so.
+ * accepts a move to root.b and refuses any other, saying so. A preemption state set in
+ * `stateNext` goes with the next schedule reply; the marks of one a snapshot gives back are
+ * taken back as the core does (scheduler.preemption.Preemptor.restore, without its checks):
+ * once its container runs, told again in "preempt" with the grace left, and at its deadline
+ * (milliseconds since 1970) killed once.
  */
 final class FakeCore implements CoreChannel {
   enum Mode { OK, MALFORMED, DOWN, WRONG_VERSION }
@@ -47,6 +52,14 @@ final class FakeCore implements CoreChannel {
   volatile Map<String, long[]> headroom;
   /** Sent with every schedule reply: when the core wants its next call. */
   volatile long callInMs = Messages.NO_CALL_DUE;
+  /** Sent once with the next schedule reply: the core's preemption state (compact JSON). */
+  volatile String stateNext;
+  /** The wall clock restored marks are due by (ms since 1970); -1: the real one. */
+  volatile long nowMs = -1;
+  /** Marks a snapshot gave back, by container: each its saved mark; told and running ones. */
+  private final Map<String, JsonNode> restored = new LinkedHashMap<>();
+  private final Set<String> retold = new HashSet<>();
+  private final Set<String> running = new HashSet<>();
   /** When (System.nanoTime) each schedule call came. */
   final List<Long> scheduleNanos = new ArrayList<>();
   private final Set<Long> amAsks = new HashSet<>();
@@ -111,6 +124,7 @@ final class FakeCore implements CoreChannel {
     }
     if (req instanceof Messages.Snapshot) {
       Messages.Snapshot s = (Messages.Snapshot) req;
+      restore(s);
       asks.clear();
       resourceTypes = s.resources;
       asks(s.asks, s.counts, s.amAsks);
@@ -140,8 +154,12 @@ final class FakeCore implements CoreChannel {
       }
     }
     started.addAll(s.started);
+    for (Messages.ContainerRow row : s.started) {
+      running.add(row.container);
+    }
     for (int i = 0; i < s.finished.size(); i += 2) {
       finished.add(s.finished.get(i) + "=" + s.finished.get(i + 1));
+      running.remove(s.finished.get(i));
     }
     asks(s.asks, s.counts, s.amAsks);
     List<Messages.Placement> placements = new ArrayList<>();
@@ -172,15 +190,74 @@ final class FakeCore implements CoreChannel {
     }
     ArrayNode tree = pushQueues;
     pushQueues = null;
-    List<Messages.Preemption> preempt = preemptNext;
-    List<Messages.Preemption> kill = killNext;
+    List<Messages.Preemption> preempt = new ArrayList<>(preemptNext);
+    List<Messages.Preemption> kill = new ArrayList<>(killNext);
     preemptNext = Collections.emptyList();
     killNext = Collections.emptyList();
+    long due = takeBack(preempt, kill);
     Map<String, long[]> room = headroom;
     headroom = null;
+    String state = stateNext;
+    stateNext = null;
     return Messages.scheduleReplyText(s.seq, out, placements, tree,
         room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
-        preempt, kill, callInMs);
+        preempt, kill, due == Messages.NO_CALL_DUE ? callInMs
+            : callInMs == Messages.NO_CALL_DUE ? due : Math.min(due, callInMs), state);
+  }
+
+  /** The marks of a snapshot's preemption state, waiting for their containers. */
+  private void restore(Messages.Snapshot s) {
+    running.clear();
+    for (Messages.ContainerRow row : s.containers) {
+      running.add(row.container);
+    }
+    restored.clear();
+    retold.clear();
+    if (s.preemptionState == null) {
+      return;
+    }
+    try {
+      for (JsonNode mark : Messages.JSON.readTree(s.preemptionState).path("marks")) {
+        restored.put(mark.get("container").asText(), mark);
+      }
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException(e);
+    }
+  }
+
+  /**
+   * Restored marks whose container runs: told again with the grace left, killed once at their
+   * deadline. Returns the milliseconds until the next of those deadlines (or NO_CALL_DUE).
+   */
+  private long takeBack(List<Messages.Preemption> preempt, List<Messages.Preemption> kill) {
+    long now = nowMs < 0 ? System.currentTimeMillis() : nowMs;
+    long due = Messages.NO_CALL_DUE;
+    for (java.util.Iterator<Map.Entry<String, JsonNode>> it = restored.entrySet().iterator();
+        it.hasNext();) {
+      Map.Entry<String, JsonNode> e = it.next();
+      if (!running.contains(e.getKey())) {
+        continue;
+      }
+      long left = e.getValue().get("deadline_ms").asLong() - now;
+      if (left <= 0) {
+        kill.add(restoredEntry(e.getValue(), 0));
+        it.remove();
+        continue;
+      }
+      if (retold.add(e.getKey())) {
+        preempt.add(restoredEntry(e.getValue(), left));
+      }
+      due = due == Messages.NO_CALL_DUE ? left : Math.min(due, left);
+    }
+    return due;
+  }
+
+  private static Messages.Preemption restoredEntry(JsonNode mark, long killInMs) {
+    String container = mark.get("container").asText();
+    String app = org.apache.hadoop.yarn.api.records.ContainerId.fromString(container)
+        .getApplicationAttemptId().getApplicationId().toString();
+    return new Messages.Preemption(container, app, mark.get("node").asText(), "root.a", "root.b",
+        mark.get("reason").asText(), killInMs);
   }
 
   /** The AM diagnostics that changed: `amWaits` for each app with a held AM ask, then "". */
