@@ -126,8 +126,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private AssignmentCommitter committer;
   private final Preemptions preemptions = new Preemptions(this);
   private SchedulingLoop loop;
-  /** Which nodes each schedule call offers; set up with the loop. */
-  private NodeRotation nodeRotation;
+  /** Which nodes each schedule call offers (NodeOffers); set up at init. */
+  private NodeOffers<NodeId> nodeOffers;
+  /** yarn-drf.scheduler.offer-between-heartbeats. */
+  private boolean offerBetweenHeartbeats;
 
   public final AtomicLong eventErrors = new AtomicLong();
 
@@ -174,6 +176,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.queues = new QueueTree(conf, this::containerRecovered);
+    this.nodeOffers = new NodeOffers<>(
+        conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
+    this.offerBetweenHeartbeats = conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
+        ShimConf.DEFAULT_OFFER_BETWEEN_HEARTBEATS);
     this.committer = newCommitter(events, dirtyApps);
     super.serviceInit(conf);
   }
@@ -188,8 +194,6 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (bridge == null) {
       bridge = CoreLauncher.connect(conf);
     }
-    nodeRotation = new NodeRotation(
-        conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
     loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
@@ -528,12 +532,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** Whether something waits for the loop's next call. Under the scheduler's lock. */
   private boolean hasPendingChanges() {
     return !events.isEmpty() || !dirtyApps.isEmpty() || !awaitingPlacement.isEmpty()
-        || !blacklistChanged.isEmpty() || roundUnfinished();
+        || !blacklistChanged.isEmpty() || nodesWaiting();
   }
 
-  /** Nodes of this round no call has offered yet, while there are asks they might serve. */
-  private boolean roundUnfinished() {
-    return nodeRotation != null && nodeRotation.unfinished() && askMirror.hasOutstanding();
+  /** Nodes no call has offered since their heartbeat (or in this round), while asks wait. */
+  private boolean nodesWaiting() {
+    return nodeOffers.waiting() && askMirror.hasOutstanding();
   }
 
   private void dispatch(SchedulerEvent event) {
@@ -625,6 +629,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
           c.getContainerId(), SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
     }
     nodeTracker.removeNode(rmNode.getNodeID());
+    nodeOffers.removed(rmNode.getNodeID());
     nodeCards.removed(rmNode.getNodeID());
     events.add(Messages.Delta.nodeRemoved(bridgeName(rmNode.getNodeID())));
   }
@@ -657,13 +662,18 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /**
    * A NodeManager heartbeat: YARN processes its launched and finished containers (finished ones
-   * queue events for the core through completedContainerInternal), and that is all. No call to
-   * the core here: the scheduling loop decides for every node with room for some ask at once.
+   * queue events for the core through completedContainerInternal), and the node is due an offer
+   * if some ask may be waiting: a heartbeat while none waits is one on which CapacityScheduler
+   * places nothing, so an ask made after it waits for the node's next. No call to the core here:
+   * the scheduling loop decides for every node due an offer at once.
    */
   @Override
   protected synchronized void nodeUpdate(RMNode nm) {
     super.nodeUpdate(nm);
     heartbeats.incrementAndGet();
+    if (!offerBetweenHeartbeats && (askMirror.hasOutstanding() || !dirtyApps.isEmpty())) {
+      nodeOffers.heartbeat(nm.getNodeID());
+    }
   }
 
   private synchronized void addApplication(ApplicationId appId, String queueName, String user,
@@ -986,22 +996,45 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       for (Submission sub : awaitingPlacement.values()) {
         req.submissions.add(sub.message);
       }
-      if (!force && !req.hasChanges() && !roundUnfinished()) {
+      offerNodes(req);
+      if (!force && !req.hasChanges() && req.nodes.isEmpty()) {
         return null;
       }
       req.heartbeats = heartbeats.getAndSet(0);
-      List<Resource> floors = mayAllocate() ? placeableFloors() : Collections.emptyList();
-      if (!floors.isEmpty()) {
-        nodeRotation.offer(nodeTracker.getAllNodes(), n -> {
-          Resource free = n.getUnallocatedResource();
-          if (!fitsAny(floors, free)) {
-            return false;
-          }
-          req.nodes.add(new Messages.NodeRow(bridgeName(n.getNodeID()), Messages.vector(free)));
-          return true;
-        });
-      }
       return req;
+    }
+
+    /**
+     * The nodes due an offer (NodeOffers) whose free room fits some outstanding ask, into the
+     * request; the others due one are passed over until their next heartbeat, as a heartbeat on
+     * which CapacityScheduler finds nothing to place is.
+     */
+    private void offerNodes(Messages.Schedule req) {
+      if (offerBetweenHeartbeats) {
+        nodeOffers.everyNode(nodeIds());
+      }
+      List<Resource> floors = mayAllocate() ? placeableFloors() : Collections.emptyList();
+      if (floors.isEmpty()) {
+        nodeOffers.passAll();
+        return;
+      }
+      nodeOffers.offer(id -> {
+        FiCaSchedulerNode n = nodeTracker.getNode(id);
+        Resource free = n == null ? null : n.getUnallocatedResource();
+        if (free == null || !fitsAny(floors, free)) {
+          return false;
+        }
+        req.nodes.add(new Messages.NodeRow(bridgeName(id), Messages.vector(free)));
+        return true;
+      });
+    }
+
+    private List<NodeId> nodeIds() {
+      List<NodeId> ids = new ArrayList<>();
+      for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
+        ids.add(n.getNodeID());
+      }
+      return ids;
     }
 
     /**
