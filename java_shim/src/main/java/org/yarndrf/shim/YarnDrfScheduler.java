@@ -125,7 +125,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private BridgeClient bridge;
   private AssignmentCommitter committer;
   private final Preemptions preemptions = new Preemptions(this);
-  private SchedulingLoop loop;
+  /** Set by serviceStart; YARN calls allocate() and handle() before that while an RM recovers. */
+  private volatile SchedulingLoop loop;
   /** Which nodes each schedule call offers (NodeOffers); set up at init. */
   private NodeOffers<NodeId> nodeOffers;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
@@ -376,7 +377,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       events.add(Messages.Delta.appPriority(applicationId.toString(), priority.getPriority()));
       LOG.info("yarn-drf: priority of {} set to {}", applicationId, priority.getPriority());
     }
-    loop.wake();
+    wakeLoop();
     return priority;
   }
 
@@ -484,13 +485,13 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         application.updateResourceRequests(ask);
         // The core learns the new absolute counts with the loop's next call.
         dirtyApps.add(attemptId.getApplicationId());
-        loop.wake();
+        wakeLoop();
       }
       application.updateBlacklist(blacklistAdditions, blacklistRemovals);
       if (!(isEmpty(blacklistAdditions) && isEmpty(blacklistRemovals))) {
         // The core learns the app's whole blacklist with the loop's next call.
         blacklistChanged.add(attemptId.getApplicationId());
-        loop.wake();
+        wakeLoop();
       }
       Resource headroom = application.getHeadroom();
       application.setApplicationHeadroomForMetrics(headroom);
@@ -524,8 +525,20 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     synchronized (this) {
       changed = hasPendingChanges();
     }
-    if (changed && loop != null) {
-      loop.wake();
+    if (changed) {
+      wakeLoop();
+    }
+  }
+
+  /**
+   * Tells the loop something changed. Before serviceStart there is no loop: a recovering RM
+   * re-adds apps and their new attempts' AM asks (allocate) before it starts its scheduler, and
+   * the loop's first call, once started, collects all of it.
+   */
+  private void wakeLoop() {
+    SchedulingLoop l = loop;
+    if (l != null) {
+      l.wake();
     }
   }
 
