@@ -3,7 +3,9 @@
 Reads the surefire reports of java_shim/hadoop-tests (one directory per execution), prints each
 test's outcome per scheduler and the totals, and exits 1 if a test that passed on both
 CapacityScheduler and FairScheduler did not pass on yarn-drf, unless HADOOP_TESTS.md lists it as
-inapplicable with a reason.
+inapplicable with a reason. Tests HADOOP_TESTS.md lists as not running yarn-drf (they return at
+once or switch to another scheduler for any but their own) are marked and left out of yarn-drf's
+totals: their outcome says nothing about it.
 
     usage: python3 table.py REPORTS_DIR HADOOP_TESTS_MD
 """
@@ -27,7 +29,8 @@ FAMILIES = {
 PARAMETER = re.compile(r"^(?P<method>.+)\[(?P<scheduler>[A-Z_]+)\]$")
 # A row of the inapplicable list: | `TestClass.testMethod` | reason |
 LISTED = re.compile(r"^\|\s*`(?P<test>\w+\.\w+)`\s*\|\s*(?P<reason>[^|]*\S)\s*\|")
-LIST_HEADING = "## Tests judged inapplicable"
+INAPPLICABLE = "## Tests judged inapplicable"
+ELSEWHERE = "## Tests that do not run yarn-drf"
 
 
 @dataclass(frozen=True)
@@ -72,42 +75,52 @@ def _status(case: ET.Element) -> str:
     return PASSED  # a flaky pass (passed on a rerun) counts as passed
 
 
-def inapplicable(doc: Path) -> dict[str, str]:
-    """The tests HADOOP_TESTS.md judges inapplicable to yarn-drf, with the reason for each."""
-    listed: dict[str, str] = {}
+def listed(doc: Path, heading: str) -> dict[str, str]:
+    """The tests of one list of HADOOP_TESTS.md (the section under `heading`), with the reason
+    given for each."""
+    out: dict[str, str] = {}
     in_list = False
     for line in doc.read_text().splitlines():
         if line.startswith("## "):
-            in_list = line.startswith(LIST_HEADING)
+            in_list = line.startswith(heading)
         match = LISTED.match(line) if in_list else None
         if match:
-            listed[match["test"]] = match["reason"]
-    return listed
+            out[match["test"]] = match["reason"]
+    return out
 
 
-def table(results: dict[str, dict[str, str]], listed: dict[str, str]) -> str:
+def inapplicable(doc: Path) -> dict[str, str]:
+    """The tests HADOOP_TESTS.md judges inapplicable to yarn-drf, with the reason for each."""
+    return listed(doc, INAPPLICABLE)
+
+
+def table(results: dict[str, dict[str, str]], exempt: dict[str, str],
+          elsewhere: dict[str, str]) -> str:
     width = max([len(t) for t in results] + [4])
     lines = [f"{'test':<{width}}  " + "  ".join(f"{s:<8}" for s in SCHEDULERS)]
     for test in sorted(results):
         row = results[test]
-        mark = "  (inapplicable)" if test in listed else ""
+        mark = ("  (inapplicable)" if test in exempt
+                else "  (does not run yarn-drf)" if test in elsewhere else "")
         lines.append(f"{test:<{width}}  " + "  ".join(f"{row.get(s, '-'):<8}" for s in SCHEDULERS)
                      + mark)
     lines.append("")
     for s in SCHEDULERS:
-        counts = {st: sum(1 for r in results.values() if r.get(s) == st)
-                  for st in (PASSED, FAILED, SKIPPED)}
+        counted = [r for t, r in results.items() if s != "YARN_DRF" or t not in elsewhere]
+        counts = {st: sum(1 for r in counted if r.get(s) == st) for st in (PASSED, FAILED, SKIPPED)}
         lines.append(f"{s:<8} passed {counts[PASSED]}, failed {counts[FAILED]}, "
                      f"skipped {counts[SKIPPED]}")
+    lines.append(f"(yarn-drf's totals leave out {sum(1 for t in results if t in elsewhere)} "
+                 "test(s) that do not run it)")
     return "\n".join(lines)
 
 
-def owed(results: dict[str, dict[str, str]], listed: dict[str, str]) -> list[str]:
+def owed(results: dict[str, dict[str, str]], exempt: dict[str, str]) -> list[str]:
     """Tests that passed on CapacityScheduler and FairScheduler, are not listed as inapplicable,
     and did not pass on yarn-drf (no result counts as not passed)."""
     return sorted(t for t, r in results.items()
                   if r.get("CAPACITY") == PASSED and r.get("FAIR") == PASSED
-                  and r.get("YARN_DRF") != PASSED and t not in listed)
+                  and r.get("YARN_DRF") != PASSED and t not in exempt)
 
 
 def main(argv: list[str]) -> int:
@@ -121,12 +134,12 @@ def main(argv: list[str]) -> int:
     if not results:
         print(f"no test reports under {reports}", file=sys.stderr)
         return 1
-    listed = inapplicable(doc)
-    print(table(results, listed))
-    stale = sorted(t for t in listed if results.get(t, {}).get("YARN_DRF") == PASSED)
+    exempt = inapplicable(doc)
+    print(table(results, exempt, listed(doc, ELSEWHERE)))
+    stale = sorted(t for t in exempt if results.get(t, {}).get("YARN_DRF") == PASSED)
     if stale:
         print(f"\nlisted as inapplicable in {doc} but passed on yarn-drf: " + ", ".join(stale))
-    missing = owed(results, listed)
+    missing = owed(results, exempt)
     if missing:
         print(f"\n{len(missing)} test(s) passed on CapacityScheduler and FairScheduler but not on "
               f"yarn-drf, and {doc} does not list them as inapplicable:")

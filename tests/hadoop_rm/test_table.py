@@ -28,11 +28,14 @@ def _report(reports: Path, run: str, cls: str, *cases: str) -> None:
         f"<testsuite name='{PKG}.{cls}'>{''.join(cases)}</testsuite>")
 
 
-def _doc(tmp_path: Path, *rows: str) -> Path:
+def _doc(tmp_path: Path, *rows: str, elsewhere: tuple[str, ...] = ()) -> Path:
     doc = tmp_path / "HADOOP_TESTS.md"
     doc.write_text("# Hadoop's tests\n\n| test | result |\n|---|---|\n| `TestRM.testB` | not a list row |\n\n"
                    + "## Tests judged inapplicable\n\n| test | reason |\n|---|---|\n"
-                   + "".join(f"{r}\n" for r in rows) + "\n## Figures\n\n| `TestRM.testC` | later section |\n")
+                   + "".join(f"{r}\n" for r in rows)
+                   + "\n## Tests that do not run yarn-drf\n\n| test | why |\n|---|---|\n"
+                   + "".join(f"{r}\n" for r in elsewhere)
+                   + "\n## Figures\n\n| `TestRM.testC` | later section |\n")
     return doc
 
 
@@ -99,3 +102,13 @@ def test_a_missing_yarn_drf_result_counts_as_not_passed(tmp_path: Path) -> None:
 
 def test_no_reports_at_all_is_an_error_not_a_pass(tmp_path: Path) -> None:
     assert table.main(["table.py", str(tmp_path / "none"), str(_doc(tmp_path))]) == 1
+
+
+def test_a_test_that_does_not_run_yarn_drf_is_marked_and_left_out_of_its_totals(
+        reports: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _doc(tmp_path, elsewhere=("| `TestRM.testA` | returns at once for any scheduler but Capacity |",))
+    table.main(["table.py", str(reports), str(doc)])
+    out = capsys.readouterr().out
+    assert "(does not run yarn-drf)" in next(line for line in out.splitlines() if line.startswith("TestRM.testA"))
+    assert "YARN_DRF passed 1, failed 2, skipped 1" in out
+    assert "CAPACITY passed 5, failed 0, skipped 0" in out
