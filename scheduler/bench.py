@@ -8,7 +8,11 @@ on_heartbeat is timed; cost per container = heartbeat time / containers it assig
 decision path runs compiled (scheduler/compiled.py), each size also runs on the pure-Python
 modules, in a child process right after, and the table shows both. With `--users U` every leaf
 has `user-limits` (weights 1-3 by user) and the apps belong to U users, so every decision also
-goes through the user level.
+goes through the user level. With `--local F` a fraction F of the apps ask for three nodes and
+their racks (nodes sit in racks of 40), as MapReduce's maps do, and the clock moves 0.1 ms a
+heartbeat (10,000 NodeManagers heartbeating once a second), so those requests wait for their
+nodes through the run (the default delays are 1 s): every decision also passes them over
+(scheduler.locality).
 """
 from __future__ import annotations
 
@@ -77,28 +81,33 @@ def queue_yaml(tree: tuple[int, int, int], rng: random.Random, users: int = 0) -
 
 
 def run_size(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int, seed: int,
-             users: int = 0) -> Result:
+             users: int = 0, local: float = 0.0) -> Result:
     rng = random.Random(seed)
     text, leaves = queue_yaml(tree, rng, users)
     core = SchedulerCore(parse_config(text), clock=lambda: 0.0)
     for n in range(nodes):
-        core.add_node(f"node{n}", NODE_SHAPES[n % len(NODE_SHAPES)])
+        core.add_node(f"node{n}", NODE_SHAPES[n % len(NODE_SHAPES)], rack=f"/rack{n // 40}")
     for a in range(apps):
         core.submit_app(f"app{a}", f"user{a // len(leaves) % users}" if users else "bench", leaves[a % len(leaves)])
-        core.update_request(f"app{a}", 1, rng.choice(SHAPES), 1_000_000)
+        shape = rng.choice(SHAPES)
+        if local and rng.random() < local:
+            for n in rng.sample(range(nodes), 3):
+                core.update_request(f"app{a}", 1, shape, 1_000_000, location=f"node{n}")
+                core.update_request(f"app{a}", 1, shape, 1_000_000, location=f"/rack{n // 40}")
+        core.update_request(f"app{a}", 1, shape, 1_000_000)
     running: dict[str, list[str]] = {f"node{n}": [] for n in range(nodes)}
     for node_id, held in running.items():  # fill the cluster
         held.extend(a.assignment_id for a in core.on_heartbeat(node_id))
     samples: list[float] = []
     node_ids = list(running)
     timer = time.perf_counter_ns
-    for _ in range(heartbeats):
+    for i in range(heartbeats):
         node_id = rng.choice(node_ids)
         held = running[node_id]
         for _ in range(min(len(held), rng.randint(1, 3))):
             core.container_finished(held.pop(rng.randrange(len(held))))
         t0 = timer()
-        got = core.on_heartbeat(node_id)
+        got = core.on_heartbeat(node_id, now=i * 1e-4) if local else core.on_heartbeat(node_id)
         elapsed = timer() - t0
         if got:
             samples.append(elapsed / 1000 / len(got))
@@ -107,23 +116,25 @@ def run_size(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int,
 
 
 def pure_figures(apps: int, tree: tuple[int, int, int], nodes: int, heartbeats: int,
-                 seed: int, users: int = 0) -> tuple[float, float, float]:
+                 seed: int, users: int = 0, local: float = 0.0) -> tuple[float, float, float]:
     """run_size's figures on the pure-Python modules, from a child process (a process imports
     the decision path one way)."""
-    code = (f"from scheduler.bench import run_size; import json; "
-            f"print(json.dumps(run_size({apps}, {tree!r}, {nodes}, {heartbeats}, {seed}, {users}).figures()))")
+    code = (f"from scheduler.bench import run_size; import json; print(json.dumps(run_size("
+            f"{apps}, {tree!r}, {nodes}, {heartbeats}, {seed}, {users}, {local}).figures()))")
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, PURE_ENV: "1"},
                           capture_output=True, text=True, check=True)
     return tuple(json.loads(done.stdout.splitlines()[-1]))
 
 
 def main(nodes: int = 10_000, heartbeats: int = 20_000, seed: int = 1,
-         sizes: tuple[tuple[int, tuple[int, int, int]], ...] = SIZES, users: int = 0) -> list[Result]:
+         sizes: tuple[tuple[int, tuple[int, int, int]], ...] = SIZES, users: int = 0,
+         local: float = 0.0) -> list[Result]:
     compiled = scheduler.MODE == "compiled"
     print(f"yarn-drf core benchmark: {nodes:,} nodes, {heartbeats:,} steady-state heartbeats per size, "
           f"three-level queue trees (teams x groups x leaves), cost per assigned container (heartbeat time "
           f"/ containers it assigned); "
           + (f"{users} users per leaf (user-limits); " if users else "")
+          + (f"{local:.0%} of the apps ask for 3 nodes and their racks; " if local else "")
           + f"decision path: {scheduler.MODE}"
           + (", then pure-Python in a child process" if compiled else ""))
     print(f"{'apps':>7} {'tree':>10} {'leaves':>7} {'containers':>11} {'samples':>8} {'p50 us':>8} {'p99 us':>8} "
@@ -131,14 +142,14 @@ def main(nodes: int = 10_000, heartbeats: int = 20_000, seed: int = 1,
                                if compiled else ""))
     results, pure_p50 = [], []
     for apps, tree in sizes:
-        r = run_size(apps, tree, nodes, heartbeats, seed, users)
+        r = run_size(apps, tree, nodes, heartbeats, seed, users, local)
         results.append(r)
         shape = "x".join(map(str, tree))
         p50, p99, mean = r.figures()
         row = (f"{apps:>7,} {shape:>10} {tree[0] * tree[1] * tree[2]:>7,} {r.containers:>11,} "
                f"{len(r.per_container_us):>8,} {p50:>8.1f} {p99:>8.1f} {mean:>8.1f}")
         if compiled:
-            pure = pure_figures(apps, tree, nodes, heartbeats, seed, users)
+            pure = pure_figures(apps, tree, nodes, heartbeats, seed, users, local)
             pure_p50.append(pure[0])
             row += f" {pure[0]:>9.1f} {pure[1]:>9.1f} {pure[2]:>9.1f} {pure[0] / p50:>18.2f}"
         print(row, flush=True)

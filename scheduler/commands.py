@@ -20,6 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench.add_argument("--seed", type=int, default=1)
     bench.add_argument("--users", type=int, default=0,
                        help="users per leaf, each leaf with user-limits (default 0: one user, no user-limits)")
+    bench.add_argument("--local", type=float, default=0.0,
+                       help="fraction of the apps whose requests name 3 nodes and their racks (delay scheduling)")
     bench.set_defaults(func=run_bench)
 
     replay = subparsers.add_parser("replay", help="replay the built-in example workload through the core and "
@@ -95,6 +97,11 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
         parts.append(f"max-running-apps {spec.max_running_apps}")
     if spec.max_am_share is not None:
         parts.append(f"max-am-share {spec.max_am_share:g}" + ("" if spec.is_leaf else " (for the leaves below)"))
+    below = "" if spec.is_leaf else " (for the queues below)"
+    for key, delay in (("node-locality-delay-s", spec.node_locality_delay_s),
+                       ("rack-locality-delay-s", spec.rack_locality_delay_s)):
+        if delay is not None:
+            parts.append(f"{key} {delay:g}{below}")
     if spec.is_leaf:
         parts.append(f"order {spec.order}")
     if spec.user_limits is not None:
@@ -127,7 +134,7 @@ def _amounts(values: dict) -> str:
 
 def run_bench(args: argparse.Namespace) -> int:
     from scheduler import bench
-    bench.main(nodes=args.nodes, heartbeats=args.heartbeats, seed=args.seed, users=args.users)
+    bench.main(nodes=args.nodes, heartbeats=args.heartbeats, seed=args.seed, users=args.users, local=args.local)
     return 0
 
 

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-HOT = ("heap", "model", "resources", "core")
+HOT = ("heap", "model", "resources", "locality", "core")
 PACKAGE = Path(__file__).resolve().parent
 BUILD = PACKAGE.parent / "build" / "mypyc"
 STAMP = BUILD / "sources.sha256"

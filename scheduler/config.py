@@ -43,6 +43,9 @@ PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 MAX_AMOUNT = 2**53
 # Weights: shares are usage / (capacity * weight); this range keeps every share finite and nonzero.
 MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
+# Locality delays: a request that should wait longer than this for its nodes should not relax
+# locality at all (relax-locality false), and a larger value is more likely a unit mistake (ms).
+MAX_LOCALITY_DELAY_S = 3600
 MAX_QUEUES = 5_000
 MAX_ERRORS = 50  # listed; the rest are counted
 
@@ -76,6 +79,7 @@ _USER_LIMITS = {
     },
 }
 _QUEUE_PATH = {"type": "string", "pattern": QUEUE_PATH}
+_LOCALITY_DELAY = {"type": "number", "minimum": 0, "maximum": MAX_LOCALITY_DELAY_S}
 SCHEMA: dict[str, Any] = {
     "$defs": {
         "queue": {
@@ -99,6 +103,8 @@ SCHEMA: dict[str, Any] = {
                 },
                 "max-running-apps": _INTEGER,
                 "max-am-share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                "node-locality-delay-s": _LOCALITY_DELAY,
+                "rack-locality-delay-s": _LOCALITY_DELAY,
                 "user-limits": _USER_LIMITS,
                 "order": {"enum": list(ORDERS)},
                 "preemptable": {"type": "boolean"},
@@ -229,6 +235,9 @@ class QueueSpec:
     max_fraction: float | None = None
     max_running_apps: int | None = None
     max_am_share: float | None = None  # as written; None: its parent's, else DEFAULT_MAX_AM_SHARE
+    # delay scheduling (scheduler.locality), as written; None: its parent's, else the defaults there
+    node_locality_delay_s: float | None = None
+    rack_locality_delay_s: float | None = None
     user_limits: UserLimits | None = None  # a leaf's users share it by DRF (None: its apps share it directly)
     order: str = "drf"
     submit_acl: Acl = field(default_factory=lambda: Acl(""))
@@ -639,6 +648,8 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         max_fraction=max_fraction,
         max_running_apps=None if running is None else int(running),
         max_am_share=None if q.get("max-am-share") is None else float(q["max-am-share"]),
+        node_locality_delay_s=_seconds(q.get("node-locality-delay-s")),
+        rack_locality_delay_s=_seconds(q.get("rack-locality-delay-s")),
         user_limits=None if q.get("user-limits") is None else _build_user_limits(q["user-limits"]),
         order=q.get("order", "drf"),
         submit_acl=Acl(q.get("submit-acl", default_acl)),
@@ -648,6 +659,10 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         parent=isinstance(q.get("children"), dict),
         preemptable=q.get("preemptable", True),
     )
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _build_user_limits(section: dict) -> UserLimits:

@@ -28,6 +28,7 @@ from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
 from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
 from scheduler.echo import brief
 from scheduler.heap import KeyedHeap
+from scheduler.locality import Offer, choose, delays_of, permits, placed
 from scheduler.model import (ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request, Sharer,
                              User, apps_in_order)
 from scheduler.multinode import get_node_choice
@@ -77,6 +78,7 @@ class SchedulerCore:
         self._zero = self.types.zero
         self.node_choice = get_node_choice(node_choice)
         self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
+        self._offer: Offer | None = None  # inside on_nodes: the call's nodes (scheduler.locality)
         self.clock = clock
         self.nodes: dict[str, Node] = {}
         self.apps: dict[str, App] = {}
@@ -125,6 +127,7 @@ class SchedulerCore:
 
     def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False) -> Queue:
         q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
+        q.locality_delays = delays_of(spec, None if parent is None else parent.locality_delays)
         self.queues[q.path] = q
         self._view = None
         if parent is not None:
@@ -235,8 +238,9 @@ class SchedulerCore:
         weight and order it keeps."""
         parent_path = path.rsplit(".", 1)[0]
         parent = self.queues.get(parent_path) or self._keep_draining(parent_path, old and old.parent)
-        spec = QueueSpec(path=path, weight=old.spec.weight, order=old.spec.order,
-                         user_limits=old.spec.user_limits) if old else QueueSpec(path=path)
+        spec = QueueSpec(path=path, weight=old.spec.weight, order=old.spec.order, user_limits=old.spec.user_limits,
+                         node_locality_delay_s=old.spec.node_locality_delay_s,
+                         rack_locality_delay_s=old.spec.rack_locality_delay_s) if old else QueueSpec(path=path)
         dynamic = old is not None and old.dynamic
         q = self._build(spec, parent, dynamic=dynamic)
         q.draining = not dynamic
@@ -819,14 +823,14 @@ class SchedulerCore:
                 self._set_pending(app, req, True)
         if location == ANY:
             if count > 0 and req.count == 0:
-                req.since = self._now(now)
+                req.restart(self._now(now))
             req.relax = relax_locality
             req.count = count
             self._set_pending(app, req, count > 0)
         elif location.startswith("/"):
-            req.racks[location] = [count, relax_locality]
+            req.set_rack(location, count, relax_locality)
         else:
-            req.nodes[location] = count
+            req.set_node(location, count)
         if req.count == 0 and req.reserved_node is not None:
             self._unreserve(req.reserved_node)
         if ask_id is not None:
@@ -867,7 +871,7 @@ class SchedulerCore:
             if req is not None:  # starts or stops waiting (the first test took those that go on)
                 req.count = count
                 if count:
-                    req.since = self._now(now)
+                    req.restart(self._now(now))
                 self._set_pending(req.app, req, count > 0)
                 if not count and req.reserved_node is not None:
                     self._unreserve(req.reserved_node)
@@ -879,9 +883,9 @@ class SchedulerCore:
                 continue
             req, location = ref
             if location.startswith("/"):
-                req.racks[location][0] = count
+                req.set_rack(location, count)
             else:
-                req.nodes[location] = count
+                req.set_node(location, count)
         return ignored
 
     def _set_pending(self, app: App, req: Request, pending: bool) -> None:
@@ -1229,7 +1233,12 @@ class SchedulerCore:
             self._refresh()
         start = self._rotation % len(nodes)
         self._rotation += 1
-        return self.node_choice(self, nodes[start:] + nodes[:start], self._now(now), limit)
+        order = nodes[start:] + nodes[:start]
+        self._offer = Offer(order)
+        try:
+            return self.node_choice(self, order, self._now(now), limit)
+        finally:
+            self._offer = None
 
     def on_heartbeat(self, node_id: str, now: float | None = None, limit: int = 0) -> list[Assignment]:
         """The per-node decision: assignments for this node in fair order, until nothing more
@@ -1269,8 +1278,9 @@ class SchedulerCore:
                     out.append(got)
                     if len(out) == limit:
                         break
-                    free = self._room_after(node, free, got.vector)
-                    fit = self._fitting(free)
+                    if got.node_id == node.id:  # (else locality placed it on another node of the call)
+                        free = self._room_after(node, free, got.vector)
+                        fit = self._fitting(free)
         finally:
             self._restore(aside)
         return out
@@ -1341,13 +1351,34 @@ class SchedulerCore:
                 return _RETRY
             elif not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
-                    if fits(req.capability, budget) and req.allows(node) and (
+                    if fits(req.capability, budget) and (
                             node.cards is None or node.cards.holds(req.capability)) and (
                             not req.am or _am_room(leaf, req.capability)):
-                        got = self._assign(app, req, node, now)
+                        if req.nodes or req.racks:  # (checked last: being passed over starts its clock)
+                            where = choose(req, node, leaf.locality_delays, now, self._offer, self._usable)
+                            if where is None:
+                                continue
+                        elif not req.relax:
+                            continue
+                        else:
+                            where = node
+                        got = self._assign(app, req, where, now)
                         self._requeue(app)  # still heading its heap: re-keyed in place
                         return got
             aside.append(heap.pop_with_order())
+
+    def _usable(self, node: Node, req: Request) -> bool:
+        """Whether a container of `req` may go on `node` now, as far as the node and the app's
+        exclusions go (another node of the call, for locality: scheduler.locality.choose)."""
+        cap = req.capability
+        if node.reserved is not None and node.reserved is not req:
+            return False
+        if req.app.excludes(node):
+            return False
+        free = self._vsub(node.capacity, node.allocated)
+        if node.cards is None:
+            return fits(cap, free)
+        return fits(cap, node.cards.room(free)) and node.cards.holds(cap)
 
     def _restore(self, aside: list) -> None:
         """Puts what a heartbeat set aside back in its heaps, in the order it was set aside, then
@@ -1386,6 +1417,8 @@ class SchedulerCore:
         aid = f"a{next(self._ids)}"
         taken = req.take(node)
         req.since = now
+        if req.nodes or req.racks:
+            placed(req, taken)
         cards = () if node.cards is None else self._take_cards(node.cards, cap)
         c = self.containers[aid] = Container(aid, app, node, cap, req.key, taken, False, cards, now)
         app.containers.add(aid)
@@ -1432,7 +1465,7 @@ class SchedulerCore:
         timeout = self.timeout or 0.0
         if head is None or node.reserved is not None or now - self.head_since < timeout:
             return False
-        req = self._reservable(head, node, free)
+        req = self._reservable(head, node, free, now)
         if req is None:
             return False
         node.reserved, req.reserved_node = req, node
@@ -1478,7 +1511,7 @@ class SchedulerCore:
             known = self._placeable_bits = (len(self._bits), mask)
         return known[1]
 
-    def _reservable(self, leaf: Queue, node: Node, free: Vector) -> Request | None:
+    def _reservable(self, leaf: Queue, node: Node, free: Vector, now: float) -> Request | None:
         """The request of the leaf's first app in fair order to reserve `node` for, if any."""
         for app in apps_in_order(leaf):
             asks = [r for r in app.pending if self._is_placeable(r.capability) and _within(r.capability, leaf)
@@ -1488,7 +1521,7 @@ class SchedulerCore:
             if app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist):
                 return None
             for req in asks:
-                if not req.allows(node):
+                if not permits(req, node, leaf.locality_delays, now):
                     continue
                 if fits(req.capability, free):
                     return None  # it starts here now

@@ -5,7 +5,7 @@ scheduler.targets (imported here for the callers that read both).
 
 `why_pending(core, app_id)` names, for each pending request of an app, every reason it is not
 running now, in the terms the core decides by (max-running-apps, queue max, reservations, node
-room per resource, locality, starvation of its queue).
+room per resource, locality and its delay, starvation of its queue).
 
 Nothing here changes the core; callers hold the service lock while calling.
 """
@@ -16,7 +16,8 @@ from operator import mul
 
 from scheduler.cards import no_card_message
 from scheduler.core import SchedulerCore
-from scheduler.model import App, Node, Queue, Request
+from scheduler.locality import LEVELS, level, permits, relaxes_in
+from scheduler.model import NODE_LOCAL, App, Node, Queue, Request
 from scheduler.resources import dominant_resource, dominant_share, fits, vadd, vsub
 from scheduler.targets import Target, TargetInput, share_scale, targets
 
@@ -156,7 +157,7 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
                            node=node.id))
     at_max = any(r["code"] in ("queue-at-max", "am-share") for r in out)
     # Room on a node does not make a request at its queue's max ready.
-    out += [r for r in _node_reasons(core, app, req, shape) if not (at_max and r["code"] == "ready")]
+    out += [r for r in _node_reasons(core, app, req, shape, now) if not (at_max and r["code"] == "ready")]
     # Only a request that is large enough for some node but finds no room there can reserve one.
     if core.timeout is not None and req.reserved_node is None and any(r["code"] == "no-node-room" for r in out):
         out.append(_starvation(core, app.queue, now))
@@ -233,7 +234,7 @@ def _app_limit(leaf: Queue) -> Queue:
     return leaf
 
 
-def _node_reasons(core: SchedulerCore, app: App, req: Request, shape: str) -> list[dict]:
+def _node_reasons(core: SchedulerCore, app: App, req: Request, shape: str, now: float) -> list[dict]:
     types = core.types
     nodes = list(core.nodes.values())
     if not nodes:
@@ -288,12 +289,38 @@ def _node_reasons(core: SchedulerCore, app: App, req: Request, shape: str) -> li
                                                  "reserved for other requests: " + ", ".join(holders),
                            nodes=sorted(n.id for n in room)))
         return out
-    names = sorted(n.id for n in open_nodes)
+    delays = app.queue.locality_delays
+    accepted = [n for n in open_nodes if permits(req, n, delays, now)]
+    if len(accepted) < len(open_nodes):
+        out.append(_locality_delay(app.queue, req, now))
+    if not accepted:
+        return out
+    names = sorted(n.id for n in accepted)
     out.append(_reason("ready", f"fits now on {len(names)} node(s) ({', '.join(names[:5])}"
                                 f"{', ...' if len(names) > 5 else ''}); it starts at the next heartbeat of one "
                                 "of them unless queues and apps with a lower share take the room first",
                        nodes=names))
     return out
+
+
+def _locality_delay(leaf: Queue, req: Request, now: float) -> dict:
+    """How long the request still waits for locality before it takes the nodes with room (scheduler.locality)."""
+    delays = leaf.locality_delays
+    accepts = level(req, delays, now)
+    relaxes = relaxes_in(req, delays, now)
+    assert relaxes is not None  # (a node with room it does not take yet: it waits for locality)
+    to_rack, to_any = relaxes
+    wanted = "a node-local slot" if accepts == NODE_LOCAL else "a rack-local slot"
+    steps = ([f"takes a node in its racks in {to_rack:.1f} s"] if accepts == NODE_LOCAL and req.wanted_racks else [])
+    steps.append(f"takes any node in {to_any:.1f} s" if req.relax else "never takes another node (relax-locality off)")
+    clock = ("" if req.skipped_since is not None else
+             "; its clock starts the first time it is passed over on a node it does not take")
+    return _reason("locality-delay",
+                   f"waits for {wanted} ({_locality_text(req)}); nodes elsewhere have room: it "
+                   f"{' and '.join(steps)} (node-locality-delay-s {delays[0]:g}, rack-locality-delay-s "
+                   f"{delays[1]:g} in {leaf.path}){clock}",
+                   level=LEVELS[accepts], rack_local_in_s=round(to_rack, 3), any_node_in_s=round(to_any, 3),
+                   clock_started=req.skipped_since is not None)
 
 
 CARD_REASONS = 5  # nodes named in "no-card-room" reasons; the rest are counted

@@ -1,7 +1,8 @@
 """The runtime objects of the core: nodes, queues, apps, requests and containers.
 
 These are plain slotted records mutated by SchedulerCore; they hold no policy of their own
-except the small locality rule of a request, which is YARN's.
+except the small locality rule of a request, which is YARN's (the delay that relaxes it is
+scheduler.locality's).
 """
 from __future__ import annotations
 
@@ -20,16 +21,23 @@ if TYPE_CHECKING:
     from scheduler.resources import ResourceTypes, Vector
 
 ANY = "*"
+# A request's locality levels (scheduler.locality): how local a node is for it, and what it accepts.
+NODE_LOCAL: Final = 0
+RACK_LOCAL: Final = 1
+OFF_SWITCH: Final = 2
 YARN_AM_SUFFIX = "_000001"  # YARN gives an attempt's AM the attempt's first container id
 _app_sequence = count()
 _UNWEIGHED: Final = LinearForm((), max)  # a queue's share functions until SchedulerCore._limits sets them
 
 
 class Node:
-    __slots__ = ("id", "rack", "capacity", "allocated", "containers", "reserved", "cards")
+    __slots__ = ("id", "host", "rack", "capacity", "allocated", "containers", "reserved", "cards")
 
     def __init__(self, node_id: str, rack: str, capacity: Vector) -> None:
         self.id = node_id
+        # YARN's node id is host:port, but an AM names a node by its host (SchedulerNode.getNodeName;
+        # host:port only with yarn.scheduler.include-port-in-node-name): a request matches either
+        self.host = node_id.rsplit(":", 1)[0] if ":" in node_id else node_id
         self.rack = rack
         self.capacity = capacity
         self.allocated: Vector = tuple(0 for _ in capacity)
@@ -53,10 +61,15 @@ class Request:
     """One request key (priority, allocation id) of an app, with YARN's locality entries.
 
     `count` is the ANY count (the total still wanted); `racks` maps rack -> [count, relax],
-    `nodes` maps node id -> count. `since` is when the request last started waiting.
+    `nodes` maps node name (a host, or a node id) -> count; `wanted_nodes` and `wanted_racks`
+    count the entries that still want containers. `since` is when the request last started
+    waiting. `level` and `skipped_since` are its delay-scheduling state (scheduler.locality):
+    the locality it accepts before any wait, and when it was first passed over for locality
+    since its last container (None: not since then).
     """
 
-    __slots__ = ("app", "key", "capability", "count", "relax", "racks", "nodes", "since", "reserved_node", "am")
+    __slots__ = ("app", "key", "capability", "count", "relax", "racks", "nodes", "wanted_nodes", "wanted_racks",
+                 "since", "level", "skipped_since", "reserved_node", "am")
 
     def __init__(self, app: App, key: tuple[int, int], capability: Vector, now: float) -> None:
         self.app = app
@@ -66,15 +79,48 @@ class Request:
         self.relax = True
         self.racks: dict[str, list] = {}
         self.nodes: dict[str, int] = {}
+        self.wanted_nodes = 0
+        self.wanted_racks = 0
         self.since = now
+        self.level = NODE_LOCAL
+        self.skipped_since: float | None = None
         self.reserved_node: Node | None = None
         self.am = False  # it asks for the app's ApplicationMaster: limited by its queue's max-am-share
+
+    def restart(self, now: float) -> None:
+        """The request starts waiting anew (its count rose from 0): a fresh wait for locality too."""
+        self.since = now
+        self.level = NODE_LOCAL
+        self.skipped_since = None
+
+    def set_node(self, name: str, count: int) -> None:
+        self.wanted_nodes += (count > 0) - (self.nodes.get(name, 0) > 0)
+        self.nodes[name] = count
+
+    def set_rack(self, rack: str, count: int, relax: bool | None = None) -> None:
+        """The rack's count (and its relax-locality, unless None: as it was)."""
+        entry = self.racks.get(rack)
+        if entry is None:
+            entry = self.racks[rack] = [0, True if relax is None else relax]
+        elif relax is not None:
+            entry[1] = relax
+        self.wanted_racks += (count > 0) - (entry[0] > 0)
+        entry[0] = count
+
+    def local_name(self, node: Node) -> str | None:
+        """The name under which this request still wants containers on `node`, if it does."""
+        nodes = self.nodes
+        if nodes.get(node.host, 0) > 0:
+            return node.host
+        if node.id != node.host and nodes.get(node.id, 0) > 0:
+            return node.id
+        return None
 
     def allows(self, node: Node) -> bool:
         """YARN's relax-locality rule for placing one container of this request on `node`."""
         if not self.nodes and not self.racks:
             return self.relax
-        if self.nodes.get(node.id, 0) > 0:
+        if self.local_name(node) is not None:
             return True
         rack = self.racks.get(node.rack)
         if rack is not None:
@@ -85,17 +131,21 @@ class Request:
         return self.relax
 
     def take(self, node: Node) -> tuple[str, str] | None:
-        """Counts one container on `node` off the locality entries; returns what to give back."""
+        """Counts one container on `node` off the locality entries; returns what to give back
+        (its kind tells the container's locality: "node", "rack", or None for off-switch)."""
         self.count -= 1
-        if self.nodes.get(node.id, 0) > 0:
-            self.nodes[node.id] -= 1
+        if not self.nodes and not self.racks:
+            return None
+        name = self.local_name(node)
+        if name is not None:
+            self.set_node(name, self.nodes[name] - 1)
             rack = self.racks.get(node.rack)
             if rack is not None and rack[0] > 0:
-                rack[0] -= 1
-            return ("node", node.id)
+                self.set_rack(node.rack, rack[0] - 1)
+            return ("node", name)
         rack = self.racks.get(node.rack)
         if rack is not None and rack[0] > 0:
-            rack[0] -= 1
+            self.set_rack(node.rack, rack[0] - 1)
             return ("rack", node.rack)
         return None
 
@@ -105,10 +155,11 @@ class Request:
             return
         kind, where = taken
         if kind == "node":
-            self.nodes[where] = self.nodes.get(where, 0) + 1
-        entry = self.racks.get(rack if kind == "node" else where)
+            self.set_node(where, self.nodes.get(where, 0) + 1)
+        name = rack if kind == "node" else where
+        entry = self.racks.get(name)
         if entry is not None:
-            entry[0] += 1
+            self.set_rack(name, entry[0] + 1)
 
 
 class App:
@@ -294,7 +345,7 @@ class Queue(Sharer):
     """
 
     __slots__ = ("spec", "path", "children", "scale", "max", "max_apps", "running_apps", "am_usage", "am_limit",
-                 "am_share", "draining", "dynamic", "apps", "waiting", "users", "app_weigh")
+                 "am_share", "draining", "dynamic", "apps", "waiting", "users", "app_weigh", "locality_delays")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
         super().__init__(parent, not spec.is_leaf or spec.user_limits is not None, zero)
@@ -318,6 +369,8 @@ class Queue(Sharer):
         # its users by name when it has `user-limits`: then `heap` holds users, not apps
         self.users: dict[str, User] | None = None if spec.user_limits is None else {}
         self.app_weigh = _UNWEIGHED  # an app's usage -> its share in this leaf
+        # (node-locality-delay-s, rack-locality-delay-s) of its apps' requests (scheduler.locality)
+        self.locality_delays: tuple[float, float] = (0.0, 0.0)
 
     @property
     def is_leaf(self) -> bool:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from operator import sub
 from typing import TYPE_CHECKING
 
+from scheduler.locality import locality_of, most_local, permits
 from scheduler.model import head_app
 from scheduler.resources import Vector, fits
 
@@ -67,7 +68,7 @@ def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int 
         head = fairness_head(core)
         node = None
         if head is not None and head[1] is not blocked:
-            node = free.best_for(*head)
+            node = free.best_for(*head, now)
             if node is None:
                 blocked = head[1]
         if node is None:
@@ -75,7 +76,7 @@ def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int 
         got = core.on_heartbeat(node.id, now, limit=1)
         if got:
             out += got
-            free.update(node)
+            free.update(core.nodes[got[0].node_id])  # (locality may have placed it on another node of the call)
         else:
             free.drop(node)
     return out
@@ -120,18 +121,20 @@ class FreeRoom:
 
     def update(self, node: Node) -> None:
         """The node's room changed (it was given a container)."""
-        self._remove(node)
-        self._add(node)
+        if node in self._room:  # (a node the call dropped has no room left that it tracks)
+            self._remove(node)
+            self._add(node)
 
     def drop(self, node: Node) -> None:
         """Nothing more fits the node in this call."""
         self._remove(node)
         del self._order[node]
 
-    def best_for(self, app: App, req: Request) -> Node | None:
+    def best_for(self, app: App, req: Request, now: float) -> Node | None:
         """The node whose room fits `req` with the shape closest to it (the L1 distance of their
-        shares, each normalised to sum 1), among those its locality and the app's exclusions
-        allow; ties go to the room met first. None if it fits no node."""
+        shares, each normalised to sum 1), among those its locality (YARN's rule and its delay,
+        scheduler.locality) and the app's exclusions allow, the most local first; ties go to the
+        room met first. None if it fits no node."""
         demand = req.capability
         want = self._shape(demand)
         if want is None:
@@ -143,11 +146,18 @@ class FreeRoom:
             if shape is not None and fits(demand, room):
                 scored.append((sum(map(abs, map(sub, want, shape))), rank, members))
         scored.sort(key=lambda s: s[:2])
+        delays, most = app.queue.locality_delays, most_local(req)
+        best: tuple[int, Node] | None = None
         for _, _, members in scored:
             for node in members:
-                if req.allows(node) and not app.excludes(node) and (node.cards is None or node.cards.holds(demand)):
-                    return node
-        return None
+                if permits(req, node, delays, now) and not app.excludes(node) and (
+                        node.cards is None or node.cards.holds(demand)):
+                    tier = locality_of(req, node)
+                    if tier <= most:
+                        return node
+                    if best is None or tier < best[0]:
+                        best = tier, node
+        return None if best is None else best[1]
 
     def _shape(self, amounts: Vector) -> tuple[float, ...] | None:
         shares = [a * i for a, i in zip(amounts, self._inv)]

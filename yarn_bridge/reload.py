@@ -120,7 +120,8 @@ def _digest(path: Path) -> str | None:
 
 _FIELDS = (("weight", "weight"), ("min", "min"), ("max", "max"), ("max_fraction", "max"),
            ("max_running_apps", "max-running-apps"),
-           ("max_am_share", "max-am-share"), ("order", "order"), ("preemptable", "preemptable"))
+           ("max_am_share", "max-am-share"), ("node_locality_delay_s", "node-locality-delay-s"),
+           ("rack_locality_delay_s", "rack-locality-delay-s"), ("order", "order"), ("preemptable", "preemptable"))
 
 
 def describe_changes(old: QueueConfig, new: QueueConfig, changes: dict, core: SchedulerCore) -> list[str]:

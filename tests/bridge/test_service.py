@@ -202,3 +202,21 @@ def test_a_call_assigns_at_most_its_bound_and_the_next_call_goes_on(queues_file,
     third = schedule(svc, seq=3, nodes=ids)["assignments"]
     assert [len(first), len(second), len(third)] == [3, 3, 1]
     assert len({a["assignment_id"] for a in first + second + third}) == 7
+
+
+def test_a_node_ask_names_a_host_and_its_container_goes_to_that_hosts_nodemanager_in_the_call(queues_file):
+    """The shim sends an AM's node asks as YARN has them, by host (ResourceRequest's resource
+    name), and lists nodes by id (host:port): the core matches them, and takes the node-local one
+    of the call's nodes even when another comes first in the call."""
+    svc = CoreService(queues_file)
+    snapshot(svc, nodes=[{"node": "h1:45454", "capacity": NODE, "rack": "/r1"},
+                         {"node": "h2:45454", "capacity": NODE, "rack": "/r2"}])
+    submit(svc, "app_1", "alice", "cpu")
+    located = [[1, 1, "app_1", 1, 0, "h2", True, 1024, 1, 0], [2, 1, "app_1", 1, 0, "/r2", True, 1024, 1, 0],
+               [3, 1, "app_1", 1, 0, "*", True, 1024, 1, 0]]
+    reply = schedule(svc, seq=2, nodes=["h1:45454", "h2:45454"], asks=located)
+    assert [a["node"] for a in reply["assignments"]] == ["h2:45454"]
+    # its node full, the next one waits (1 s by default) rather than take h1 at once
+    full = [[4, 1, "app_1", 2, 0, "h2", True, 8192, 7, 0], [5, 1, "app_1", 2, 0, "/r2", True, 8192, 7, 0],
+            [6, 1, "app_1", 2, 0, "*", True, 8192, 7, 0]]
+    assert [a["node"] for a in schedule(svc, seq=3, nodes=["h1:45454", "h2:45454"], asks=full)["assignments"]] == []

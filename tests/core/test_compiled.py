@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def decisions(seed: int, users: int = 0) -> dict:
-    """Every assignment of a busy three-level cluster (containers finishing, asks changing, a short
-    starvation timeout so that nodes get reserved), as a digest, with the modules that decided.
+    """Every assignment of a busy three-level cluster (containers finishing, asks changing, some
+    naming nodes and racks, a short starvation timeout so that nodes get reserved), as a digest,
+    with the modules that decided.
     With `users`, every leaf has user-limits and its apps belong to several of that many users."""
     rng = random.Random(seed)
     text, leaves = queue_yaml((3, 3, 4), rng, users)
@@ -30,10 +31,15 @@ def decisions(seed: int, users: int = 0) -> dict:
     core = SchedulerCore(parse_config("reservation: {starvation-timeout-s: 0.05}\n" + text),
                          clock=lambda: clock[0])
     for n in range(150):
-        core.add_node(f"n{n}", NODE_SHAPES[n % len(NODE_SHAPES)])
+        core.add_node(f"n{n}", NODE_SHAPES[n % len(NODE_SHAPES)], rack=f"/rack{n % 5}")
     for a in range(300):
         core.submit_app(f"app{a}", f"user{a // len(leaves) % users}" if users else "u", leaves[a % len(leaves)])
-        core.update_request(f"app{a}", 1, rng.choice(SHAPES), rng.choice((3, 30, 1000)))
+        shape, count = rng.choice(SHAPES), rng.choice((3, 30, 1000))
+        if a % 3 == 0:  # a third name nodes (and their racks), as MapReduce's maps do: delay scheduling decides
+            for node in rng.sample(range(150), 3):
+                core.update_request(f"app{a}", 1, shape, count, location=f"n{node}")
+            core.update_request(f"app{a}", 1, shape, count, location=f"/rack{a % 5}")
+        core.update_request(f"app{a}", 1, shape, count)
     held: dict[str, list[str]] = {f"n{n}": [] for n in range(150)}
     digest = hashlib.sha256()
     for step in range(1500):
@@ -44,8 +50,9 @@ def decisions(seed: int, users: int = 0) -> dict:
         if step % 5 == 0:
             core.update_request(f"app{rng.randrange(300)}", rng.choice((1, 2)), rng.choice(SHAPES),
                                 rng.choice((0, 2, 20)))
-        got = core.on_heartbeat(node)
-        held[node].extend(a.assignment_id for a in got)
+        got = core.on_heartbeat(node) if step % 7 else core.on_nodes([node, *rng.sample(list(held), 4)])
+        for a in got:
+            held[a.node_id].append(a.assignment_id)
         digest.update(repr([(a.app_id, a.node_id, a.vector) for a in got]).encode())
     counters = core.counters
     return {"digest": digest.hexdigest(), "assignments": counters["assignments"],

@@ -55,6 +55,9 @@ def test_documented_example_sets_every_field():
     assert q["root.ml"].weight == {"gpu-mem": 2.0, "vcores": 1.0, "memory-mb": 1.0}
     assert q["root.ml"].max_fraction == 0.75
     assert not q["root.users"].is_leaf and q["root.users"].children == ()
+    assert (q["root"].node_locality_delay_s, q["root"].rack_locality_delay_s) == (1.0, 1.0)
+    assert q["root.analytics.etl"].node_locality_delay_s == 3.0
+    assert q["root.analytics.etl"].rack_locality_delay_s is None  # root's, through analytics
 
 
 def test_percentage_max_follows_the_cluster():
@@ -96,6 +99,16 @@ def test_percentage_max_follows_the_cluster():
     ("resources: []\nqueues: {root: {}}", "resources: must not be empty"),
     ("resources: ['9bad']\nqueues: {root: {}}", "is not a valid resource type name"),
     ("reservation: {starvation-timeout-s: -5}\nqueues: {root: {}}", "reservation.starvation-timeout-s: must be > 0"),
+    ("queues: {root: {children: {b: {node-locality-delay-s: -1}}}}",
+     "queues.root.children.b.node-locality-delay-s: must be >= 0, got -1"),
+    ("queues: {root: {children: {b: {rack-locality-delay-s: 5000}}}}",
+     "queues.root.children.b.rack-locality-delay-s: must be at most 3,600, got 5000"),
+    ("queues: {root: {rack-locality-delay-s: soon, children: {}}}",
+     "queues.root.rack-locality-delay-s: must be a number, got 'soon'"),
+    ("queues: {root: {children: {b: {node-locality-delay-s: true}}}}",
+     "queues.root.children.b.node-locality-delay-s: must be a number, got True"),
+    ("queues: {root: {children: {b: {node-locality-delay: 3}}}}",
+     "queues.root.children.b.node-locality-delay: unknown field (did you mean 'node-locality-delay-s'?)"),
     ("placement: [{rule: guess}]\nqueues: {root: {}}", "placement.0.rule: must be one of"),
     ("placement: [{rule: user, parent: root.x}]\nqueues: {root: {}}", "placement.0.parent: queue 'root.x' does not exist"),
     ("placement: [{rule: default}]\nqueues: {root: {}}", "placement.0: the default rule needs 'queue'"),

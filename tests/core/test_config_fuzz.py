@@ -214,7 +214,9 @@ for i, (what, data) in enumerate(mutants({seed}, {count})):
                 core.add_node("n", {{"memory-mb": 65536, "vcores": 16, "gpu-mem": 8192}})
                 core.submit_app("app", "alice", None, ["analysts"])
                 core.update_request("app", 1, {{"memory-mb": 1024, "vcores": 1}}, 2)
-                core.on_heartbeat("n")
+                core.update_request("app", 2, {{"memory-mb": 512, "vcores": 1}}, 1, location="elsewhere")
+                core.update_request("app", 2, {{"memory-mb": 512, "vcores": 1}}, 1)
+                core.on_nodes(["n"])  # (the second request waits for its node: the locality delays run)
                 out["core"] = "ran"
         if i % {every} == 0:  # the reload path and the command read the file with the same parser
             case_file.write_bytes(data)

@@ -48,6 +48,19 @@ def test_a_weight_that_is_not_a_finite_number_is_refused(weight, path):
     assert error.startswith(f"queues.root.children.a.{path}: must be a finite number, got ")
 
 
+@pytest.mark.parametrize("key", ["node-locality-delay-s", "rack-locality-delay-s"])
+@pytest.mark.parametrize("value, ok", [("0", True), ("0.25", True), ("3600", True), (".inf", False), (".nan", False),
+                                       ("-0.5", False), ("3600.5", False), ("1.0e+300", False), ("'1s'", False)])
+def test_a_locality_delay_is_a_finite_number_of_seconds_from_0_to_an_hour(key, value, ok):
+    text = leaf(f"{{{key}: {value}}}")
+    if ok:
+        assert parse_config(text).queues()["root.a"] is not None
+        core = SchedulerCore(parse_config(text))
+        assert core.queues["root.a"].locality_delays[0 if key.startswith("node") else 1] == float(value)
+    else:
+        assert only_error(text).startswith(f"queues.root.children.a.{key}: must be ")
+
+
 @pytest.mark.parametrize("weight, ok", [("0.000001", True), ("1000000", True), ("0.0000009", False),
                                         ("1000001", False), ("{vcores: 1.0e+7}", False), ("1.0e+300", False)])
 def test_weights_lie_between_a_millionth_and_a_million(weight, ok):
@@ -59,7 +72,8 @@ def test_weights_lie_between_a_millionth_and_a_million(weight, ok):
 
 
 @pytest.mark.parametrize("field", ["weight: true", "weight: {vcores: false}", "min: {vcores: true}",
-                                   "max: {vcores: true}", "max-running-apps: true"])
+                                   "max: {vcores: true}", "max-running-apps: true", "node-locality-delay-s: false",
+                                   "rack-locality-delay-s: true"])
 def test_a_boolean_is_not_a_number(field):
     assert "got True" in only_error(leaf("{" + field + "}")) or "got False" in only_error(leaf("{" + field + "}"))
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import io
 import re
 import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -169,8 +171,13 @@ def test_console_script_entry(ops, capsys):
 def test_status_watch_refreshes_until_interrupted(ops, monkeypatch):
     load(ops)
     frames = []
+    real_sleep, this_thread = time.sleep, threading.current_thread()
 
     def sleep(seconds):  # the operator presses Ctrl-C during the second wait
+        # The patch replaces the time module's sleep for every thread; a thread an earlier test left
+        # running (a server's loop) must keep its own waits and not count as the CLI's frames.
+        if threading.current_thread() is not this_thread:
+            return real_sleep(seconds)
         frames.append(seconds)
         if len(frames) == 2:
             raise KeyboardInterrupt

@@ -42,6 +42,17 @@ def test_a_reload_that_changes_preemption_says_what_changed(ops):
     assert ops.get("/v1/queues")["preemption"]["enabled"] is True
 
 
+def test_a_reload_that_changes_locality_delays_says_so_and_the_queues_below_take_them(ops):
+    ops.queues_file.write_text(QUEUES.replace("        weight: 2\n", "        weight: 2\n        node-locality-delay-s: 4\n")
+                               .replace("          etl: {}", "          etl: {rack-locality-delay-s: 0.5}"))
+    code, doc = post_reload(ops)
+    assert code == 200 and doc["accepted"] is True
+    assert "~ root.prod: node-locality-delay-s none -> 4" in doc["diff"]
+    assert "~ root.prod.etl: rack-locality-delay-s none -> 0.5" in doc["diff"]
+    assert ops.core.queues["root.prod.etl"].locality_delays == (4.0, 0.5)
+    assert ops.core.queues["root.prod.ml"].locality_delays == (4.0, 1.0)
+
+
 def test_weight_change_takes_effect_at_the_next_heartbeat(ops):
     # Two equal queues share one node 1:1; after a reload giving etl weight 3, the next heartbeats
     # fill the freed room 3:1.

@@ -117,6 +117,28 @@ def test_locality_excludes_the_nodes_with_room(ops):
     assert "relax-locality is off" in why["locality"]["message"]
 
 
+def test_locality_delay_says_what_it_waits_for_and_how_long_is_left(ops):
+    # n1 (its node) is full; n2, on another rack, has room it does not take for the delays (1 s + 1 s)
+    submit(ops, "fill", "root.prod.etl", {"vcores": 8, "memory-mb": 1024}, 1, location="n1", relax_locality=False)
+    with ops.lock:
+        ops.core.update_request("fill", 1, {"vcores": 8, "memory-mb": 1024}, 1, location="*", relax_locality=False)
+    assert len(ops.settle()) == 1
+    submit(ops, "loc", "root.prod.etl", {"vcores": 1, "memory-mb": 1024}, 1, location="n1")
+    with ops.lock:
+        ops.core.update_request("loc", 1, {"vcores": 1, "memory-mb": 1024}, 1, location="/r1")
+        ops.core.update_request("loc", 1, {"vcores": 1, "memory-mb": 1024}, 1)
+    assert ops.heartbeat("n2") == []  # passed over: its clock starts now
+    ops.clock.now += 0.25
+    why = reasons(ops, "loc")
+    assert list(why) == ["locality-delay"]
+    wait = why["locality-delay"]
+    assert (wait["level"], wait["rack_local_in_s"], wait["any_node_in_s"]) == ("node-local", 0.75, 1.75)
+    assert "waits for a node-local slot (nodes n1; racks /r1)" in wait["message"]
+    ops.clock.now += 2
+    assert list(reasons(ops, "loc")) == ["ready"]
+    assert [a.node_id for a in ops.heartbeat("n2")] == ["n2"]
+
+
 def test_blacklisted_nodes(ops):
     submit(ops, "bl", "root.prod.etl", {"vcores": 1, "gpu-mem": 100}, 1)
     with ops.lock:
