@@ -676,15 +676,16 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /**
    * A NodeManager heartbeat: YARN processes its launched and finished containers (finished ones
    * queue events for the core through completedContainerInternal), and the node is due an offer
-   * if some ask may be waiting: a heartbeat while none waits is one on which CapacityScheduler
-   * places nothing, so an ask made after it waits for the node's next. No call to the core here:
-   * the scheduling loop decides for every node due an offer at once.
+   * if some app asks for containers now (YARN's pending count, kept by AppSchedulingInfo): a
+   * heartbeat while none does is one on which CapacityScheduler places nothing, so an ask made
+   * after it (a new attempt's AM, say) waits for the node's next. No call to the core here: the
+   * scheduling loop decides for every node due an offer at once.
    */
   @Override
   protected synchronized void nodeUpdate(RMNode nm) {
     super.nodeUpdate(nm);
     heartbeats.incrementAndGet();
-    if (!offerBetweenHeartbeats && (askMirror.hasOutstanding() || !dirtyApps.isEmpty())) {
+    if (!offerBetweenHeartbeats && getRootQueueMetrics().getPendingContainers() > 0) {
       nodeOffers.heartbeat(nm.getNodeID());
     }
   }
