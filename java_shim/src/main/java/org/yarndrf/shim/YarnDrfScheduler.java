@@ -495,9 +495,13 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       Resource headroom = application.getHeadroom();
       application.setApplicationHeadroomForMetrics(headroom);
+      List<Container> allocated = application.pullNewlyAllocatedContainers();
+      // Containers of earlier attempts that a restarted RM recovered after this AM registered
+      // (their NodeManager came back late): the AM learns of them here, as from YARN's schedulers.
+      List<Container> fromEarlierAttempts = application.pullPreviousAttemptContainers();
       // Marked containers go as a strict contract (FairScheduler's choice): these are taken.
-      return new Allocation(application.pullNewlyAllocatedContainers(), headroom,
-          application.preemptionMarks(), null, null, application.pullUpdatedNMTokens());
+      return new Allocation(allocated, headroom, application.preemptionMarks(), null, null,
+          application.pullUpdatedNMTokens(), null, null, null, null, fromEarlierAttempts, null);
     }
   }
 
