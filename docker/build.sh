@@ -7,7 +7,8 @@
 #   yarn-drf/hadoop:3.4.1    Hadoop runtime (jars from Maven Central via docker/hadoop/pom.xml)
 #   yarn-drf/rm:latest       the ResourceManager image: the runtime plus the yarn-drf shim jar and
 #                            the Python scheduler when java_shim/target has the jar (else stock)
-#   usage: docker/build.sh [base|spark|hadoop|rm|all]      (needs DOCKER_HOST; see docker/engine.sh)
+#   yarn-drf/kdc:bookworm    the secure cluster's Kerberos KDC (MIT krb5-kdc from Debian)
+#   usage: docker/build.sh [base|spark|hadoop|rm|kdc|all]      (needs DOCKER_HOST; see docker/engine.sh)
 # Environment: BASE_IMAGE (a Debian/Ubuntu image from your registry instead of the offline base),
 #   DOCKER (the docker client; Debian's /usr/bin/docker is preferred for BuildKit).
 set -euo pipefail
@@ -22,6 +23,7 @@ HADOOP_IMAGE="yarn-drf/hadoop:$HADOOP_VERSION"
 SPARK_VERSION=3.5.5
 SPARK_IMAGE="yarn-drf/spark:$SPARK_VERSION"
 RM_IMAGE=yarn-drf/rm:latest
+KDC_IMAGE=yarn-drf/kdc:bookworm
 
 log() { echo "build: $*" >&2; }
 
@@ -58,15 +60,15 @@ build_spark() {
 build_hadoop() {
   local base="${BASE_IMAGE:-$BASE_DEFAULT}" ctx="$BUILD/hadoop" hash
   hash="$(inputs_hash docker/hadoop/pom.xml docker/hadoop/Dockerfile docker/hadoop/bin/yarn \
-    docker/hadoop/render_conf.py docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties \
+    docker/hadoop/render_conf.py docker/hadoop/secure_conf.py docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties \
     conf/hadoop/java17-opens <(echo "$base" "$("$DOCKER" image inspect --format '{{.Id}}' "$base" 2>/dev/null)" \
       "$("$DOCKER" image inspect --format '{{.Id}}' "$SPARK_IMAGE")"))"
   if [ "$(current_label "$HADOOP_IMAGE")" = "$hash" ]; then log "hadoop: $HADOOP_IMAGE is up to date"; return; fi
   log "hadoop: assembling the Hadoop $HADOOP_VERSION jars from Maven Central (first run downloads ~90 MB)"
   rm -rf "$ctx"; mkdir -p "$ctx"
   mvn -B -q -f docker/hadoop/pom.xml dependency:copy-dependencies -DoutputDirectory="$ctx/lib"
-  cp -r docker/hadoop/Dockerfile docker/hadoop/bin docker/hadoop/render_conf.py docker/hadoop/entrypoint.sh \
-    docker/hadoop/log4j.properties conf/hadoop/java17-opens "$ctx/"
+  cp -r docker/hadoop/Dockerfile docker/hadoop/bin docker/hadoop/render_conf.py docker/hadoop/secure_conf.py \
+    docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties conf/hadoop/java17-opens "$ctx/"
   log "hadoop: building $HADOOP_IMAGE from $base"
   "$DOCKER" build -q --network host --build-arg BASE_IMAGE="$base" --build-arg SPARK_IMAGE="$SPARK_IMAGE" \
     --label yarn-drf.inputs="$hash" -t "$HADOOP_IMAGE" "$ctx" >/dev/null
@@ -97,10 +99,26 @@ build_rm() {
   "$DOCKER" image prune -f >/dev/null  # the replaced image, now untagged
 }
 
+# The secure cluster's KDC (Debian's MIT krb5-kdc on the base image); only the secure variant uses it.
+build_kdc() {
+  local base="${BASE_IMAGE:-$BASE_DEFAULT}" ctx="$BUILD/kdc" hash
+  hash="$(inputs_hash docker/kdc/Dockerfile docker/kdc/kdc-start.sh \
+    <(echo "$base" "$("$DOCKER" image inspect --format '{{.Id}}' "$base" 2>/dev/null)"))"
+  if [ "$(current_label "$KDC_IMAGE")" = "$hash" ]; then log "kdc: $KDC_IMAGE is up to date"; return; fi
+  rm -rf "$ctx"; mkdir -p "$ctx"
+  cp docker/kdc/Dockerfile docker/kdc/kdc-start.sh "$ctx/"
+  log "kdc: building $KDC_IMAGE from $base (Debian's krb5-kdc)"
+  "$DOCKER" build -q --network host --build-arg BASE_IMAGE="$base" --label yarn-drf.inputs="$hash" \
+    -t "$KDC_IMAGE" "$ctx" >/dev/null
+  "$DOCKER" image prune -f >/dev/null  # the replaced image, now untagged
+}
+
 case "${1:-all}" in
   base) build_base ;;
   spark) build_spark ;;
   hadoop) build_base; build_spark; build_hadoop ;;
-  rm|all) build_base; build_spark; build_hadoop; build_rm ;;
-  *) echo "usage: $0 [base|spark|hadoop|rm|all]" >&2; exit 2 ;;
+  rm) build_base; build_spark; build_hadoop; build_rm ;;
+  kdc) build_base; build_kdc ;;
+  all) build_base; build_spark; build_hadoop; build_rm; build_kdc ;;
+  *) echo "usage: $0 [base|spark|hadoop|rm|kdc|all]" >&2; exit 2 ;;
 esac

@@ -4,7 +4,7 @@
 
 ENGINE := docker/engine.sh
 
-.PHONY: engine engine-stop images cluster-demo
+.PHONY: engine engine-stop images cluster-demo cluster-secure
 
 engine: deps-docker
 	@$(ENGINE) status 2>/dev/null || $(ENGINE) start
@@ -19,5 +19,10 @@ images: engine shim venv
 # verdict; DEMO_ARGS=--keep leaves the cluster running.
 cluster-demo: images
 	@eval "$$($(ENGINE) env)" && $(PY) docker/demo.py $(DEMO_ARGS)
+
+# The Kerberos-secured cluster by hand (docker/DOCKER.md): KDC, RM and one NodeManager on free
+# loopback ports; Ctrl-C tears it down, SECURE_ARGS=--keep leaves it running.
+cluster-secure: images
+	@eval "$$($(ENGINE) env)" && $(PY) docker/secure.py $(SECURE_ARGS)
 
 TEST_PREREQS += images

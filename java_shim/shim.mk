@@ -11,7 +11,8 @@ JAVA17_OPENS := $(shell cat conf/hadoop/java17-opens 2>/dev/null | tr '\n' ' ')
 shim: $(SHIM_JAR)
 
 # Offline first (the dependency tree is in ~/.m2 after one build); a fresh machine downloads it once.
-$(SHIM_JAR): $(SHIM_SOURCES) | deps-java
+# The venv first: some JUnit tests run the real core (`yarn-drf serve`) as the RM's child.
+$(SHIM_JAR): $(SHIM_SOURCES) | deps-java venv
 	java_shim/mvn-offline-first.sh java_shim '-Dsurefire.opens=$(JAVA17_OPENS)' package
 
 TEST_PREREQS += shim

@@ -2,8 +2,13 @@
 
 Normally the shim starts it as a child process (see BRIDGE.md); it can also be started by hand
 and the shim configured with yarn-drf.serve.mode=external. Token files must be readable by their
-owner only (`chmod 600`). Exit status: 2 invalid queue file or arguments, 3 the bridge port is taken,
-4 the status port is taken.
+owner only (`chmod 600`). Port 0 (bridge or status) takes any free loopback port; --port-file tells
+whoever started it which ones it got. Exit status: 2 invalid queue file or arguments, 3 the bridge
+port is taken, 4 the status port is taken.
+
+What the first call needs is imported before listening; the status server's parts only with
+--status-port: the shim waits for this process's first answer before its ResourceManager counts as
+started (benchmarks/startup).
 """
 from __future__ import annotations
 
@@ -16,11 +21,11 @@ import sys
 import threading
 import time
 
+from pathlib import Path
+
 from scheduler import ConfigError
 from scheduler.multinode import NODE_CHOICES
 from yarn_bridge.gateway import LOOPBACK, PortInUse, start_gateway
-from yarn_bridge.metrics import Metrics
-from yarn_bridge.ops_wiring import attach_ops
 from yarn_bridge.service import CoreService
 from yarn_bridge.token_file import TokenFileError, read_token
 
@@ -33,7 +38,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="run the scheduling core for the ResourceManager's shim (py4j)",
                               description=__doc__)
     p.add_argument("--queues", required=True, help="queue configuration YAML")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"loopback port to listen on (default {DEFAULT_PORT})")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"loopback port to listen on (default {DEFAULT_PORT}; 0: any free port, see --port-file)")
+    p.add_argument("--port-file", type=Path, default=None,
+                   help="once listening, write the ports it got here (bridge.port=N and status.port=N lines, "
+                        "status.port=0 without a status server; replaced whole, mode 600)")
     p.add_argument("--token-file", required=True,
                    help="file holding the bridge token both sides prove they hold (mode 600, owned by this user)")
     p.add_argument("--policy", default="drf", help="fairness policy of the core (default drf)")
@@ -41,9 +50,9 @@ def register(subparsers) -> None:
                    help="where a call's containers go among its nodes with room: each-node (node by node, in "
                         "turn; default) or best-fit (DRFH: the node whose free room has the request's shape; packs "
                         "tighter, less fair: benchmarks/core/node_choice_fairness.py)")
-    p.add_argument("--status-port", type=int, default=0,
+    p.add_argument("--status-port", type=int, default=None,
                    help="serve status, why-pending and Prometheus metrics on http://127.0.0.1:PORT/ "
-                        "(default off; the status CLI expects 25335)")
+                        "(default off; the status CLI expects 25335; 0: any free port, see --port-file)")
     p.add_argument("--status-token-file", default=None,
                    help="with --status-port: accept POST /v1/reload with this file's token (mode 600); "
                         "without it the status server is read-only")
@@ -67,11 +76,36 @@ def _watch_parent(pid: int) -> None:
                 os._exit(0)
 
 
+def write_ports(path: Path, bridge_port: int, status_port: int) -> None:
+    """The ports as `bridge.port=N` / `status.port=N` lines (a Java properties file), replacing the file
+    whole: a reader sees the old file, none, or the new one, never a part."""
+    part = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(f"bridge.port={bridge_port}\nstatus.port={status_port}\n")
+    os.replace(part, path)
+
+
+def _start_status_server(service: CoreService, args: argparse.Namespace, token: str | None,
+                         connected: Callable[[], bool]) -> int | None:
+    """The status server and file watcher over `service`; the port it listens on, None if it is taken."""
+    from yarn_bridge.ops_wiring import attach_ops  # the HTTP server and the dashboard's files
+    try:
+        ops = attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None, token=token,
+                         connected=connected)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        return None
+    return ops.server.port
+
+
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)  # it logs every call at INFO
-    if args.status_token_file and not args.status_port:
+    status = args.status_port is not None
+    if args.status_token_file and not status:
         print("yarn-drf serve: --status-token-file needs --status-port", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
@@ -80,9 +114,12 @@ def run(args: argparse.Namespace) -> int:
     except TokenFileError as exc:
         print(f"yarn-drf serve: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    metrics = None
+    if status:
+        from yarn_bridge.metrics import Metrics  # prometheus_client: only the status server reads it
+        metrics = Metrics()
     try:
-        service = CoreService(args.queues, policy=args.policy, node_choice=args.node_choice,
-                              metrics=Metrics() if args.status_port else None)
+        service = CoreService(args.queues, policy=args.policy, node_choice=args.node_choice, metrics=metrics)
     except ConfigError as exc:
         print(f"yarn-drf serve: invalid queue configuration {args.queues}:", file=sys.stderr)
         for err in exc.errors:
@@ -95,20 +132,19 @@ def run(args: argparse.Namespace) -> int:
               "The shim will not talk to it (it cannot prove it holds the token); stop it or choose another "
               "yarn-drf.bridge.port", file=sys.stderr)
         return EXIT_BRIDGE_PORT_TAKEN
-    if args.status_port:
-        try:
-            attach_ops(service, port=args.status_port, watch_interval=args.queues_watch_s or None, token=status_token,
-                       connected=gateway.admission.connected)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
+    bridge_port, status_port = gateway.get_callback_server().get_listening_port(), 0
+    if status:
+        status_port = _start_status_server(service, args, status_token, gateway.admission.connected)
+        if status_port is None:
             gateway.shutdown()
             print(f"yarn-drf serve: cannot listen on the status port {LOOPBACK}:{args.status_port}: another process "
                   "holds it", file=sys.stderr)
             return EXIT_STATUS_PORT_TAKEN
+    if args.port_file:
+        write_ports(args.port_file, bridge_port, status_port)
     if args.parent_pid:
         threading.Thread(target=_watch_parent, args=(args.parent_pid,), daemon=True).start()
-    log.info("yarn-drf serve: listening on %s:%d (queues %s, policy %s, node choice %s)", LOOPBACK, args.port,
+    log.info("yarn-drf serve: listening on %s:%d (queues %s, policy %s, node choice %s)", LOOPBACK, bridge_port,
              args.queues, args.policy, args.node_choice)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
 from scheduler.echo import brief
@@ -29,8 +29,10 @@ from scheduler.model import Placement
 from scheduler.preemption import PreemptionPlan
 from scheduler.resources import fits
 from yarn_bridge import protocol
-from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import Reloader
+
+if TYPE_CHECKING:  # prometheus_client is imported only by a service with a status server
+    from yarn_bridge.metrics import Metrics
 
 log = logging.getLogger("yarn_bridge.service")
 # A snapshot is applied in parts of this many items, between which an older snapshot gives way

@@ -9,6 +9,9 @@ Besides the named variables, any `FILE.XML_property=value` variable (the apache/
 convention, e.g. `YARN-SITE.XML_yarn.nodemanager.delete.debug-delay-sec=600`) sets a property in
 that file, last word wins.
 
+The secure variant (Kerberos, service authorization, the status server's token) is in
+secure_conf.py and applies when its environment variables are set.
+
 With the stock CapacityScheduler, capacity-scheduler.xml is derived from the queue YAML (weights
 become weight-mode capacities, ACLs carry over), so the baseline cluster has the same queues and
 ACLs as the yarn-drf scheduler reading the same file.
@@ -19,6 +22,8 @@ import os
 import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
+
+from secure_conf import krb5_conf, secure_files, status_token_option
 
 CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
 HADOOP_HOME = "/opt/hadoop"
@@ -202,6 +207,18 @@ def write_xml(path: Path, props: dict[str, str]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def add_security(files: dict[str, dict[str, str]], conf_dir: Path) -> None:
+    """The secure variant's settings (secure_conf.py): Kerberos and service authorization when
+    KRB5_REALM is set, the status server's token when YARN_DRF_STATUS_TOKEN_FILE is."""
+    env = dict(os.environ)
+    for fname, props in secure_files(env).items():
+        files.setdefault(fname, {}).update(props)
+    krb5 = krb5_conf(env)
+    if krb5 is not None:
+        (conf_dir / "krb5.conf").write_text(krb5)
+    files["yarn-site.xml"]["yarn-drf.serve.command"] += status_token_option(env)
+
+
 def main() -> int:
     conf_dir = Path(env("HADOOP_CONF_DIR", f"{HADOOP_HOME}/etc/hadoop"))
     conf_dir.mkdir(parents=True, exist_ok=True)
@@ -210,6 +227,7 @@ def main() -> int:
         queues = Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"))
         if queues.is_file():
             files["capacity-scheduler.xml"] = capacity_scheduler(queues)
+    add_security(files, conf_dir)
     for fname, props in overrides().items():
         files.setdefault(fname, {}).update(props)
     for fname, props in files.items():

@@ -91,6 +91,28 @@ def resource_map(info: dict[str, Any] | None) -> dict[str, int]:
     return {item["name"]: int(item["value"]) for item in items}
 
 
+def dshell_command(name: str, queue: str, num: int, resources: dict[str, int], command: str) -> list[str]:
+    """The distributed-shell client's command line: `num` containers of `resources` running
+    `command`, an AM of 256 MiB, and a timeout of a day (the client returns when the app ends)."""
+    res = ",".join(f"{k}={v}" for k, v in resources.items())
+    return ["yarn", "jar", DSHELL_JAR, DSHELL_CLIENT, "-jar", DSHELL_JAR, "-appname", name,
+            "-queue", queue, "-shell_command", command, "-num_containers", str(num),
+            "-container_resources", res, "-master_memory", "256", "-master_vcores", "1",
+            "-timeout", "86400000"]
+
+
+def spark_command(name: str, queue: str, job_args: list[object], *, mode: str = "cluster",
+                  executors: int | None = None, conf: dict[str, str] | None = None) -> list[str]:
+    """spark-submit of the project's SleepShuffle job (the image's spark-defaults.conf: master
+    yarn, local Spark jars, 512 MB executors of one core)."""
+    cmd = ["spark-submit", "--deploy-mode", mode, "--queue", queue, "--name", name]
+    if executors is not None:
+        cmd += ["--num-executors", str(executors)]
+    for key, value in (conf or {}).items():
+        cmd += ["--conf", f"{key}={value}"]
+    return cmd + ["--class", SPARK_JOB_CLASS, SPARK_JOB_JAR, *map(str, job_args)]
+
+
 @dataclass
 class Cluster:
     scheduler: str
@@ -298,11 +320,7 @@ class Cluster:
 
     def submit_dshell(self, name: str, queue: str, num: int, resources: dict[str, int], *,
                       command: str = "sleep 3600", user: str | None = None, wait: bool = False) -> tuple[int, str]:
-        res = ",".join(f"{k}={v}" for k, v in resources.items())
-        cmd = ["yarn", "jar", DSHELL_JAR, DSHELL_CLIENT, "-jar", DSHELL_JAR, "-appname", name,
-               "-queue", queue, "-shell_command", command, "-num_containers", str(num),
-               "-container_resources", res, "-master_memory", "256", "-master_vcores", "1",
-               "-timeout", "86400000"]
+        cmd = dshell_command(name, queue, num, resources, command)
         return self.exec(cmd, user=user) if wait else self.exec_detached(cmd, name, user=user)
 
     def exec_detached(self, cmd: list[str], name: str, user: str | None = None) -> tuple[int, str]:
@@ -317,14 +335,8 @@ class Cluster:
     def spark_submit(self, name: str, queue: str, job_args: list[object], *, mode: str = "cluster",
                      executors: int | None = None, conf: dict[str, str] | None = None,
                      wait: bool = True) -> tuple[int, str]:
-        """The project's SleepShuffle job through spark-submit (the image's spark-defaults.conf:
-        master yarn, local Spark jars, 512 MB executors of one core)."""
-        cmd = ["spark-submit", "--deploy-mode", mode, "--queue", queue, "--name", name]
-        if executors is not None:
-            cmd += ["--num-executors", str(executors)]
-        for key, value in (conf or {}).items():
-            cmd += ["--conf", f"{key}={value}"]
-        cmd += ["--class", SPARK_JOB_CLASS, SPARK_JOB_JAR, *map(str, job_args)]
+        """The project's SleepShuffle job through spark-submit (spark_command)."""
+        cmd = spark_command(name, queue, job_args, mode=mode, executors=executors, conf=conf)
         return self.exec(cmd) if wait else self.exec_detached(cmd, name)
 
     def gpu_node_id(self) -> str:

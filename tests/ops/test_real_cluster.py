@@ -17,8 +17,9 @@ pytestmark = pytest.mark.integration
 class OpsCluster(Cluster):
     def rm_props(self) -> dict[str, object]:
         props = super().rm_props()
-        props["yarn-drf.serve.command"] = (f"{sys.executable} -m tests.ops.serve_with_ops serve "
-                                           f"--status-port {self.ports['status']}")
+        # The queue-file watcher off: `yarn rmadmin -refreshQueues` is the only reload trigger the test sees.
+        props["yarn-drf.serve.command"] = (f"{sys.executable} -m yarn_bridge.cli serve "
+                                           f"--status-port {self.ports['status']} --queues-watch-s 0")
         return props
 
     @property

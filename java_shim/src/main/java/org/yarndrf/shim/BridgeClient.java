@@ -1,10 +1,14 @@
 package org.yarndrf.shim;
 
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.yarndrf.shim.bridge.CoreDir;
 import org.yarndrf.shim.bridge.CoreSession;
 import org.yarndrf.shim.bridge.MalformedReplyException;
+import org.yarndrf.shim.bridge.ServePorts;
 import org.yarndrf.shim.bridge.ServeSupervisor;
 
 /**
@@ -13,8 +17,11 @@ import org.yarndrf.shim.bridge.ServeSupervisor;
  * full snapshot, and the calls the scheduling loop makes (snapshot, schedule, reload). Any failure
  * means "nothing allocated from this call, a snapshot next".
  *
+ * <p>It also owns the core's private directory and, in child mode, the child's supervisor and
+ * the ports the child reported; {@link #close} stops and deletes them all.
+ *
  * <p>Locking: none of its own. The scheduling loop's thread makes every call; the scheduler only
- * creates it and closes it when the RM stops.
+ * creates it, waits for its first answer, and closes it when the RM stops.
  */
 final class BridgeClient {
   private static final Logger LOG = LoggerFactory.getLogger(BridgeClient.class);
@@ -30,11 +37,22 @@ final class BridgeClient {
     }
   }
 
+  /** How often a start wait looks whether the child has exited. */
+  private static final long EXIT_POLL_MS = 50;
+
   private final CoreSession session;
   /** The channel of snapshots and reloads, sized by each snapshot; null over a test channel. */
   private final SizedTimeoutChannel snapshotChannel;
   private final ServeSupervisor supervisor;
+  /** The ports the child reported (null unless in child mode), and the private directory. */
+  private final ServePorts ports;
+  private final CoreDir dir;
   private final int slowTimeoutMs;
+  private final long createdNanos = System.nanoTime();
+  /** Released once the core's answer to a snapshot has been applied. */
+  private final CountDownLatch firstAnswer = new CountDownLatch(1);
+  /** Wakes the scheduling loop (given by it when it starts). */
+  private volatile Runnable wakeLoop = () -> { };
   /**
    * Incremented by every snapshot and sent with every request: the core refuses requests of an
    * older epoch, so a request that timed out here but reaches Python late cannot change the
@@ -45,10 +63,12 @@ final class BridgeClient {
   private long lastRoundTripNanos;
 
   BridgeClient(CoreSession session, SizedTimeoutChannel snapshotChannel,
-      ServeSupervisor supervisor, int slowTimeoutMs) {
+      ServeSupervisor supervisor, ServePorts ports, CoreDir dir, int slowTimeoutMs) {
     this.session = session;
     this.snapshotChannel = snapshotChannel;
     this.supervisor = supervisor;
+    this.ports = ports;
+    this.dir = dir;
     this.slowTimeoutMs = slowTimeoutMs;
   }
 
@@ -66,10 +86,12 @@ final class BridgeClient {
   }
 
   /**
-   * Runs `wake` whenever the supervised service was restarted (child mode), after marking a
-   * snapshot due: the new service knows nothing, and an idle cluster would make no call to tell it.
+   * Keeps `wake` to call the loop when the child starts listening, and runs it whenever the
+   * supervised service was restarted (child mode), after marking a snapshot due: the new service
+   * knows nothing, and an idle cluster would make no call to tell it.
    */
   void whenCoreRestarts(Runnable wake) {
+    wakeLoop = wake;
     if (supervisor != null) {
       supervisor.whenRestarted(() -> {
         session.resyncNext("the core service was restarted");
@@ -145,15 +167,82 @@ final class BridgeClient {
     return snapshotChannel == null ? slowTimeoutMs : snapshotChannel.timeoutMs();
   }
 
+  /** The core's answer to a snapshot is applied (YARN's queue tree is the core's): a start wait ends. */
+  void snapshotApplied() {
+    firstAnswer.countDown();
+  }
+
+  /**
+   * Waits until the core has answered its first snapshot, at most `timeoutMs`; a child that exits
+   * meanwhile ends the wait at once (the supervisor starts another, but the reason is the
+   * operator's to see now). Says in the RM's log how long the core took, or why it has not
+   * answered. Returns whether it answered.
+   */
+  boolean awaitFirstAnswer(long timeoutMs) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    String exited = null;
+    boolean listening = false;
+    while (!firstAnswer.await(EXIT_POLL_MS, TimeUnit.MILLISECONDS)) {
+      exited = supervisor == null ? null : supervisor.lastExit();
+      if (exited != null || System.nanoTime() - deadline >= 0) {
+        break;
+      }
+      if (!listening && ports != null && ports.reported()) {
+        // The child listens now: call at once, not after the backoff its absence built up.
+        listening = true;
+        session.retryNow();
+        wakeLoop.run();
+      }
+    }
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - createdNanos);
+    if (firstAnswer.getCount() == 0) {
+      LOG.info("yarn-drf: the core answered its first call {} ms after the scheduler started{}",
+          tookMs, ports == null ? "" : " (bridge port " + ports.bridgePort() + ")");
+      return true;
+    }
+    LOG.error("yarn-drf: the core has not answered {} ms after the scheduler started: {}. The "
+        + "ResourceManager goes on without it and allocates nothing until it answers [{}]", tookMs,
+        exited != null ? "the core service ended, " + exited : notAnsweredBecause(timeoutMs),
+        session.counters());
+    return false;
+  }
+
+  private String notAnsweredBecause(long timeoutMs) {
+    String waited = "waited " + ShimConf.START_TIMEOUT_MS + "=" + timeoutMs + " ms";
+    if (ports == null) {
+      return waited + " for the service on the bridge port";
+    }
+    return waited + (ports.bridgePort() == ServePorts.UNKNOWN
+        ? ", and the child has not reported a port (still starting, or hung)"
+        : " after the child listened on 127.0.0.1:" + ports.bridgePort());
+  }
+
+  /** The status server's port the child reported; 0 if it runs none; UNKNOWN if not known. */
+  int statusPort() {
+    return ports == null ? ServePorts.UNKNOWN : ports.statusPort();
+  }
+
+  /** The core's private directory (a child's token and port file, queue file copies). */
+  CoreDir privateDir() {
+    return dir;
+  }
+
   String counters() {
     return session.counters();
   }
 
+  /**
+   * Stops the child first (a call under way then fails at once instead of running out its
+   * timeout), then closes the channels and deletes the child's private directory.
+   */
   void close() {
     if (supervisor != null) {
       supervisor.stop();
     }
     LOG.info("yarn-drf bridge stopping: {}", session.counters());
     session.close();
+    if (dir != null) {
+      dir.close();
+    }
   }
 }

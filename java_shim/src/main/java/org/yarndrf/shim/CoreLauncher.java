@@ -2,31 +2,34 @@ package org.yarndrf.shim;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.yarndrf.shim.bridge.Backoff;
 import org.yarndrf.shim.bridge.CoreChannel;
+import org.yarndrf.shim.bridge.CoreDir;
 import org.yarndrf.shim.bridge.CoreSession;
 import org.yarndrf.shim.bridge.Py4jChannel;
+import org.yarndrf.shim.bridge.ServePorts;
 import org.yarndrf.shim.bridge.ServeSupervisor;
 import org.yarndrf.shim.bridge.TokenFile;
 
 /**
  * Connects the shim to its core as yarn-site.xml says (BRIDGE.md, "yarn-site.xml keys"): the
  * bridge token (read from its file, or a fresh one in child mode), the py4j channels to
- * 127.0.0.1 (one with the call timeout, one sized for snapshots), and in child mode `yarn-drf
- * serve` started and supervised as a child of the ResourceManager.
+ * 127.0.0.1 (one with the call timeout, one sized for snapshots), a private directory that goes
+ * when the core stops (the token and port file of a child, copies of a queue file from the RM's
+ * configuration store), and in child mode `yarn-drf serve` started and supervised as a child of
+ * the ResourceManager.
  */
 final class CoreLauncher {
   private static final Logger LOG = LoggerFactory.getLogger(CoreLauncher.class);
@@ -34,44 +37,69 @@ final class CoreLauncher {
   private CoreLauncher() {
   }
 
-  static BridgeClient connect(Configuration conf) throws IOException {
+  /**
+   * @param conf this RM's keys (ShimConf.forRm)
+   * @param queuesFile the queue file each child is started with, asked for at each start
+   */
+  static BridgeClient connect(Configuration conf, QueuesFile queuesFile) throws IOException {
     String mode = conf.get(ShimConf.SERVE_MODE, "child");
     if (!"child".equals(mode) && !"external".equals(mode)) {
       throw new IOException("yarn-drf: " + ShimConf.SERVE_MODE + " must be child or external, got "
           + mode);
     }
+    boolean child = "child".equals(mode);
     int port = conf.getInt(ShimConf.PORT, ShimConf.DEFAULT_PORT);
+    if (port < 0 || port > 65535 || (port == 0 && !child)) {
+      throw new IOException("yarn-drf: " + ShimConf.PORT + " must be a port number (1-65535), or 0 "
+          + "for any free port when " + ShimConf.SERVE_MODE + "=child; got " + port);
+    }
+    CoreDir dir = CoreDir.create();
+    try {
+      return connect(conf, mode, port, dir, queuesFile);
+    } catch (IOException | RuntimeException e) {
+      dir.close();
+      throw e;
+    }
+  }
+
+  private static BridgeClient connect(Configuration conf, String mode, int port, CoreDir dir,
+      QueuesFile queuesFile) throws IOException {
+    boolean child = "child".equals(mode);
     int timeoutMs = conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS);
     String tokenFile = conf.get(ShimConf.TOKEN_FILE);
     String token;
     if (tokenFile == null || tokenFile.isEmpty()) {
-      if (!"child".equals(mode)) {
+      if (!child) {
         throw new IOException("yarn-drf: " + ShimConf.TOKEN_FILE + " must be set when "
             + ShimConf.SERVE_MODE + "=" + mode + " (the py4j auth token is required)");
       }
       token = newToken();
-      tokenFile = writePrivateToken(token).toString();
+      tokenFile = dir.writeToken(token).toString();
     } else {
       token = TokenFile.read(new File(tokenFile).toPath(), ShimConf.TOKEN_FILE);
     }
+    ServePorts ports = child ? new ServePorts(dir.portFile(), port) : null;
+    IntSupplier bridgePort = ports == null ? () -> port : ports::bridgePort;
     InetAddress loopback = InetAddress.getByName("127.0.0.1");
     SizedTimeoutChannel snapshotChannel = new SizedTimeoutChannel(
-        ms -> new Py4jChannel(loopback, port, token, ms), slowTimeoutMs(conf),
+        ms -> new Py4jChannel(loopback, bridgePort, token, ms), slowTimeoutMs(conf),
         conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS,
             ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS));
-    CoreSession session = session(conf, new Py4jChannel(loopback, port, token, timeoutMs),
+    CoreSession session = session(conf, new Py4jChannel(loopback, bridgePort, token, timeoutMs),
         snapshotChannel);
     ServeSupervisor supervisor = null;
-    if ("child".equals(mode)) {
-      supervisor = supervise(conf, port, tokenFile, session);
+    if (child) {
+      supervisor = supervise(conf, port, tokenFile, dir, ports, queuesFile, session);
     }
-    LOG.info("yarn-drf bridge: mode={} port={} timeout={}ms", mode, port, timeoutMs);
-    return new BridgeClient(session, snapshotChannel, supervisor, slowTimeoutMs(conf));
+    LOG.info("yarn-drf bridge: mode={} port={} timeout={}ms", mode,
+        port == 0 ? "any (the child reports it)" : port, timeoutMs);
+    return new BridgeClient(session, snapshotChannel, supervisor, ports, dir, slowTimeoutMs(conf));
   }
 
   /** For tests: a bridge over `channel` (a fake core), with the configured backoff. */
   static BridgeClient over(CoreChannel channel, Configuration conf) {
-    return new BridgeClient(session(conf, channel, channel), null, null, slowTimeoutMs(conf));
+    return new BridgeClient(session(conf, channel, channel), null, null, null, null,
+        slowTimeoutMs(conf));
   }
 
   private static CoreSession session(Configuration conf, CoreChannel channel,
@@ -89,18 +117,28 @@ final class CoreLauncher {
   }
 
   private static ServeSupervisor supervise(Configuration conf, int port, String tokenFile,
-      CoreSession session) {
-    List<String> command = new ArrayList<>(Arrays.asList(
-        conf.getTrimmed(ShimConf.SERVE_COMMAND, ShimConf.DEFAULT_SERVE_COMMAND).split("\\s+")));
-    String queuesFile = conf.getTrimmed(ShimConf.QUEUES_FILE);
-    if (queuesFile != null && !queuesFile.isEmpty()) {
-      command.add("--queues");
-      command.add(queuesFile);
-    }
-    command.addAll(Arrays.asList("--port", String.valueOf(port), "--token-file", tokenFile,
-        "--parent-pid", currentPid()));
+      CoreDir dir, ServePorts ports, QueuesFile queuesFile, CoreSession session) {
+    List<String> base = Arrays.asList(
+        conf.getTrimmed(ShimConf.SERVE_COMMAND, ShimConf.DEFAULT_SERVE_COMMAND).split("\\s+"));
+    List<String> bridgeArgs = Arrays.asList("--port", String.valueOf(port), "--port-file",
+        dir.portFile().toString(), "--token-file", tokenFile, "--parent-pid", currentPid());
+    Supplier<List<String>> command = () -> {
+      List<String> line = new ArrayList<>(base);
+      String queues;
+      try {
+        queues = queuesFile.forChild(dir);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e.getMessage(), e);  // the supervisor logs it and retries
+      }
+      if (queues != null && !queues.isEmpty()) {
+        line.add("--queues");
+        line.add(queues);
+      }
+      line.addAll(bridgeArgs);
+      return line;
+    };
     String log = conf.getTrimmed(ShimConf.SERVE_LOG);
-    ServeSupervisor supervisor = new ServeSupervisor(command, port,
+    ServeSupervisor supervisor = new ServeSupervisor(command, ports, port,
         log == null || log.isEmpty() ? null : new File(log),
         new Backoff(500, conf.getLong(ShimConf.BACKOFF_MAX_MS, ShimConf.DEFAULT_BACKOFF_MAX_MS)));
     long afterMs = conf.getLong(ShimConf.RESTART_AFTER_MS, ShimConf.DEFAULT_RESTART_AFTER_MS);
@@ -121,17 +159,6 @@ final class CoreLauncher {
       sb.append(String.format("%02x", x));
     }
     return sb.toString();
-  }
-
-  private static Path writePrivateToken(String token) throws IOException {
-    Path dir = Files.createTempDirectory("yarn-drf-",
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    Path file = dir.resolve("token");
-    Files.write(file, token.getBytes(StandardCharsets.UTF_8));
-    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-    file.toFile().deleteOnExit();
-    dir.toFile().deleteOnExit();
-    return file;
   }
 
   private static String currentPid() {

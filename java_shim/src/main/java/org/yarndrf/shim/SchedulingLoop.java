@@ -175,7 +175,12 @@ public final class SchedulingLoop implements Runnable {
     thread.start();
   }
 
-  void stop() throws InterruptedException {
+  /**
+   * Ends the thread without waiting for it: no call starts after this, and the callers waiting
+   * for one get `failed`. A call under way ends when the bridge is closed (its child killed), or at
+   * its timeout; {@link #awaitStopped} waits for that.
+   */
+  void stop() {
     Thread t;
     synchronized (this) {
       stopping = true;
@@ -184,11 +189,22 @@ public final class SchedulingLoop implements Runnable {
     }
     if (t != null) {
       t.interrupt();
-      t.join(10_000);
     }
     for (Pending<?> p; (p = pending.poll()) != null;) {
       p.fail();
     }
+  }
+
+  /** Waits at most `ms` for the thread to end; whether it has. */
+  boolean awaitStopped(long ms) throws InterruptedException {
+    Thread t;
+    synchronized (this) {
+      t = thread;
+    }
+    if (t != null) {
+      t.join(ms);
+    }
+    return t == null || !t.isAlive();
   }
 
   /** Something changed in YARN: the loop makes a call soon. Cheap; any thread. */
@@ -277,6 +293,7 @@ public final class SchedulingLoop implements Runnable {
         failed();
         return;
       }
+      bridge.snapshotApplied();
       force = true;  // the snapshot carried asks: decide for them now
     }
     servePending();

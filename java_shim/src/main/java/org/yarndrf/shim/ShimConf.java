@@ -1,6 +1,14 @@
 package org.yarndrf.shim;
 
-/** yarn-site.xml keys of the shim (documented in yarn_bridge/BRIDGE.md). */
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.conf.HAUtil;
+
+/**
+ * yarn-site.xml keys of the shim (documented in yarn_bridge/BRIDGE.md). Each may be given per
+ * ResourceManager with HA's convention, `yarn-drf.bridge.port.rm1` as
+ * `yarn.resourcemanager.address.rm1`: {@link #forRm} resolves them.
+ */
 public final class ShimConf {
   private ShimConf() {
   }
@@ -15,9 +23,24 @@ public final class ShimConf {
   public static final String QUEUES_FILE = PREFIX + "queues.file";
   /** File receiving the child's stdout/stderr; unset: the RM's own output. */
   public static final String SERVE_LOG = PREFIX + "serve.log";
-  /** Loopback port the Python service listens on. */
+  /**
+   * Loopback port the Python service listens on; 0 (child mode only): any free port, which the
+   * child reports in a file of its private directory.
+   */
   public static final String PORT = PREFIX + "bridge.port";
   public static final int DEFAULT_PORT = 25334;
+  /**
+   * How long serviceStart waits for the core's first answer before the RM goes on without it
+   * (allocating nothing until it answers); in child mode a child that exits ends the wait sooner.
+   */
+  public static final String START_TIMEOUT_MS = PREFIX + "serve.start-timeout-ms";
+  public static final long DEFAULT_START_TIMEOUT_MS = 30_000;
+  /**
+   * The address of the core's dashboard as the RM's Scheduler page links it, for one reached
+   * through a proxy or a tunnel; unset: http://127.0.0.1:PORT/ui/ with the status port the
+   * child reported.
+   */
+  public static final String DASHBOARD_URL = PREFIX + "dashboard.url";
   /**
    * File holding the bridge token (mode 600, owned by the RM's user); unset in child mode: a fresh
    * random token per RM start.
@@ -67,4 +90,34 @@ public final class ShimConf {
   public static final String OFFER_BETWEEN_HEARTBEATS =
       PREFIX + "scheduler.offer-between-heartbeats";
   public static final boolean DEFAULT_OFFER_BETWEEN_HEARTBEATS = false;
+
+  /**
+   * The RM id whose per-RM keys apply: this RM's HA id (HAUtil, as for its addresses), or null
+   * without HA.
+   */
+  public static String rmId(Configuration conf) {
+    return HAUtil.isHAEnabled(conf) ? HAUtil.getRMHAId(conf) : null;
+  }
+
+  /**
+   * `conf` as the RM `rmId` reads it: every `yarn-drf.KEY.RMID` in it overrides `yarn-drf.KEY`.
+   * A copy when there is something to override; `conf` itself otherwise.
+   */
+  public static Configuration forRm(Configuration conf, String rmId) {
+    if (rmId == null || rmId.isEmpty()) {
+      return conf;
+    }
+    String suffix = "." + rmId;
+    Configuration out = null;
+    for (Map.Entry<String, String> e : conf.getPropsWithPrefix(PREFIX).entrySet()) {
+      String key = e.getKey();
+      if (key.endsWith(suffix) && key.length() > suffix.length()) {
+        if (out == null) {
+          out = new Configuration(conf);
+        }
+        out.set(PREFIX + key.substring(0, key.length() - suffix.length()), e.getValue());
+      }
+    }
+    return out == null ? conf : out;
+  }
 }

@@ -1,9 +1,11 @@
 package org.yarndrf.shim;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,6 +35,7 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
+import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
@@ -76,6 +79,7 @@ import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.yarndrf.shim.bridge.CoreChannel;
+import org.yarndrf.shim.bridge.ServePorts;
 
 /**
  * A YARN ResourceScheduler whose decisions are made by the yarn-drf Python core (weighted DRF):
@@ -95,10 +99,18 @@ import org.yarndrf.shim.bridge.CoreChannel;
 public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCaSchedulerNode>
     implements Configurable {
   private static final Logger LOG = LoggerFactory.getLogger(YarnDrfScheduler.class);
+  /** How long serviceStop waits for the loop's thread once the core is stopped. */
+  private static final long LOOP_STOP_WAIT_MS = 200;
 
   /** YARN's Fifo calculator drops vcores and custom resources from every ask; DRC keeps them. */
   private final ResourceCalculator calculator = new DominantResourceCalculator();
   private Configuration conf;
+  /** This RM's HA id, whose per-RM keys apply (ShimConf.forRm); null without HA. */
+  private String rmId;
+  /** The queue file the core reads when it (or a restarted child) starts. */
+  private QueuesFile queuesFile;
+  /** Set once serviceStart has waited for the core; reinitialize before that only remembers. */
+  private volatile boolean coreStarted;
   private boolean usePortForNodeName;
   private QueueTree queues;
   private final AskMirror askMirror = new AskMirror();
@@ -166,9 +178,15 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return conf;
   }
 
+  /**
+   * Runs on every scheduler object Hadoop makes: at RM start, and on an HA RM at every transition
+   * to standby (the standby's next scheduler, never started until it becomes active). So nothing
+   * here starts a process or makes a file: serviceStart does, serviceStop undoes it.
+   */
   @Override
   public void serviceInit(Configuration conf) throws Exception {
-    this.conf = conf;
+    this.rmId = ShimConf.rmId(conf);
+    this.conf = ShimConf.forRm(conf, rmId);
     // Ordered by ApplicationId so snapshots and logs are stable.
     this.applications = new ConcurrentSkipListMap<>();
     this.minimumAllocation = super.getMinimumAllocation();
@@ -178,10 +196,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.queues = new QueueTree(conf, this::containerRecovered);
     this.nodeOffers = new NodeOffers<>(
-        conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
-    this.offerBetweenHeartbeats = conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
+        this.conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
+    this.offerBetweenHeartbeats = this.conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
         ShimConf.DEFAULT_OFFER_BETWEEN_HEARTBEATS);
     this.committer = newCommitter(events, dirtyApps);
+    this.queuesFile = new QueuesFile(this.conf.getTrimmed(ShimConf.QUEUES_FILE), this.conf,
+        rmContext);
     super.serviceInit(conf);
   }
 
@@ -190,24 +210,43 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return new AssignmentCommitter(this, pending, dirty);
   }
 
+  /**
+   * Starts the core (child mode) and the scheduling loop, and returns once the core has answered
+   * its first snapshot, so YARN's queue tree is the core's before the RM serves clients. The wait
+   * is bounded (yarn-drf.serve.start-timeout-ms) and ends at once if the child exits; either way
+   * the RM goes on (a core outage never takes the RM down) and the log says why.
+   */
   @Override
   public void serviceStart() throws Exception {
     if (bridge == null) {
-      bridge = CoreLauncher.connect(conf);
+      bridge = CoreLauncher.connect(conf, queuesFile);
     }
     loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
+    bridge.awaitFirstAnswer(
+        conf.getLong(ShimConf.START_TIMEOUT_MS, ShimConf.DEFAULT_START_TIMEOUT_MS));
+    coreStarted = true;
     super.serviceStart();
   }
 
+  /**
+   * Stops the loop and the core within about half a second (ServeSupervisor.stop), the core's
+   * private directory (token, port file) with them: an HA RM stops its scheduler at every
+   * transition to standby, and the next active one needs nothing of this one's.
+   */
   @Override
   public void serviceStop() throws Exception {
+    coreStarted = false;
     if (loop != null) {
       loop.stop();
     }
     if (bridge != null) {
       bridge.close();
+    }
+    if (loop != null && !loop.awaitStopped(LOOP_STOP_WAIT_MS)) {
+      LOG.warn("yarn-drf: the scheduling loop is still in a call {} ms after the core was stopped; "
+          + "it ends at the call's timeout", LOOP_STOP_WAIT_MS);
     }
     super.serviceStop();
   }
@@ -218,19 +257,34 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   /**
-   * `yarn rmadmin -refreshQueues`: the core re-reads queues.yaml; a bad file is refused whole. The
-   * loop's thread makes the call (it is the only one that talks to the core); this waits for it
-   * without holding the scheduler's lock, which the loop may need meanwhile.
+   * `yarn rmadmin -refreshQueues`: the core re-reads the queue file (the one the new configuration
+   * names, else the current one; from the RM's configuration store when it has one: QueuesFile);
+   * a bad file is refused whole. The loop's thread makes the call (it is the only one that talks
+   * to the core); this waits for it without holding the scheduler's lock, which the loop may
+   * need meanwhile.
+   *
+   * <p>Before serviceStart there is no core to ask: an HA RM refreshes its standby scheduler
+   * before starting it (AdminService.transitionToActive: refreshAll, then the active services).
+   * Then the file is only remembered, and the core reads it when it starts, as it reads the
+   * configured one at an RM's start; an invalid file then keeps that core from starting, which
+   * the start's log names. Failing here would fail the transition to active.
    */
   @Override
   public void reinitialize(Configuration newConf, RMContext rmContext) throws IOException {
     synchronized (this) {
       super.reinitialize(newConf, rmContext);
     }
-    String file = newConf.getTrimmed(ShimConf.QUEUES_FILE, conf.getTrimmed(ShimConf.QUEUES_FILE));
+    String file = ShimConf.forRm(newConf, rmId).getTrimmed(ShimConf.QUEUES_FILE,
+        queuesFile.name());
+    if (!coreStarted) {
+      queuesFile.rename(file);
+      LOG.info("yarn-drf: the core will read the queue file {} when it starts", file);
+      return;
+    }
+    String path = queuesFile.candidate(file, bridge.privateDir());
     BridgeClient.ReloadOutcome outcome;
     try {
-      outcome = loop.reload(file);
+      outcome = loop.reload(path);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("yarn-drf: interrupted while the queues were reloaded", e);
@@ -240,6 +294,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       throw new IOException("yarn-drf: outcome unknown: the scheduler core did not answer within "
           + bridge.slowTimeoutMs() + " ms; it may have applied the file. Check `yarn-drf status` "
           + "or the service's log; YARN's queue tree follows the core's with the next call");
+    }
+    if (outcome.reply == null || !outcome.reply.accepted) {
+      queuesFile.refused(bridge.privateDir());  // the file a restarted core reads stays in force
     }
     if (outcome.reply == null) {
       throw new IOException("yarn-drf: the scheduler core is unavailable; queues not reloaded");
@@ -252,8 +309,28 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       throw new IOException(sb.toString());
     }
+    queuesFile.accepted(file);  // a restarted child reads the file in force
     queues.update(outcome.reply.queues);
     LOG.info("yarn-drf: queues reloaded: {}", outcome.reply.changes);
+  }
+
+  /**
+   * The address of the core's dashboard for the RM's Scheduler page: the operator's
+   * yarn-drf.dashboard.url, else the status port the child reported on 127.0.0.1; null when
+   * neither is known (external mode, no status server, or the child has not reported yet).
+   */
+  public String dashboardUrl() {
+    String configured = conf == null ? "" : conf.getTrimmed(ShimConf.DASHBOARD_URL, "");
+    if (configured.startsWith("http://") || configured.startsWith("https://")) {
+      return configured;
+    }
+    if (!configured.isEmpty()) {
+      LOG.warn("yarn-drf: {} must be an http:// or https:// URL, not linked: {}",
+          ShimConf.DASHBOARD_URL, configured);
+    }
+    BridgeClient b = bridge;
+    int port = b == null ? ServePorts.UNKNOWN : b.statusPort();
+    return port > 0 ? "http://127.0.0.1:" + port + "/ui/" : null;
   }
 
   // ---------------------------------------------------------------- YARN questions
@@ -261,6 +338,16 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   public ResourceCalculator getResourceCalculator() {
     return calculator;
+  }
+
+  /**
+   * Every type the core divides by dominant share: memory and CPU (YARN's enum has no others).
+   * The MapReduce AM reads it to decide whether its asks' vcores count; AbstractYarnScheduler's
+   * MEMORY alone would make it ask for one vcore whatever the job says.
+   */
+  @Override
+  public EnumSet<SchedulerResourceTypes> getSchedulingResourceTypes() {
+    return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
   @Override
@@ -1231,6 +1318,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return bridge == null ? "no bridge" : bridge.counters() + " applied=" + committer.applied.get()
         + " refused=" + committer.refused.get() + " " + preemptions.counters()
         + (loop == null ? "" : " " + loop.counters());
+  }
+
+  /** The core's private directory (token, port file, queue file copies), or null: for tests. */
+  Path corePrivateDir() {
+    BridgeClient b = bridge;
+    return b == null || b.privateDir() == null ? null : b.privateDir().path();
   }
 
   /** The scheduling loop, for whoever times it (its counters and per-call observer). */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -15,6 +16,7 @@ import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
@@ -157,6 +159,13 @@ class YarnDrfSchedulerTest {
   @Test
   void usesAMultiResourceCalculator() {
     assertTrue(scheduler.getResourceCalculator() instanceof DominantResourceCalculator);
+  }
+
+  @Test
+  void anAmLearnsAtRegistrationThatMemoryAndCpuAreBothScheduled() throws Exception {
+    MockAM am = MockRM.launchAMWhenAsyncSchedulingEnabled(submit("alice", "a"), rm);
+    assertEquals(EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU),
+        am.registerAppAttempt().getSchedulerResourceTypes());
   }
 
   @Test

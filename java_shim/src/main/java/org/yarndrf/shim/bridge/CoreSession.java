@@ -92,6 +92,14 @@ public final class CoreSession {
     return backoff.mayAttempt(clockMs.getAsLong());
   }
 
+  /**
+   * The next call need not wait out the backoff: the core was not listening and now is (a child
+   * reported its port), so the failures behind the backoff say nothing about it.
+   */
+  public void retryNow() {
+    backoff.succeeded();
+  }
+
   /** Milliseconds until a call may be attempted again (0: now). */
   public long retryInMs() {
     return backoff.waitMs(clockMs.getAsLong());

@@ -2,6 +2,7 @@ package org.yarndrf.shim.bridge;
 
 import java.net.InetAddress;
 import java.net.SocketTimeoutException;
+import java.util.function.IntSupplier;
 import py4j.ClientServer;
 import py4j.Py4JException;
 
@@ -11,6 +12,8 @@ import py4j.Py4JException;
  * port is opened. Loopback only; every socket verified before py4j uses it ({@link
  * VerifiedSockets}: the service proves it holds the token first), then py4j's auth token;
  * TCP_NODELAY; and a read timeout so a hung Python costs one heartbeat, not the scheduler thread.
+ * The port is asked for at each new connection: a child on port 0 gets another one when it is
+ * restarted ({@link ServePorts}).
  */
 public final class Py4jChannel implements CoreChannel {
   /**
@@ -26,7 +29,7 @@ public final class Py4jChannel implements CoreChannel {
   }
 
   private final InetAddress address;
-  private final int pythonPort;
+  private final IntSupplier pythonPort;
   private final String token;
   private final int timeoutMs;
   private final VerifiedSockets sockets;
@@ -34,6 +37,11 @@ public final class Py4jChannel implements CoreChannel {
   private CoreEndpoint endpoint;
 
   public Py4jChannel(InetAddress address, int pythonPort, String token, int timeoutMs) {
+    this(address, () -> pythonPort, token, timeoutMs);
+  }
+
+  /** @param pythonPort the service's port now, or {@link ServePorts#UNKNOWN} while it starts */
+  public Py4jChannel(InetAddress address, IntSupplier pythonPort, String token, int timeoutMs) {
     if (!address.isLoopbackAddress()) {
       throw new IllegalArgumentException("yarn-drf bridge: " + address
           + " is not a loopback address; the bridge only talks to 127.0.0.1");
@@ -52,10 +60,15 @@ public final class Py4jChannel implements CoreChannel {
   public synchronized String call(String message) throws CoreUnavailableException {
     try {
       if (endpoint == null) {
+        int port = pythonPort.getAsInt();
+        if (port <= 0) {
+          throw new CoreUnavailableException("yarn-drf core has not reported its port yet (it is "
+              + "starting)", null, false);
+        }
         clientServer = new ClientServer.ClientServerBuilder()
             .javaAddress(address)
             .pythonAddress(address)
-            .pythonPort(pythonPort)
+            .pythonPort(port)
             .authToken(token)
             .readTimeout(timeoutMs)
             .connectTimeout(timeoutMs)

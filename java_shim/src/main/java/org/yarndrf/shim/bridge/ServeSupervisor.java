@@ -1,10 +1,10 @@
 package org.yarndrf.shim.bridge;
 
 import java.io.File;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,15 +12,29 @@ import org.slf4j.LoggerFactory;
  * Starts `yarn-drf serve` as a child of the ResourceManager and restarts it, with backoff,
  * whenever it exits, or when it is alive but no longer answers ({@link #restartUnresponsive}).
  * The child is told the RM's pid so it exits if the RM dies without stopping it (SIGKILL),
- * instead of holding the bridge port against the next RM.
+ * instead of holding the bridge port against the next RM. Each child is started with the command
+ * line as it is then (the queue file may have changed since the last one) and reports its ports
+ * afresh ({@link ServePorts}).
+ *
+ * <p>{@link #stop} returns within STOP_GRACE_MS + KILL_WAIT_MS + THREAD_WAIT_MS: the RM
+ * stops its scheduler at every transition to standby, and a child still running afterwards would
+ * hold its port and the RM's memory against the next active one.
  */
 public final class ServeSupervisor {
   private static final Logger LOG = LoggerFactory.getLogger(ServeSupervisor.class);
   /** `yarn-drf serve`'s exit status when the bridge port, or its status port, is taken. */
   static final int EXIT_BRIDGE_PORT_TAKEN = 3;
   static final int EXIT_STATUS_PORT_TAKEN = 4;
+  /** `yarn-drf serve`'s exit status for an invalid queue file, token file or argument. */
+  static final int EXIT_BAD_INPUT = 2;
+  /** How long a stopped child may take to exit on SIGTERM before it is killed. */
+  static final long STOP_GRACE_MS = 300;
+  /** How long a killed child is waited for; then the supervising thread, THREAD_WAIT_MS. */
+  static final long KILL_WAIT_MS = 200;
+  static final long THREAD_WAIT_MS = 100;
 
-  private final List<String> command;
+  private final Supplier<List<String>> command;
+  private final ServePorts ports;
   private final int port;
   private final File logFile;
   private final Backoff backoff;
@@ -30,17 +44,22 @@ public final class ServeSupervisor {
   private volatile long startedAtMs;
   private volatile String killedBecause;
   private volatile Runnable onRestarted;
+  /** Why the last child exited, or null while none has. */
+  private volatile String lastExit;
   private Thread thread;
   public final AtomicLong starts = new AtomicLong();
   public final AtomicLong unresponsiveKills = new AtomicLong();
 
   /**
-   * @param command the full command line of the child
-   * @param port the bridge port it is told to listen on, for messages
+   * @param command the full command line of the next child
+   * @param ports the ports the children report (forgotten before each start)
+   * @param port the bridge port it is told to listen on (0: any), for messages
    * @param logFile where its stdout and stderr go (appended), or null to share the RM's
    */
-  public ServeSupervisor(List<String> command, int port, File logFile, Backoff backoff) {
-    this.command = new ArrayList<>(command);
+  public ServeSupervisor(Supplier<List<String>> command, ServePorts ports, int port, File logFile,
+      Backoff backoff) {
+    this.command = command;
+    this.ports = ports;
     this.port = port;
     this.logFile = logFile;
     this.backoff = backoff;
@@ -56,7 +75,10 @@ public final class ServeSupervisor {
   private void superviseLoop() {
     while (!stopping) {
       long started = System.currentTimeMillis();
+      List<String> command = null;
       try {
+        command = this.command.get();
+        ports.forget();
         ProcessBuilder pb = new ProcessBuilder(command);
         if (logFile != null) {
           pb.redirectErrorStream(true);
@@ -82,11 +104,14 @@ public final class ServeSupervisor {
         if (stopping) {
           return;
         }
+        lastExit = exitReason(code);
         logExit(code);
       } catch (InterruptedException e) {
         return;
       } catch (Exception e) {
-        LOG.error("yarn-drf: cannot start core service {}: {}", command, e.toString());
+        lastExit = "it cannot be started: " + e.getMessage();
+        LOG.error("yarn-drf: cannot start core service {}: {}",
+            command == null ? "(no command line)" : command, e.toString());
       }
       if (System.currentTimeMillis() - started > healthyAfterMs) {
         backoff.succeeded();
@@ -117,6 +142,28 @@ public final class ServeSupervisor {
     }
   }
 
+  /** Why the last child exited, in a few words, or null while none has exited. */
+  public String lastExit() {
+    return lastExit;
+  }
+
+  private String exitReason(int code) {
+    if (killedBecause != null) {
+      return "it was killed, alive but not answering: " + killedBecause;
+    }
+    switch (code) {
+      case EXIT_BAD_INPUT:
+        return "it exited with status 2: its queue file, token file or arguments are invalid "
+            + "(its log says which)";
+      case EXIT_BRIDGE_PORT_TAKEN:
+        return "it exited with status 3: another process holds the bridge port 127.0.0.1:" + port;
+      case EXIT_STATUS_PORT_TAKEN:
+        return "it exited with status 4: another process holds its --status-port";
+      default:
+        return "it exited with status " + code;
+    }
+  }
+
   /** Runs `action` after every start but the first: the new service knows nothing yet. */
   public void whenRestarted(Runnable action) {
     onRestarted = action;
@@ -143,25 +190,43 @@ public final class ServeSupervisor {
     return true;
   }
 
+  /**
+   * Stops the child: SIGTERM, then SIGKILL if it has not exited within STOP_GRACE_MS (it holds no
+   * state the next core needs: that one starts from YARN's snapshot). No new child starts after.
+   */
   public void stop() {
-    stopping = true;
     Process p;
+    Thread t;
     synchronized (this) {
+      stopping = true;
       p = process;
+      t = thread;
     }
+    boolean interrupted = false;
     if (p != null) {
       p.destroy();
       try {
-        if (!p.waitFor(5, TimeUnit.SECONDS)) {
+        if (!p.waitFor(STOP_GRACE_MS, TimeUnit.MILLISECONDS)) {
+          LOG.info("yarn-drf: the core service did not exit within {} ms of SIGTERM; killing it",
+              STOP_GRACE_MS);
           p.destroyForcibly();
+          p.waitFor(KILL_WAIT_MS, TimeUnit.MILLISECONDS);
         }
       } catch (InterruptedException e) {
         p.destroyForcibly();
-        Thread.currentThread().interrupt();
+        interrupted = true;
       }
     }
-    if (thread != null) {
-      thread.interrupt();
+    if (t != null) {
+      t.interrupt();
+      try {
+        t.join(THREAD_WAIT_MS);
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 }

@@ -3,11 +3,11 @@ package org.yarndrf.shim.web;
 import com.google.inject.Inject;
 import java.io.IOException;
 import java.util.Locale;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.webapp.MetricsOverviewTable;
 import org.apache.hadoop.yarn.server.resourcemanager.webapp.RMAppsBlock;
@@ -19,7 +19,7 @@ import org.apache.hadoop.yarn.webapp.hamlet2.Hamlet.TBODY;
 import org.apache.hadoop.yarn.webapp.view.HtmlPage.Page;
 import org.apache.hadoop.yarn.webapp.view.HtmlPage.__;
 import org.apache.hadoop.yarn.webapp.view.HtmlBlock;
-import org.yarndrf.shim.ShimConf;
+import org.yarndrf.shim.YarnDrfScheduler;
 
 /**
  * The ResourceManager web UI's Scheduler page (/cluster/scheduler) for yarn-drf, named by the RM's
@@ -65,7 +65,7 @@ public class SchedulerPage extends RmView {
     @Override
     protected void render(Block html) {
       html.__(MetricsOverviewTable.class);
-      String dashboard = dashboardAddress(rm.getConfig());
+      String dashboard = dashboardAddress(rm.getResourceScheduler());
       Hamlet.P<Hamlet.DIV<Hamlet>> note = html.div("#yarn-drf").p();
       if (dashboard != null) {
         note.__("yarn-drf's own view (weighted-DRF targets, why each app waits, free room per node, shares "
@@ -74,7 +74,7 @@ public class SchedulerPage extends RmView {
       } else {
         note.__("yarn-drf's own view (weighted-DRF targets, why each app waits, free room per node, shares "
             + "over time) is its dashboard at http://127.0.0.1:PORT/ui/ on the host of `yarn-drf serve "
-            + "--status-port PORT`.");
+            + "--status-port PORT`, or where yarn-drf.dashboard.url says.");
       }
       note.__().__();
       TBODY<TABLE<Hamlet>> rows = html.table("#yarn-drf-queues").thead().tr()
@@ -125,27 +125,11 @@ public class SchedulerPage extends RmView {
   }
 
   /**
-   * The dashboard's address when the RM starts `yarn-drf serve` itself with a status port (the
-   * --status-port of yarn-drf.serve.command); null when this RM cannot know it (external mode, or no
-   * status port).
+   * The dashboard of the core this RM's scheduler runs (YarnDrfScheduler#dashboardUrl: the
+   * operator's URL, or the status port its child reported); null when it cannot be known.
    */
-  static String dashboardAddress(Configuration conf) {
-    if (!"child".equals(conf.getTrimmed(ShimConf.SERVE_MODE, "child"))) {
-      return null;
-    }
-    String[] args = conf.getTrimmed(ShimConf.SERVE_COMMAND, ShimConf.DEFAULT_SERVE_COMMAND).split("\\s+");
-    for (int i = 0; i < args.length; i++) {
-      String port = null;
-      if (args[i].equals("--status-port") && i + 1 < args.length) {
-        port = args[i + 1];
-      } else if (args[i].startsWith("--status-port=")) {
-        port = args[i].substring("--status-port=".length());
-      }
-      if (port != null) {
-        return port.matches("[1-9][0-9]{0,4}") && Integer.parseInt(port) <= 65535
-            ? "http://127.0.0.1:" + port + "/ui/" : null;
-      }
-    }
-    return null;
+  static String dashboardAddress(ResourceScheduler scheduler) {
+    return scheduler instanceof YarnDrfScheduler ? ((YarnDrfScheduler) scheduler).dashboardUrl()
+        : null;
   }
 }

@@ -16,17 +16,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-import org.apache.log4j.AppenderSkeleton;
-import org.apache.log4j.spi.LoggingEvent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -283,44 +283,15 @@ class BridgeUnitsTest {
     assertFalse(s.lastCallTimedOut());
   }
 
-  /** Collects the messages logged by one class. */
-  private static final class Captured extends AppenderSkeleton {
-    final List<String> lines = Collections.synchronizedList(new java.util.ArrayList<>());
-
-    @Override
-    protected void append(LoggingEvent event) {
-      lines.add(event.getRenderedMessage());
-    }
-
-    @Override
-    public void close() {
-    }
-
-    @Override
-    public boolean requiresLayout() {
-      return false;
-    }
-
-    boolean waitFor(String needle) throws InterruptedException {
-      for (int i = 0; i < 200; i++) {
-        synchronized (lines) {
-          for (String l : lines) {
-            if (l.contains(needle)) {
-              return true;
-            }
-          }
-        }
-        Thread.sleep(25);
-      }
-      return false;
-    }
+  private static ServePorts noPorts(Path dir) {
+    return new ServePorts(dir.resolve("ports"), 25999);
   }
 
   @Test
-  void theSupervisorKillsAChildThatIsAliveButUnresponsiveAndStartsAnother() throws Exception {
-    Captured log = new Captured();
-    org.apache.log4j.Logger.getLogger(ServeSupervisor.class).addAppender(log);
-    ServeSupervisor child = new ServeSupervisor(Arrays.asList("sleep", "600"), 25999, null,
+  void theSupervisorKillsAChildThatIsAliveButUnresponsiveAndStartsAnother(@TempDir Path dir)
+      throws Exception {
+    CapturedLog log = CapturedLog.of(ServeSupervisor.class);
+    ServeSupervisor child = new ServeSupervisor(() -> Arrays.asList("sleep", "600"), noPorts(dir), 25999, null,
         new Backoff(10, 10));
     try {
       child.start();
@@ -333,23 +304,25 @@ class BridgeUnitsTest {
       assertEquals(1, child.unresponsiveKills.get());
     } finally {
       child.stop();
-      org.apache.log4j.Logger.getLogger(ServeSupervisor.class).removeAppender(log);
+      log.close();
     }
   }
 
   @Test
-  void theSupervisorSaysWhichPortIsTakenWhenTheChildCannotListen() throws Exception {
-    Captured log = new Captured();
-    org.apache.log4j.Logger.getLogger(ServeSupervisor.class).addAppender(log);
-    ServeSupervisor child = new ServeSupervisor(Arrays.asList("sh", "-c", "exit 3"), 25999, null,
+  void theSupervisorSaysWhichPortIsTakenWhenTheChildCannotListen(@TempDir Path dir)
+      throws Exception {
+    CapturedLog log = CapturedLog.of(ServeSupervisor.class);
+    ServeSupervisor child = new ServeSupervisor(() -> Arrays.asList("sh", "-c", "exit 3"), noPorts(dir), 25999, null,
         new Backoff(1000, 1000));
     try {
       child.start();
       assertTrue(log.waitFor("another process holds its bridge port 127.0.0.1:25999"),
           log.lines.toString());
+      assertEquals("it exited with status 3: another process holds the bridge port "
+          + "127.0.0.1:25999", child.lastExit());
     } finally {
       child.stop();
-      org.apache.log4j.Logger.getLogger(ServeSupervisor.class).removeAppender(log);
+      log.close();
     }
   }
 
@@ -393,5 +366,98 @@ class BridgeUnitsTest {
         () -> new Py4jChannel(InetAddress.getByName("192.0.2.1"), 1, "t", 100));
     assertThrows(IllegalArgumentException.class,
         () -> new Py4jChannel(InetAddress.getByName("127.0.0.1"), 1, "", 100));
+  }
+
+  @Test
+  void stoppingTheSupervisorKillsAChildThatIgnoresSigtermAndStartsNoOther(@TempDir Path dir)
+      throws Exception {
+    String marker = "yarn-drf-test-" + UUID.randomUUID();
+    AtomicLong launches = new AtomicLong();
+    ServeSupervisor child = new ServeSupervisor(() -> {
+      launches.incrementAndGet();
+      return Arrays.asList("python3", "-c", "import signal, time; "
+          + "signal.signal(signal.SIGTERM, signal.SIG_IGN); open(__import__('sys').argv[1], 'w')"
+          + ".close(); time.sleep(600)", dir.resolve("up").toString(), marker);
+    }, noPorts(dir), 25999, null, new Backoff(10, 10));
+    child.start();
+    for (int i = 0; i < 2400 && !Files.exists(dir.resolve("up")); i++) {
+      Thread.sleep(25);
+    }
+    assertEquals(1, LiveProcesses.withArgument(marker).size(), "the child runs, SIGTERM ignored");
+    child.stop();
+    assertTrue(LiveProcesses.withArgument(marker).isEmpty(), "killed once the grace was over");
+    Thread.sleep(50);  // a supervisor that went on would start the next child after its 10 ms backoff
+    assertEquals(1, launches.get());
+    assertNull(child.lastExit(), "a stop is not an exit to report");
+  }
+
+  @Test
+  void eachChildIsStartedWithTheCommandLineOfItsTimeAndReportsItsPortsAfresh(@TempDir Path dir)
+      throws Exception {
+    List<String> files = Collections.synchronizedList(new ArrayList<String>());
+    Path ports = dir.resolve("ports");
+    ServePorts reported = new ServePorts(ports, 0);
+    ServeSupervisor child = new ServeSupervisor(() -> {
+      String file = "queues-" + files.size() + ".yaml";
+      files.add(file);
+      // Each child writes the port file as `yarn-drf serve` does, then exits: the next one starts.
+      return Arrays.asList("sh", "-c", "printf 'bridge.port=4100" + files.size()
+          + "\\nstatus.port=0\\n' > " + ports + "; sleep 0.3", file);
+    }, reported, 0, null, new Backoff(10, 10));
+    try {
+      child.start();
+      for (int i = 0; i < 2400 && files.size() < 3; i++) {
+        Thread.sleep(25);
+      }
+      assertTrue(files.size() >= 3, files.toString());
+      assertEquals(Arrays.asList("queues-0.yaml", "queues-1.yaml", "queues-2.yaml"),
+          files.subList(0, 3));
+      assertEquals("it exited with status 0", child.lastExit());
+    } finally {
+      child.stop();
+    }
+    int port = reported.bridgePort();
+    assertTrue(port == ServePorts.UNKNOWN || port == 41000 + files.size(),
+        "the last child's port, or none while it starts: " + port);
+  }
+
+  @Test
+  void servePortsReadTheChildsFileOnceItIsThereAndForgetItForTheNextChild(@TempDir Path dir)
+      throws Exception {
+    Path file = dir.resolve("ports");
+    ServePorts any = new ServePorts(file, 0);
+    assertEquals(ServePorts.UNKNOWN, any.bridgePort());
+    assertEquals(ServePorts.UNKNOWN, any.statusPort());
+    Files.write(file, "bridge.port=41234\nstatus.port=0\n".getBytes(StandardCharsets.UTF_8));
+    assertEquals(41234, any.bridgePort());
+    assertEquals(0, any.statusPort(), "no status server");
+    any.forget();
+    assertFalse(Files.exists(file));
+    assertEquals(ServePorts.UNKNOWN, any.bridgePort());
+    ServePorts fixed = new ServePorts(file, 25334);
+    assertEquals(25334, fixed.bridgePort(), "a configured port needs no file");
+    assertEquals(ServePorts.UNKNOWN, fixed.statusPort());
+  }
+
+  @Test
+  void aChannelToACoreThatHasNotReportedItsPortFailsWithoutConnecting() throws Exception {
+    Py4jChannel channel = new Py4jChannel(InetAddress.getByName("127.0.0.1"),
+        () -> ServePorts.UNKNOWN, TOKEN, 100);
+    CoreUnavailableException e = assertThrows(CoreUnavailableException.class,
+        () -> channel.call("{}"));
+    assertTrue(e.getMessage().contains("has not reported its port yet"), e.getMessage());
+    assertFalse(e.isTimeout() || e.isUnverified());
+  }
+
+  @Test
+  void aCoreDirIsPrivateAndDeletedWholeWithWhatIsInIt() throws Exception {
+    CoreDir dir = CoreDir.create();
+    Path token = dir.writeToken("t0ken");
+    Files.write(dir.portFile(), "bridge.port=1\n".getBytes(StandardCharsets.UTF_8));
+    assertEquals("rwx------", PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(dir.path())));
+    assertEquals("t0ken", TokenFile.read(token, "test"), "owner-only, as the child requires");
+    dir.close();
+    assertFalse(Files.exists(dir.path()));
   }
 }

@@ -7,34 +7,32 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.junit.jupiter.api.Test;
 import org.yarndrf.shim.ShimConf;
+import org.yarndrf.shim.YarnDrfScheduler;
 
 class SchedulerPageTest {
-  private static Configuration serve(String command) {
+  private static YarnDrfScheduler scheduler(String dashboardUrl) {
     Configuration conf = new Configuration(false);
-    if (command != null) {
-      conf.set(ShimConf.SERVE_COMMAND, command);
+    if (dashboardUrl != null) {
+      conf.set(ShimConf.DASHBOARD_URL, dashboardUrl);
     }
-    return conf;
+    YarnDrfScheduler scheduler = new YarnDrfScheduler();
+    scheduler.setConf(conf);
+    return scheduler;
   }
 
   @Test
-  void theDashboardIsAtTheStatusPortOfTheServeCommandTheRmStarts() {
-    assertEquals("http://127.0.0.1:25335/ui/",
-        SchedulerPage.dashboardAddress(serve("yarn-drf serve --status-port 25335")));
-    assertEquals("http://127.0.0.1:4040/ui/",
-        SchedulerPage.dashboardAddress(serve("/opt/venv/bin/yarn-drf serve --status-port=4040 --status-token-file f")));
+  void theOperatorsDashboardUrlIsLinkedAsGiven() {
+    assertEquals("https://gateway.example.org/rm1/yarn-drf/ui/", SchedulerPage.dashboardAddress(
+        scheduler("https://gateway.example.org/rm1/yarn-drf/ui/")));
+    assertEquals("http://127.0.0.1:8080/ui/",
+        SchedulerPage.dashboardAddress(scheduler(" http://127.0.0.1:8080/ui/ ")));
   }
 
   @Test
   void noAddressIsGivenWhenTheRmCannotKnowIt() {
-    assertNull(SchedulerPage.dashboardAddress(serve(null)));  // the default command has no status port
-    assertNull(SchedulerPage.dashboardAddress(serve("yarn-drf serve --status-port")));
-    assertNull(SchedulerPage.dashboardAddress(serve("yarn-drf serve --status-port 0")));
-    assertNull(SchedulerPage.dashboardAddress(serve("yarn-drf serve --status-port 70000")));
-    assertNull(SchedulerPage.dashboardAddress(serve("yarn-drf serve --status-port 80\"><script>")));
-    Configuration external = serve("yarn-drf serve --status-port 25335");
-    external.set(ShimConf.SERVE_MODE, "external");  // the command is not what runs the core then
-    assertNull(SchedulerPage.dashboardAddress(external));
+    assertNull(SchedulerPage.dashboardAddress(scheduler(null)), "no core has reported a port");
+    assertNull(SchedulerPage.dashboardAddress(scheduler("javascript:alert(1)")));
+    assertNull(SchedulerPage.dashboardAddress(null), "another scheduler");
   }
 
   @Test
