@@ -96,10 +96,11 @@ public abstract class ParameterizedSchedulerTestBase {
           CapacityScheduler.class.getName());
       break;
     case YARN_DRF:
-      // Its settings (the core's command, the queue file) are in this module's yarn-site.xml.
-      scheduler = new org.yarndrf.hadooptests.FreePortScheduler();
+      // Its settings (the core's command, the queue file, any free bridge port) are in
+      // this module's yarn-site.xml.
+      scheduler = new YarnDrfScheduler();
       conf.set(YarnConfiguration.RM_SCHEDULER,
-          org.yarndrf.hadooptests.FreePortScheduler.class.getName());
+          YarnDrfScheduler.class.getName());
       break;
     default:
       throw new IllegalArgumentException("Invalid type: " + type);

@@ -7,8 +7,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.util.resource.Resources;
 import org.junit.Before;
-import org.yarndrf.hadooptests.FreePortScheduler;
 import org.yarndrf.shim.ShimQueue;
+import org.yarndrf.shim.YarnDrfScheduler;
 
 /**
  * Hadoop's ApplicationMasterService tests on yarn-drf, as TestApplicationMasterServiceCapacity and
@@ -28,7 +28,7 @@ public class TestApplicationMasterServiceYarnDrf extends ApplicationMasterServic
   @Override
   protected YarnConfiguration createYarnConfig() {
     YarnConfiguration yarnConf = new YarnConfiguration();
-    yarnConf.setClass(YarnConfiguration.RM_SCHEDULER, FreePortScheduler.class,
+    yarnConf.setClass(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class,
         ResourceScheduler.class);
     return yarnConf;
   }
