@@ -39,6 +39,7 @@ build/mypyc/sources.sha256: $(HOT_SOURCES) $(VENV)/.installed
 	$(PY) -c 'from scheduler.compiled import build; build()'
 
 -include java_shim/shim.mk
+-include java_shim/hadoop-tests/hadoop-tests.mk
 -include docker/docker.mk
 -include scheduler/sim.mk
 -include benchmarks/sls/sls.mk

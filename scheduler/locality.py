@@ -20,10 +20,11 @@ container (or after it started waiting) and runs whatever else happens, so a req
 over for at most the two delays together; a container brings the level back to the locality it
 got (node-local, rack-local, or any) and stops the clock.
 
-Time, not a count of scheduling opportunities: one schedule call offers every node with room
-for some ask, and calls come back to back on a busy cluster and once per recheck interval on a
-quiet one, so a count of nodes passed over would measure the call rate, not how long a local
-slot takes to free; a time means the same on any cluster and at any call rate. (FairScheduler
+Time, not a count of scheduling opportunities: a schedule call offers the nodes that heartbeated
+since their last offer (with the shim's yarn-drf.scheduler.offer-between-heartbeats, every node
+with room, in calls back to back on a busy cluster), so a count of nodes passed over would measure
+the heartbeat and call rates, not how long a local slot takes to free; a time means the same on
+any cluster and at any call rate. (FairScheduler
 does the same in its continuous-scheduling mode, `locality-delay-node-ms`/`-rack-ms`; its
 heartbeat-driven `locality.threshold.node` is a fraction of the cluster's nodes, each heartbeating
 once per `yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`, so a threshold f is about f

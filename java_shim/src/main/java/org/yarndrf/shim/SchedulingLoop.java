@@ -14,9 +14,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The scheduling thread, as CapacityScheduler's global scheduling (YARN-5139) has one: NODE_UPDATE
  * only records what YARN reports, and this thread, whenever something changed, sends everything
- * that changed since its last call (events, asks, submissions) and every node whose free room fits
- * some outstanding ask in one call, then commits the core's assignments, each re-checked. Idle
- * cluster: no calls. Busy: calls back to back, each covering every such node.
+ * that changed since its last call (events, asks, submissions) and every node that heartbeated
+ * since it was last offered and whose free room fits some outstanding ask ({@link NodeOffers}) in
+ * one call, then commits the core's assignments, each re-checked. Idle cluster: no calls. Busy:
+ * calls as heartbeats come, each covering the nodes that heartbeated meanwhile.
  *
  * <p>Unlike CapacityScheduler's thread, which visits every node every few milliseconds, it sleeps
  * until woken by a change ({@link #wake}), or, while YARN has asks outstanding, for at most the

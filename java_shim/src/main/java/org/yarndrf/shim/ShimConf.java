@@ -77,7 +77,7 @@ public final class ShimConf {
   public static final long DEFAULT_RECHECK_MS = 1000;
   /**
    * A schedule call lists at most this many nodes with room; the next calls, made at once, list
-   * the rest (NodeRotation). Bounds a call's work on a large cluster to what the bridge timeout
+   * the rest (NodeOffers). Bounds a call's work on a large cluster to what the bridge timeout
    * allows.
    */
   public static final String MAX_NODES_PER_CALL = PREFIX + "scheduler.max-nodes-per-call";
@@ -88,6 +88,15 @@ public final class ShimConf {
    * RM's state store is (PreemptionStore).
    */
   public static final String PREEMPTION_STATE_DIR = PREFIX + "preemption.state-dir";
+
+  /**
+   * false (default): a node is offered to the core once per NodeManager heartbeat, as
+   * CapacityScheduler and FairScheduler decide for a node at its heartbeat. true: calls offer every
+   * node with room, between heartbeats too, as CapacityScheduler's asynchronous scheduling does.
+   */
+  public static final String OFFER_BETWEEN_HEARTBEATS =
+      PREFIX + "scheduler.offer-between-heartbeats";
+  public static final boolean DEFAULT_OFFER_BETWEEN_HEARTBEATS = false;
 
   /**
    * The RM id whose per-RM keys apply: this RM's HA id (HAUtil, as for its addresses), or null

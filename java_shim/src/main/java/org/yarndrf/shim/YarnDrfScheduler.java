@@ -140,9 +140,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final Preemptions preemptions = new Preemptions(this);
   /** The core's preemption state, kept for the next core and the next active RM. */
   private volatile PreemptionStore preemptionStore = new PreemptionStore(null);
-  private SchedulingLoop loop;
-  /** Which nodes each schedule call offers; set up with the loop. */
-  private NodeRotation nodeRotation;
+  /** Set by serviceStart; YARN calls allocate() and handle() before that while an RM recovers. */
+  private volatile SchedulingLoop loop;
+  /** Which nodes each schedule call offers (NodeOffers); set up at init. */
+  private NodeOffers<NodeId> nodeOffers;
+  /** yarn-drf.scheduler.offer-between-heartbeats. */
+  private boolean offerBetweenHeartbeats;
 
   public final AtomicLong eventErrors = new AtomicLong();
 
@@ -195,6 +198,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.queues = new QueueTree(conf, this::containerRecovered);
+    this.nodeOffers = new NodeOffers<>(
+        this.conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
+    this.offerBetweenHeartbeats = this.conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
+        ShimConf.DEFAULT_OFFER_BETWEEN_HEARTBEATS);
     this.committer = newCommitter(events, dirtyApps);
     this.queuesFile = new QueuesFile(this.conf.getTrimmed(ShimConf.QUEUES_FILE), this.conf,
         rmContext);
@@ -221,8 +228,6 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     preemptionStore = PreemptionStore.open(conf, rmContext);
     preemptionStore.load();  // before the loop's first snapshot, which gives it to the core
-    nodeRotation = new NodeRotation(
-        conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
     loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
@@ -467,7 +472,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       events.add(Messages.Delta.appPriority(applicationId.toString(), priority.getPriority()));
       LOG.info("yarn-drf: priority of {} set to {}", applicationId, priority.getPriority());
     }
-    loop.wake();
+    wakeLoop();
     return priority;
   }
 
@@ -575,19 +580,23 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         application.updateResourceRequests(ask);
         // The core learns the new absolute counts with the loop's next call.
         dirtyApps.add(attemptId.getApplicationId());
-        loop.wake();
+        wakeLoop();
       }
       application.updateBlacklist(blacklistAdditions, blacklistRemovals);
       if (!(isEmpty(blacklistAdditions) && isEmpty(blacklistRemovals))) {
         // The core learns the app's whole blacklist with the loop's next call.
         blacklistChanged.add(attemptId.getApplicationId());
-        loop.wake();
+        wakeLoop();
       }
       Resource headroom = application.getHeadroom();
       application.setApplicationHeadroomForMetrics(headroom);
+      List<Container> allocated = application.pullNewlyAllocatedContainers();
+      // Containers of earlier attempts that a restarted RM recovered after this AM registered
+      // (their NodeManager came back late): the AM learns of them here, as from YARN's schedulers.
+      List<Container> fromEarlierAttempts = application.pullPreviousAttemptContainers();
       // Marked containers go as a strict contract (FairScheduler's choice): these are taken.
-      return new Allocation(application.pullNewlyAllocatedContainers(), headroom,
-          application.preemptionMarks(), null, null, application.pullUpdatedNMTokens());
+      return new Allocation(allocated, headroom, application.preemptionMarks(), null, null,
+          application.pullUpdatedNMTokens(), null, null, null, null, fromEarlierAttempts, null);
     }
   }
 
@@ -615,20 +624,32 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     synchronized (this) {
       changed = hasPendingChanges();
     }
-    if (changed && loop != null) {
-      loop.wake();
+    if (changed) {
+      wakeLoop();
+    }
+  }
+
+  /**
+   * Tells the loop something changed. Before serviceStart there is no loop: a recovering RM
+   * re-adds apps and their new attempts' AM asks (allocate) before it starts its scheduler, and
+   * the loop's first call, once started, collects all of it.
+   */
+  private void wakeLoop() {
+    SchedulingLoop l = loop;
+    if (l != null) {
+      l.wake();
     }
   }
 
   /** Whether something waits for the loop's next call. Under the scheduler's lock. */
   private boolean hasPendingChanges() {
     return !events.isEmpty() || !dirtyApps.isEmpty() || !awaitingPlacement.isEmpty()
-        || !blacklistChanged.isEmpty() || roundUnfinished();
+        || !blacklistChanged.isEmpty() || nodesWaiting();
   }
 
-  /** Nodes of this round no call has offered yet, while there are asks they might serve. */
-  private boolean roundUnfinished() {
-    return nodeRotation != null && nodeRotation.unfinished() && askMirror.hasOutstanding();
+  /** Nodes no call has offered since their heartbeat (or in this round), while asks wait. */
+  private boolean nodesWaiting() {
+    return nodeOffers.waiting() && askMirror.hasOutstanding();
   }
 
   private void dispatch(SchedulerEvent event) {
@@ -720,6 +741,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
           c.getContainerId(), SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
     }
     nodeTracker.removeNode(rmNode.getNodeID());
+    nodeOffers.removed(rmNode.getNodeID());
     nodeCards.removed(rmNode.getNodeID());
     events.add(Messages.Delta.nodeRemoved(bridgeName(rmNode.getNodeID())));
   }
@@ -752,13 +774,19 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /**
    * A NodeManager heartbeat: YARN processes its launched and finished containers (finished ones
-   * queue events for the core through completedContainerInternal), and that is all. No call to
-   * the core here: the scheduling loop decides for every node with room for some ask at once.
+   * queue events for the core through completedContainerInternal), and the node is due an offer
+   * if some app asks for containers now (YARN's pending count, kept by AppSchedulingInfo): a
+   * heartbeat while none does is one on which CapacityScheduler places nothing, so an ask made
+   * after it (a new attempt's AM, say) waits for the node's next. No call to the core here: the
+   * scheduling loop decides for every node due an offer at once.
    */
   @Override
   protected synchronized void nodeUpdate(RMNode nm) {
     super.nodeUpdate(nm);
     heartbeats.incrementAndGet();
+    if (!offerBetweenHeartbeats && getRootQueueMetrics().getPendingContainers() > 0) {
+      nodeOffers.heartbeat(nm.getNodeID());
+    }
   }
 
   private synchronized void addApplication(ApplicationId appId, String queueName, String user,
@@ -1082,22 +1110,45 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       for (Submission sub : awaitingPlacement.values()) {
         req.submissions.add(sub.message);
       }
-      if (!force && !req.hasChanges() && !roundUnfinished()) {
+      offerNodes(req);
+      if (!force && !req.hasChanges() && req.nodes.isEmpty()) {
         return null;
       }
       req.heartbeats = heartbeats.getAndSet(0);
-      List<Resource> floors = mayAllocate() ? placeableFloors() : Collections.emptyList();
-      if (!floors.isEmpty()) {
-        nodeRotation.offer(nodeTracker.getAllNodes(), n -> {
-          Resource free = n.getUnallocatedResource();
-          if (!fitsAny(floors, free)) {
-            return false;
-          }
-          req.nodes.add(new Messages.NodeRow(bridgeName(n.getNodeID()), Messages.vector(free)));
-          return true;
-        });
-      }
       return req;
+    }
+
+    /**
+     * The nodes due an offer (NodeOffers) whose free room fits some outstanding ask, into the
+     * request; the others due one are passed over until their next heartbeat, as a heartbeat on
+     * which CapacityScheduler finds nothing to place is.
+     */
+    private void offerNodes(Messages.Schedule req) {
+      if (offerBetweenHeartbeats) {
+        nodeOffers.everyNode(nodeIds());
+      }
+      List<Resource> floors = mayAllocate() ? placeableFloors() : Collections.emptyList();
+      if (floors.isEmpty()) {
+        nodeOffers.passAll();
+        return;
+      }
+      nodeOffers.offer(id -> {
+        FiCaSchedulerNode n = nodeTracker.getNode(id);
+        Resource free = n == null ? null : n.getUnallocatedResource();
+        if (free == null || !fitsAny(floors, free)) {
+          return false;
+        }
+        req.nodes.add(new Messages.NodeRow(bridgeName(id), Messages.vector(free)));
+        return true;
+      });
+    }
+
+    private List<NodeId> nodeIds() {
+      List<NodeId> ids = new ArrayList<>();
+      for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
+        ids.add(n.getNodeID());
+      }
+      return ids;
     }
 
     /**

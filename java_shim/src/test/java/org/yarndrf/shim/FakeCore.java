@@ -305,11 +305,15 @@ final class FakeCore implements CoreChannel {
 
   /**
    * Starts a MockRM whose scheduler (`schedulerClass`) decides through `core`, with `conf` and
-   * these: a backoff of 1 ms, and allocation from the first heartbeat (no RM restart here).
+   * these: a backoff of 1 ms, allocation from the first heartbeat (no RM restart here), and, unless
+   * `conf` says otherwise, offers between heartbeats (most tests drive no NodeManager heartbeats;
+   * HeartbeatOffersTest covers the default).
    */
   static MockRM startRm(Class<? extends YarnDrfScheduler> schedulerClass, YarnConfiguration conf,
       FakeCore core) {
     conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass.getName());
+    conf.setBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
+        conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS, true));
     conf.setLong(ShimConf.BACKOFF_INITIAL_MS, 1);
     conf.setLong(ShimConf.BACKOFF_MAX_MS, 1);
     conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);

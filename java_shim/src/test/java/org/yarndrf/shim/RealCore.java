@@ -50,7 +50,8 @@ final class RealCore {
 
   /**
    * A conf whose RMs start the real core on any free bridge and status port, through a wrapper
-   * that sleeps `delaySeconds` before it execs the core: a core slow to bind.
+   * that sleeps `delaySeconds` before it execs the core: a core slow to bind. Calls offer nodes
+   * between heartbeats.
    */
   <T extends Configuration> T configure(T conf, double delaySeconds) throws IOException {
     Path wrapper = write("slow-serve", "#!/bin/sh\nsleep " + delaySeconds + "\nexec "
@@ -60,6 +61,8 @@ final class RealCore {
     conf.set(ShimConf.QUEUES_FILE, queues.toString());
     conf.setInt(ShimConf.PORT, 0);
     conf.set(ShimConf.SERVE_LOG, dir.resolve("serve.log").toString());
+    // The tests place AMs with AsyncApps and drive no NodeManager heartbeats.
+    conf.setBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS, true);
     return conf;
   }
 

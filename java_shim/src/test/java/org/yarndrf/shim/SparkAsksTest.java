@@ -63,6 +63,7 @@ class SparkAsksTest {
     conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
     conf.setBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME, true);
     conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
+    conf.setBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS, true);  // AsyncApps launches its AMs
     rm = new MockRM(conf);
     core = new FakeCore();
     ((YarnDrfScheduler) rm.getResourceScheduler()).setCoreChannel(core);

@@ -1,0 +1,84 @@
+package org.yarndrf.shim;
+
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.function.Predicate;
+
+/**
+ * Which nodes a schedule call offers the core: each node once per heartbeat, as YARN's own
+ * schedulers decide for a node when its heartbeat (NODE_UPDATE) comes and not in between. A node
+ * that has not heartbeated since a call last looked at it is not offered: an ask made since then
+ * waits for the node's next heartbeat, as it would on CapacityScheduler or FairScheduler, so
+ * locality waits count heartbeats (scheduling opportunities) and no container lands on a node
+ * that has not reported since it registered. With yarn-drf.scheduler.offer-between-heartbeats
+ * ({@link #everyNode}) calls offer every node in rounds instead, heartbeat or not, as
+ * CapacityScheduler's asynchronous scheduling does.
+ *
+ * <p>The core's work on a call grows with the nodes it lists, and a call must finish within the
+ * bridge timeout (yarn-drf.bridge.timeout-ms), so a call takes at most {@code perCall} nodes with
+ * room (yarn-drf.scheduler.max-nodes-per-call), the longest-waiting first; the others keep their
+ * heartbeat for the next call, which the loop makes at once.
+ *
+ * <p>Locking: the scheduler's lock (heartbeats and the loop's collect run under it).
+ */
+final class NodeOffers<N> {
+  private final int perCall;
+  /** Nodes that heartbeated since a call last looked at them, in heartbeat order. */
+  private final Set<N> heartbeated = new LinkedHashSet<>();
+
+  NodeOffers(int perCall) {
+    if (perCall < 1) {
+      throw new IllegalArgumentException("yarn-drf: " + ShimConf.MAX_NODES_PER_CALL
+          + " must be at least 1, got " + perCall);
+    }
+    this.perCall = perCall;
+  }
+
+  /** The node heartbeated: the next call looks at it (once, however many heartbeats came). */
+  void heartbeat(N node) {
+    heartbeated.add(node);
+  }
+
+  /**
+   * Between heartbeats: once every node was looked at (a round), every node counts as having
+   * heartbeated again, so a round of calls offers each node once.
+   */
+  void everyNode(Iterable<N> nodes) {
+    if (heartbeated.isEmpty()) {
+      for (N node : nodes) {
+        heartbeated.add(node);
+      }
+    }
+  }
+
+  /** The node left the cluster. */
+  void removed(N node) {
+    heartbeated.remove(node);
+  }
+
+  /** Whether some node heartbeated since a call last looked at it. */
+  boolean waiting() {
+    return !heartbeated.isEmpty();
+  }
+
+  /**
+   * Looks at the nodes that heartbeated, longest-waiting first, each once: {@code offer} returns
+   * whether it took the node (it has room for some ask). Stops once it took {@code perCall}.
+   */
+  void offer(Predicate<N> offer) {
+    Iterator<N> it = heartbeated.iterator();
+    for (int taken = 0; taken < perCall && it.hasNext();) {
+      N node = it.next();
+      it.remove();
+      if (offer.test(node)) {
+        taken++;
+      }
+    }
+  }
+
+  /** A call looked at every node and none could take anything (no ask waits, or none may be served). */
+  void passAll() {
+    heartbeated.clear();
+  }
+}

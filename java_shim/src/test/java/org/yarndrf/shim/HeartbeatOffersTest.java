@@ -1,0 +1,126 @@
+package org.yarndrf.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * By default a node is offered to the core once per NodeManager heartbeat, as CapacityScheduler
+ * and FairScheduler decide for a node at its heartbeat: an AM is not placed on a node that has not
+ * heartbeated since it registered, and an ask made after a node's heartbeat waits for the next one
+ * however often the loop calls the core meanwhile (Hadoop's own RM tests rely on both:
+ * java_shim/HADOOP_TESTS.md).
+ */
+class HeartbeatOffersTest {
+  private static final String NODE = "127.0.0.1:1234";
+  private FakeCore core;
+  private MockRM rm;
+  private MockNM nm;
+
+  @BeforeEach
+  void start() throws Exception {
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.setBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS, false);
+    // While asks wait the loop calls the core every 20 ms: calls that must offer no node.
+    conf.setLong(ShimConf.RECHECK_MS, 20);
+    core = new FakeCore();
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    nm = rm.registerNode(NODE, 8192, 8);
+  }
+
+  @AfterEach
+  void stop() {
+    rm.stop();
+  }
+
+  @Test
+  void anAmIsNotPlacedOnANodeThatHasNotHeartbeatedAndItsFirstHeartbeatPlacesIt() throws Exception {
+    RMApp app = submit();
+    RMAppAttempt attempt = app.getCurrentAppAttempt();
+    rm.waitForState(attempt.getAppAttemptId(), RMAppAttemptState.SCHEDULED);
+    int told = callsSoFar();
+    until(() -> callsSoFar() >= told + 3
+        || attempt.getAppAttemptState() != RMAppAttemptState.SCHEDULED,
+        "three calls after the AM's ask");
+    assertEquals(RMAppAttemptState.SCHEDULED, attempt.getAppAttemptState());
+    assertEquals(0, offersOf(NODE), "no call offered the node");
+
+    nm.nodeHeartbeat(true);
+    rm.waitForState(attempt.getAppAttemptId(), RMAppAttemptState.ALLOCATED);
+    assertEquals(1, offersOf(NODE), "the heartbeat's call offered it");
+  }
+
+  @Test
+  void anAskMadeAfterTheNodesHeartbeatWaitsForItsNextHeartbeat() throws Exception {
+    RMApp app = submit();
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    int offered = offersOf(NODE);
+    List<ContainerId> none = new ArrayList<>();
+    List<Container> got = new ArrayList<>(am.allocate("*", 1024, 2, none).getAllocatedContainers());
+    int asked = callsSoFar();
+    until(() -> pull(am, got) > 0 || callsSoFar() >= asked + 3, "three calls after the ask");
+    assertEquals(0, got.size(), "nothing placed before the node's next heartbeat");
+    assertEquals(offered, offersOf(NODE), "no call offered the node since its last heartbeat");
+
+    nm.nodeHeartbeat(true);
+    until(() -> pull(am, got) == 2, "both tasks placed after the heartbeat");
+    assertEquals(offered + 1, offersOf(NODE), "one offer for one heartbeat");
+  }
+
+  /** Adds the containers the AM is given now to `got`; returns how many it holds. */
+  private static int pull(MockAM am, List<Container> got) {
+    try {
+      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
+          .getAllocatedContainers());
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    return got.size();
+  }
+
+  private RMApp submit() throws Exception {
+    return AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
+        .withUser("alice").withQueue("a"));
+  }
+
+  private int callsSoFar() {
+    return core.requestsOf(Messages.Schedule.class).size();
+  }
+
+  /** How many schedule calls so far listed the node. */
+  private int offersOf(String node) {
+    int n = 0;
+    for (Messages.Schedule s : core.requestsOf(Messages.Schedule.class)) {
+      for (Messages.NodeRow row : s.nodes) {
+        if (row.node.equals(node)) {
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
+  private static void until(BooleanSupplier done, String what) throws Exception {
+    for (int i = 0; i < 1000 && !done.getAsBoolean(); i++) {
+      Thread.sleep(10);
+    }
+    assertTrue(done.getAsBoolean(), what);
+  }
+}

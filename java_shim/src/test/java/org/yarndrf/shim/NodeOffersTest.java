@@ -1,0 +1,113 @@
+package org.yarndrf.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A schedule call offers each node once per heartbeat, longest-waiting first and at most a bound
+ * per call; between heartbeats (yarn-drf.scheduler.offer-between-heartbeats) a round of calls
+ * offers every node once.
+ */
+class NodeOffersTest {
+  private static final List<Integer> NODES =
+      IntStream.range(0, 10).boxed().collect(Collectors.toList());
+
+  private static Set<Integer> set(Integer... full) {
+    return new HashSet<>(Arrays.asList(full));
+  }
+
+  private static List<Integer> call(NodeOffers<Integer> offers, Set<Integer> full) {
+    List<Integer> offered = new ArrayList<>();
+    offers.offer(n -> !full.contains(n) && offered.add(n));
+    return offered;
+  }
+
+  @Test
+  void aNodeIsOfferedOnlyAfterItsHeartbeatAndOnceHoweverManyHeartbeatsCame() {
+    NodeOffers<Integer> offers = new NodeOffers<>(10);
+    assertEquals(Collections.emptyList(), call(offers, set()), "no node heartbeated yet");
+    offers.heartbeat(4);
+    offers.heartbeat(2);
+    offers.heartbeat(4);
+    assertTrue(offers.waiting());
+    assertEquals(Arrays.asList(4, 2), call(offers, set()), "in heartbeat order, each once");
+    assertFalse(offers.waiting());
+    assertEquals(Collections.emptyList(), call(offers, set()), "no heartbeat since");
+  }
+
+  @Test
+  void aNodeWithoutRoomIsPassedOverUntilItsNextHeartbeat() {
+    NodeOffers<Integer> offers = new NodeOffers<>(10);
+    offers.heartbeat(1);
+    offers.heartbeat(2);
+    assertEquals(Arrays.asList(2), call(offers, set(1)));
+    assertEquals(Collections.emptyList(), call(offers, set()), "1 had its turn");
+    offers.heartbeat(1);
+    assertEquals(Arrays.asList(1), call(offers, set()));
+  }
+
+  @Test
+  void nodesBeyondTheBoundKeepTheirHeartbeatForTheNextCall() {
+    NodeOffers<Integer> offers = new NodeOffers<>(2);
+    NODES.forEach(offers::heartbeat);
+    assertEquals(Arrays.asList(0, 2), call(offers, set(1)));
+    assertTrue(offers.waiting());
+    offers.heartbeat(0);  // it waits behind those that heartbeated before it
+    assertEquals(Arrays.asList(3, 4), call(offers, set()));
+    assertEquals(Arrays.asList(5, 6), call(offers, set()));
+    assertEquals(Arrays.asList(7, 8), call(offers, set()));
+    assertEquals(Arrays.asList(9, 0), call(offers, set()));
+    assertFalse(offers.waiting());
+  }
+
+  @Test
+  void aRemovedNodeOrACallThatCouldPlaceNothingLeavesNoNodeWaiting() {
+    NodeOffers<Integer> offers = new NodeOffers<>(10);
+    offers.heartbeat(1);
+    offers.removed(1);
+    assertFalse(offers.waiting());
+    offers.heartbeat(2);
+    offers.heartbeat(3);
+    offers.passAll();
+    assertFalse(offers.waiting());
+    assertEquals(Collections.emptyList(), call(offers, set()));
+  }
+
+  @Test
+  void betweenHeartbeatsARoundOffersEveryNodeWithRoomOnceInCallsOfAtMostTheBound() {
+    NodeOffers<Integer> offers = new NodeOffers<>(3);
+    Set<Integer> full = set(1, 5);
+    List<Integer> seen = new ArrayList<>();
+    int calls = 0;
+    do {
+      offers.everyNode(NODES);
+      List<Integer> offered = call(offers, full);
+      assertTrue(offered.size() <= 3, "a call offered " + offered);
+      seen.addAll(offered);
+      calls++;
+    } while (offers.waiting());
+    assertEquals(Arrays.asList(0, 2, 3, 4, 6, 7, 8, 9), seen);
+    assertEquals(3, calls);
+    offers.everyNode(NODES);
+    assertEquals(Arrays.asList(0, 1, 2), call(offers, set()), "the next round starts");
+  }
+
+  @Test
+  void aBoundBelowOneIsRefusedNamingTheSetting() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> new NodeOffers<Integer>(0));
+    assertTrue(e.getMessage().contains(ShimConf.MAX_NODES_PER_CALL), e.getMessage());
+  }
+}
