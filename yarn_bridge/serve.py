@@ -23,6 +23,8 @@ import time
 
 from pathlib import Path
 
+from py4j.clientserver import ClientServer
+
 from scheduler import ConfigError
 from scheduler.multinode import NODE_CHOICES
 from yarn_bridge.gateway import LOOPBACK, PortInUse, start_gateway
@@ -32,6 +34,7 @@ from yarn_bridge.token_file import TokenFileError, read_token
 log = logging.getLogger("yarn_bridge.serve")
 DEFAULT_PORT = 25334
 EXIT_BAD_INPUT, EXIT_BRIDGE_PORT_TAKEN, EXIT_STATUS_PORT_TAKEN = 2, 3, 4
+STOP_WAIT_S = 1.0  # how long a stop lets a call in progress finish (the shim stops us on every RM stop)
 
 
 def register(subparsers) -> None:
@@ -152,5 +155,15 @@ def run(args: argparse.Namespace) -> int:
     stop.wait()
     log.info("yarn-drf serve: stopping %s; bridge connections refused %s", dict(service.counters),
              dict(gateway.admission.refused))
-    gateway.shutdown()
+    _stop(gateway, service)
     return 0
+
+
+def _stop(gateway: ClientServer, service: CoreService) -> None:
+    """Closes the bridge so that a call in progress is answered whole or not at all: it may finish
+    for up to STOP_WAIT_S (its reply still goes out), then the connections close with the service's
+    lock held, so no call starts applying after that. A call still running then dies with the
+    process, unanswered: the shim resyncs the next core from a snapshot either way."""
+    if not service.lock.acquire(timeout=STOP_WAIT_S):
+        log.warning("yarn-drf serve: a call still running after %g s is dropped", STOP_WAIT_S)
+    gateway.shutdown()  # the lock stays held: this process ends here
