@@ -16,6 +16,9 @@ from scheduler.echo import brief
 from scheduler.config import QUEUE_NAME, QUEUE_PATH, PlacementRule
 
 
+_QUEUE_NAME, _QUEUE_PATH = re.compile(QUEUE_NAME), re.compile(QUEUE_PATH)
+
+
 @dataclass(frozen=True)
 class Target:
     path: str
@@ -75,7 +78,7 @@ def queue_name_for(identity: str) -> str | None:
     is no queue name, so it cannot land in alice's queue or create a malformed path.
     """
     name = identity.replace(".", "_dot_")
-    return name if re.match(QUEUE_NAME, name) else None
+    return name if _QUEUE_NAME.match(name) else None
 
 
 def place(rules: Sequence[PlacementRule], view: QueueView, requested: str | None, user: str,
@@ -122,7 +125,7 @@ def _check(rule: PlacementRule, view: QueueView, path: str) -> Target | str:
         return f"queue {brief(path)} is a parent queue; apps go to leaf queues"
     if not rule.create:
         return f"queue {brief(path)} does not exist"
-    if not re.match(QUEUE_PATH, path):
+    if not _QUEUE_PATH.match(path):
         return f"cannot create {brief(path)}: not a queue path (root, then names of letters, digits, '_' and '-')"
     parent = path.rsplit(".", 1)[0]
     if view.kinds.get(parent) is not False:
