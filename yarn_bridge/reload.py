@@ -4,8 +4,9 @@ Every trigger — `yarn rmadmin -refreshQueues` through the shim, `yarn-drf relo
 status server, and a change of the queue file on disk — ends in `Reloader.check` then
 `Reloader.install`: the file is parsed and validated whole (without the service's lock, so
 scheduling calls never wait for a parse), the core checks it against the running apps, and only
-then is it installed (under the lock). A refused file changes nothing and every error is reported. Each outcome is logged
-with a diff summary (queues added, removed or draining, and per queue the settings that changed).
+then is it installed (under the lock). A refused file changes nothing and every error is
+reported. Each outcome is logged with a diff summary (queues added, removed or draining, and per
+queue the settings that changed).
 """
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 
+from collections.abc import Callable
 from pathlib import Path
 
 from py4j.clientserver import ClientServer

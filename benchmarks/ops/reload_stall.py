@@ -34,8 +34,8 @@ LIMIT = 1 << 20  # scheduler/bounded_yaml.py MAX_BYTES
 
 
 def snapshot() -> str:
-    nodes = [{"node": f"host{i}:8041", "rack": f"/rack{i % 4}", "capacity": dict(zip(("memory-mb", "vcores", "gpu-mem"), NODE))}
-             for i in range(NODES)]
+    capacity = dict(zip(("memory-mb", "vcores", "gpu-mem"), NODE))
+    nodes = [{"node": f"host{i}:8041", "rack": f"/rack{i % 4}", "capacity": capacity} for i in range(NODES)]
     apps = [{"app": f"application_{EPOCH}_{i:04d}", "user": f"user{i % 7}", "queue": "root.default"}
             for i in range(APPS)]
     asks = [[i, 1000, f"application_{EPOCH}_{i:04d}", 1, 0, "*", True, 2048, 1, 0] for i in range(APPS)]
@@ -78,7 +78,8 @@ class Shim:
 
 
 def refused_near_limit() -> str:
-    """Many valid queues, then one invalid setting: the whole file is read and checked. Long ACL texts keep the YAML nodes under the reader's limit."""
+    """Many valid queues, then one invalid setting: the whole file is read and checked. Long ACL
+    texts keep the YAML nodes under the reader's limit."""
     head, tail = QUEUES.read_text().split("\n      users:")
     lines, size, i = [head, "\n"], len(head) + len(tail), 0
     while size < LIMIT - 4096:
