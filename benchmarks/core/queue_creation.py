@@ -6,9 +6,10 @@ submissions into one existing queue (root.default) for the ratio, and a second c
 users on top of the first (the cost per new queue must not grow with the queues already there).
 Each is the whole `CoreService.handle` of the call (JSON in, placements and the new queue list
 out), CPU time of this process, against the shim's default schedule-call timeout
-(`yarn-drf.bridge.timeout-ms`, 250 ms).
+(`yarn-drf.bridge.timeout-ms`, 250 ms). --growing times calls of 100 new users each as the tree
+grows to 6,000 queues (the audit's figure).
 
-Run: .venv/bin/python benchmarks/core/queue_creation.py [--users 10000] [--repeat 3]
+Run: .venv/bin/python benchmarks/core/queue_creation.py [--users 10000] [--repeat 3] [--growing]
 """
 from __future__ import annotations
 
@@ -65,11 +66,28 @@ def one_run(users: int) -> dict[str, float]:
                 "queues": len(service.core.queues)}
 
 
+def growing(per_call: int = 100, calls: int = 60, report: tuple[int, ...] = (1, 10, 30, 60)) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        queues = Path(tmp) / "queues.yaml"
+        queues.write_text(QUEUES.read_text())
+        service = CoreService(queues)
+        assert json.loads(service.handle(snapshot()))["ok"]
+        print(f"{per_call} new users per call as the tree grows (CPU seconds of each call):")
+        for n in range(1, calls + 1):
+            seconds, _ = timed_call(service, n, submissions(f"g{n:03d}x", per_call, None))
+            if n in report:
+                print(f"  call {n}: {seconds * 1000:.1f} ms, {len(service.core.queues)} queues after")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--users", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--growing", action="store_true", help="100 new users per call up to 6,000 queues instead")
     args = ap.parse_args()
+    if args.growing:
+        growing()
+        return
     runs = [one_run(args.users) for _ in range(args.repeat)]
     med = {k: statistics.median(r[k] for r in runs) for k in ("existing", "first", "second")}
     print(f"{args.users} submissions per call, median of {args.repeat} runs (CPU seconds of the whole call):")
