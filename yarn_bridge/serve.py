@@ -161,10 +161,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _stop(gateway: ClientServer, service: CoreService) -> None:
-    """Closes the bridge so that a call in progress is answered whole or not at all: it may finish
-    for up to STOP_WAIT_S (its reply still goes out), then the connections close with the service's
-    lock held, so no call starts applying after that. A call still running then dies with the
-    process, unanswered: the shim resyncs the next core from a snapshot either way."""
+    """Closes the bridge so that a call in progress is applied whole or not at all: it may finish for
+    up to STOP_WAIT_S, then the connections close with the service's lock held, so no call starts
+    applying after that. Its reply goes out whole, or the connection closes before the shim reads
+    all of it; a call still running dies with the process. The shim resyncs the next core from a
+    snapshot either way."""
     if not service.lock.acquire(timeout=STOP_WAIT_S):
         log.warning("yarn-drf serve: a call still running after %g s is dropped", STOP_WAIT_S)
     gateway.shutdown()  # the lock stays held: this process ends here
