@@ -20,6 +20,7 @@ import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFu
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -815,12 +816,34 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     RMApp rmApp = rmContext.getRMApps().get(appId);
     if (rmApp != null) {
       rmApp.setQueue(queue.getQueueName());
+      if (!recovering) {
+        storePlacedQueue(rmApp, queue.getQueueName());
+      }
     }
     LOG.info("yarn-drf: accepted {} from {} into {}", appId, user, queue.getQueueName());
     if (!recovering) {
       rmContext.getDispatcher().getEventHandler()
           .handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
     }
+  }
+
+  /**
+   * Writes the placed queue's full path into the app's stored submission context, as RMAppManager
+   * stores a move. YARN saved the app with the queue it was submitted to (a short name, or what a
+   * placement rule read); a restarted RM recovers it into the stored queue before its core has
+   * given it the tree, so only a full path finds the queue the app ran in.
+   */
+  private void storePlacedQueue(RMApp rmApp, String path) {
+    ApplicationSubmissionContext context = rmApp.getApplicationSubmissionContext();
+    if (path.equals(context.getQueue())) {
+      return;
+    }
+    context.setQueue(path);
+    ApplicationStateData state = ApplicationStateData.newInstance(rmApp.getSubmitTime(),
+        rmApp.getStartTime(), context, rmApp.getUser(), rmApp.getCallerContext());
+    state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
+    state.setLaunchTime(rmApp.getLaunchTime());
+    rmContext.getStateStore().updateApplicationState(state);
   }
 
   /**

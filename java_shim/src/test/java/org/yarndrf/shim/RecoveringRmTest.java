@@ -11,6 +11,7 @@ import java.util.List;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerState;
@@ -137,6 +138,30 @@ class RecoveringRmTest {
     until(() -> earlier.addAll(poll(am2).getContainersFromPreviousAttempts()) || !earlier.isEmpty(),
         "the AM is told of its earlier attempt's task");
     assertEquals(task, earlier.get(0).getId());
+  }
+
+  @Test
+  void aRestartedRmRecoversAnAppIntoTheQueueTheCorePlacedItInNotTheNameItWasSubmittedWith()
+      throws Exception {
+    YarnConfiguration conf = recovering();
+    FakeCore core = new FakeCore();  // places every submission in root.a, as a placement rule would
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    MockNM nm = rm.registerNode("127.0.0.1:1234", 8192, 8);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
+        .withUser("alice").withQueue("by-rule"));
+    AsyncApps.launch(rm, app);
+    ApplicationId id = app.getApplicationId();
+    until(() -> "root.a".equals(((MemoryRMStateStore) rm.getRMStateStore()).getState()
+        .getApplicationState().get(id).getApplicationSubmissionContext().getQueue()),
+        "the placed queue stored with the app");
+
+    restart(conf);
+    nm.setResourceTrackerService(restarted.getResourceTrackerService());
+    nm.registerNode();
+    YarnDrfScheduler after = (YarnDrfScheduler) restarted.getResourceScheduler();
+    assertEquals("root.a", after.getSchedulerApplications().get(id).getQueue().getQueueName(),
+        "recovered into its queue, not a placeholder named as submitted");
+    assertEquals("root.a", restarted.getRMContext().getRMApps().get(id).getQueue());
   }
 
   private static AllocateResponse poll(MockAM am) {
