@@ -3,7 +3,9 @@
 Reads the surefire reports of java_shim/hadoop-tests (one directory per execution), prints each
 test's outcome per scheduler and the totals, and exits 1 if a test that passed on both
 CapacityScheduler and FairScheduler did not pass on yarn-drf, unless HADOOP_TESTS.md lists it as
-inapplicable with a reason; each such test is printed with yarn-drf's failure message. Tests
+inapplicable with a reason; each such test is printed with yarn-drf's failure message. A test
+HADOOP_TESTS.md lists as owed to yarn-drf and not fixed yet (with its cause) is printed as such
+and does not fail the run, so the list is the one place such a debt is kept. Tests
 HADOOP_TESTS.md lists as not running yarn-drf (they return at once or switch to another scheduler
 for any but their own) are marked and left out of yarn-drf's totals: their outcome says nothing
 about it.
@@ -39,6 +41,7 @@ RECORDED = re.compile(r"^\|\s*`(?P<test>\w+\.\w+)`\s*" + r"\|\s*(pass|FAIL|skip|
 TABLE_BEGIN, TABLE_END = "<!-- table.py: begin -->", "<!-- table.py: end -->"
 INAPPLICABLE = "## Tests judged inapplicable"
 ELSEWHERE = "## Tests that do not run yarn-drf"
+OWED = "## Owed to yarn-drf, not fixed yet"
 
 
 @dataclass(frozen=True)
@@ -211,10 +214,15 @@ def main(argv: list[str]) -> int:
     else:
         results = with_recorded(results, recorded(doc))
     print(table(results, exempt, elsewhere))
-    stale = sorted(t for t in exempt if results.get(t, {}).get("YARN_DRF") == PASSED)
+    known = listed(doc, OWED)
+    stale = sorted(t for t in {**exempt, **known} if results.get(t, {}).get("YARN_DRF") == PASSED)
     if stale:
-        print(f"\nlisted as inapplicable in {doc} but passed on yarn-drf: " + ", ".join(stale))
-    missing = owed(results, exempt)
+        print(f"\nlisted as inapplicable or owed in {doc} but passed on yarn-drf: " + ", ".join(stale))
+    still = owed(results, exempt)
+    if any(t in known for t in still):
+        print(f"\nowed to yarn-drf and not fixed yet ({doc} gives each cause):")
+        print("\n".join(f"  {t}: {messages.get(t) or 'no yarn-drf result'}" for t in still if t in known))
+    missing = [t for t in still if t not in known]
     if missing:
         print(f"\n{len(missing)} test(s) passed on CapacityScheduler and FairScheduler but not on "
               f"yarn-drf, and {doc} does not list them as inapplicable:")

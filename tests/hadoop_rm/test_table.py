@@ -153,3 +153,13 @@ def test_a_recorded_test_missing_from_a_yarn_drf_run_of_its_class_is_not_a_pass(
     capsys.readouterr()
     assert table.main(["table.py", str(alone), str(doc)]) == 1
     assert "TestRM.testB: no yarn-drf result" in capsys.readouterr().out
+
+
+def test_a_test_listed_as_owed_is_printed_with_its_failure_and_does_not_fail_the_run(
+        reports: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _doc(tmp_path, "| `ApplicationMasterServiceTestBase.testAllocate` | reads a FairScheduler file |")
+    doc.write_text(doc.read_text() + "\n## Owed to yarn-drf, not fixed yet\n\n| test | cause |\n|---|---|\n"
+                   "| `TestRM.testB` | an offer serves asks made after its heartbeat |\n")
+    assert table.main(["table.py", str(reports), str(doc)]) == 0
+    out = capsys.readouterr().out
+    assert "TestRM.testB: boom" in out[out.index("not fixed yet"):]
