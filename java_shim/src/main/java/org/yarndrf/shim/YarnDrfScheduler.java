@@ -39,6 +39,7 @@ import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContextImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
@@ -229,11 +230,21 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     preemptionStore = PreemptionStore.open(conf, rmContext);
     preemptionStore.load();  // before the loop's first snapshot, which gives it to the core
+    boolean awaitingNodes = rmContext.isWorkPreservingRecoveryEnabled()
+        && !rmContext.isSchedulerReadyForAllocatingContainers();
     loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
     bridge.awaitFirstAnswer(
         conf.getLong(ShimConf.START_TIMEOUT_MS, ShimConf.DEFAULT_START_TIMEOUT_MS));
+    if (awaitingNodes && rmContext instanceof RMContextImpl) {
+      // YARN starts a restarted RM's wait for its NodeManagers when it recovers, before it starts
+      // the scheduler, and they cannot re-register before the scheduler started (the resource
+      // tracker starts after it): the wait counts from now, not through the core's start.
+      ((RMContextImpl) rmContext).setSchedulerRecoveryStartAndWaitTime(conf.getLong(
+          YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS,
+          YarnConfiguration.DEFAULT_RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS));
+    }
     coreStarted = true;
     super.serviceStart();
   }
@@ -1057,8 +1068,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final class LoopSide implements SchedulingLoop.Yarn {
     @Override
     public boolean mayAllocate() {
+      // Not read before serviceStart restarted the wait: YARN latches the first "ready".
       return !rmContext.isWorkPreservingRecoveryEnabled()
-          || rmContext.isSchedulerReadyForAllocatingContainers();
+          || coreStarted && rmContext.isSchedulerReadyForAllocatingContainers();
     }
 
     @Override
