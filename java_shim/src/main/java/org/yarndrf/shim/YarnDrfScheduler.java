@@ -29,6 +29,7 @@ import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
+import org.apache.hadoop.yarn.api.records.RejectedSchedulingRequest;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
@@ -594,10 +595,29 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       // Containers of earlier attempts that a restarted RM recovered after this AM registered
       // (their NodeManager came back late): the AM learns of them here, as from YARN's schedulers.
       List<Container> fromEarlierAttempts = application.pullPreviousAttemptContainers();
+      List<RejectedSchedulingRequest> rejected = RequestRefusals.rejected(schedulingRequests);
+      int updatesRefused = RequestRefusals.refuseUpdates(updateRequests, application::refuseUpdate);
+      if (rejected != null || updatesRefused > 0) {
+        LOG.warn("yarn-drf: {} asked for what yarn-drf does not serve; rejected {} scheduling"
+            + " request(s) ({}) and refused {} container update(s) ({})", attemptId,
+            rejected == null ? 0 : rejected.size(), RequestRefusals.CONSTRAINTS_REFUSED,
+            updatesRefused, RequestRefusals.UPDATE_REFUSED);
+      }
       // Marked containers go as a strict contract (FairScheduler's choice): these are taken.
       return new Allocation(allocated, headroom, application.preemptionMarks(), null, null,
-          application.pullUpdatedNMTokens(), null, null, null, null, fromEarlierAttempts, null);
+          application.pullUpdatedNMTokens(), null, null, null, null, fromEarlierAttempts,
+          rejected);
     }
+  }
+
+  /**
+   * True so that, under {@code yarn.resourcemanager.placement-constraints.handler=scheduler},
+   * YARN hands an AM's scheduling requests to {@link #allocate}, which rejects each in the
+   * response and serves the rest of the call (false would make YARN refuse the whole call).
+   */
+  @Override
+  public boolean placementConstraintEnabled() {
+    return true;
   }
 
   private static boolean isEmpty(List<String> list) {
