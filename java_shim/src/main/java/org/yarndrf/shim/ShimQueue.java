@@ -141,6 +141,45 @@ public final class ShimQueue implements Queue {
     return null;
   }
 
+  /**
+   * The largest container an app here may get: YARN's maximum allocation, lowered per resource
+   * type by the queue file's max-container in force here (the core resolves the inheritance). A
+   * max-container above YARN's maximum is clamped to it: YARN's maximum follows the largest node
+   * that registered, so the file cannot know it.
+   */
+  Resource maxContainer(Resource clusterMaximum) {
+    Resource out = Resources.clone(clusterMaximum);
+    for (Map.Entry<String, Long> e : settings.maxContainer.entrySet()) {
+      ResourceInformation ri = resourceOf(out, e.getKey());
+      if (ri != null && e.getValue() < ri.getValue()) {
+        out.setResourceValue(e.getKey(), e.getValue());
+      }
+    }
+    return out;
+  }
+
+  /** Null if `ask` fits within {@link #maxContainer}, else why not, naming the type and the queue. */
+  String refuseContainer(Resource ask, Resource clusterMaximum) {
+    Resource most = maxContainer(clusterMaximum);
+    for (ResourceInformation ri : ask.getResources()) {
+      ResourceInformation limit = resourceOf(most, ri.getName());
+      if (limit != null && ri.getValue() > limit.getValue()) {
+        return "it asks for a container of " + ri.getValue() + " " + ri.getName()
+            + ", above the largest queue " + path + " allows (" + limit.getValue() + ": its"
+            + " max-container, or YARN's maximum allocation)";
+      }
+    }
+    return null;
+  }
+
+  private static ResourceInformation resourceOf(Resource r, String name) {
+    try {
+      return r.getResourceInformation(name);
+    } catch (RuntimeException e) {  // a type this cluster does not have
+      return null;
+    }
+  }
+
   /** The configured maximum of one resource type, or -1 if unlimited. */
   long limitFor(String resource, Resource cluster) {
     return settings.limitFor(resource, clusterValue(cluster, resource));

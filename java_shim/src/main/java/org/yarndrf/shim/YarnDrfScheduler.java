@@ -359,6 +359,18 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
+  /**
+   * The largest container an app of this queue may ask for: YARN checks every ask against it, at
+   * submission (the AM's, refused with InvalidResourceRequestException) and in each allocate call.
+   * A name YARN does not know as a queue yet (placement decides later) gets YARN's maximum.
+   */
+  @Override
+  public Resource getMaximumResourceCapability(String queueName) {
+    ShimQueue q = queues.find(queueName);
+    Resource cluster = getMaximumResourceCapability();
+    return q == null ? cluster : q.maxContainer(cluster);
+  }
+
   @Override
   public int getNumClusterNodes() {
     return nodeTracker.nodeCount();
@@ -859,7 +871,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     ShimQueue queue = p.accepted ? queues.find(p.queue) : null;
     String refusal = !p.accepted ? (p.reason.isEmpty() ? "refused by placement" : p.reason)
-        : queue == null ? "placed in unknown queue " + p.queue : null;
+        : queue == null ? "placed in unknown queue " + p.queue : amTooLarge(appId, queue);
     if (refusal == null) {
       register(appId, queue, sub.message.user, false, sub.unmanagedAM, sub.message.priority);
       return;
@@ -872,6 +884,22 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     rmContext.getDispatcher().getEventHandler()
         .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
+  }
+
+  /**
+   * Why the app's AM cannot run in the queue a placement rule chose (YARN checked it against the
+   * queue it named), or null if it fits that queue's max-container.
+   */
+  private String amTooLarge(ApplicationId appId, ShimQueue queue) {
+    RMApp rmApp = rmContext.getRMApps().get(appId);
+    List<ResourceRequest> amAsks = rmApp == null ? null : rmApp.getAMResourceRequests();
+    for (ResourceRequest r : amAsks == null ? Collections.<ResourceRequest>emptyList() : amAsks) {
+      String why = queue.refuseContainer(r.getCapability(), getMaximumResourceCapability());
+      if (why != null) {
+        return "its AM cannot run in " + queue.getQueueName() + ": " + why;
+      }
+    }
+    return null;
   }
 
   private static ApplicationId applicationIdOf(String text) {
