@@ -180,6 +180,23 @@ public final class ShimQueue implements Queue {
     }
   }
 
+  /** The weight YARN reports: the queue's number, or its largest per-resource weight. */
+  public double weight() {
+    return settings.weight;
+  }
+
+  /** Its own configured maximum as amounts: the cluster's amount of a type it sets none of. */
+  public Resource maxResources(Resource cluster) {
+    Resource out = Resources.clone(cluster);
+    for (ResourceInformation ri : cluster.getResources()) {
+      long limit = limitFor(ri.getName(), cluster);
+      if (limit >= 0 && limit < ri.getValue()) {
+        out.setResourceValue(ri.getName(), limit);
+      }
+    }
+    return out;
+  }
+
   /** The configured maximum of one resource type, or -1 if unlimited. */
   long limitFor(String resource, Resource cluster) {
     return settings.limitFor(resource, clusterValue(cluster, resource));
@@ -241,7 +258,7 @@ public final class ShimQueue implements Queue {
     return info;
   }
 
-  static double dominantShare(Resource used, Resource cluster) {
+  public static double dominantShare(Resource used, Resource cluster) {
     double best = 0;
     for (ResourceInformation ri : cluster.getResources()) {
       if (ri.getValue() > 0) {

@@ -376,6 +376,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return nodeTracker.nodeCount();
   }
 
+  /** The root of the queue tree YARN sees (the core's last reply's). */
+  public ShimQueue rootQueue() {
+    return queues.root();
+  }
+
   @Override
   public QueueMetrics getRootQueueMetrics() {
     return queues.root().getMetrics();
