@@ -87,12 +87,16 @@ class SchedulerRestTest {
     }
   }
 
-  private byte[] get(String path, String accept) throws IOException {
-    HttpURLConnection c = (HttpURLConnection) new URL(base + path).openConnection();
+  private static byte[] get(String path, String accept) throws IOException {
+    return read(base + path, accept);
+  }
+
+  static byte[] read(String url, String accept) throws IOException {
+    HttpURLConnection c = (HttpURLConnection) new URL(url).openConnection();
     if (accept != null) {
       c.setRequestProperty("Accept", accept);
     }
-    assertEquals(200, c.getResponseCode(), path + " answered " + c.getResponseCode());
+    assertEquals(200, c.getResponseCode(), url + " answered " + c.getResponseCode());
     try (InputStream in = c.getInputStream()) {
       byte[] body = new byte[0];
       byte[] buf = new byte[8192];
