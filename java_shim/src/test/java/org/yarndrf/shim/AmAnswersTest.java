@@ -48,13 +48,9 @@ class AmAnswersTest {
   void start() throws Exception {
     YarnConfiguration conf = new YarnConfiguration();
     ResourceUtils.resetResourceTypes(conf);
-    conf.set(YarnConfiguration.RM_SCHEDULER, YarnDrfScheduler.class.getName());
     conf.set(YarnConfiguration.RM_PLACEMENT_CONSTRAINTS_HANDLER,
         YarnConfiguration.SCHEDULER_RM_PLACEMENT_CONSTRAINTS_HANDLER);
-    conf.setBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS, true);  // AsyncApps launches its AMs
-    rm = new MockRM(conf);
-    ((YarnDrfScheduler) rm.getResourceScheduler()).setCoreChannel(new FakeCore());
-    rm.start();
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, new FakeCore());
     nm = rm.registerNode("localhost:1", Resource.newInstance(8192, 8));
   }
 

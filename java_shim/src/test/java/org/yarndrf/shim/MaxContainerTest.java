@@ -11,6 +11,7 @@ import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
@@ -20,8 +21,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,29 +40,31 @@ class MaxContainerTest {
       + "      plain: {}\n";
 
   @TempDir
-  Path tmp;
-  private MockRM rm;
+  static Path tmp;
+  private static MockRM rm;
 
-  @BeforeEach
-  void start() throws Exception {
+  /** One RM for the class: each test submits apps of its own. */
+  @BeforeAll
+  static void start() throws Exception {
     RealCore core = new RealCore(tmp);
     core.write("queues.yaml", QUEUES);
     YarnConfiguration conf = core.rmConf(0);
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, 8192);
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, 4);
+    DefaultMetricsSystem.setMiniClusterMode(true);  // as FakeCore.startRm
     rm = new MockRM(conf);
     rm.start();
     rm.registerNode("localhost:1", Resource.newInstance(16384, 8));
   }
 
-  @AfterEach
-  void stop() {
+  @AfterAll
+  static void stop() {
     if (rm != null) {
       rm.stop();
     }
   }
 
-  private RMApp submit(String queue, int amMemory) throws Exception {
+  private static RMApp submit(String queue, int amMemory) throws Exception {
     return MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder
         .createWithResource(Resource.newInstance(amMemory, 1), rm).withUser("alice")
         .withQueue(queue).withWaitForAppAcceptedState(false).build());

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
@@ -70,6 +71,7 @@ class SchedulerRestTest {
     conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, "127.0.0.1:0");
     conf.set(YarnConfiguration.YARN_WEBAPP_CUSTOM_WEBSERVICE_CLASS,
         YarnDrfWebServices.class.getName());
+    DefaultMetricsSystem.setMiniClusterMode(true);  // as FakeCore.startRm
     rm = new MockRM(conf);
     rm.start();
     rm.registerNode("localhost:1", Resource.newInstance(8192, 8));

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
 import java.net.URL;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
@@ -28,6 +29,7 @@ class HadoopSchedulerRestTest {
     conf.set(YarnConfiguration.YARN_WEBAPP_CUSTOM_WEBSERVICE_CLASS,
         YarnDrfWebServices.class.getName());
     conf.set(YarnConfiguration.RM_SCHEDULER, CapacityScheduler.class.getName());
+    DefaultMetricsSystem.setMiniClusterMode(true);  // as FakeCore.startRm
     MockRM rm = new MockRM(conf);
     rm.start();
     try {
