@@ -104,6 +104,8 @@ def site_files() -> dict[str, dict[str, str]]:
             f" --status-port {env_int('YARN_DRF_STATUS_PORT', 0)}" if env_int("YARN_DRF_STATUS_PORT", 0) else ""),
         # The RM web UI's Scheduler page for yarn-drf (the queue tree and the dashboard's address).
         "yarn.http.rmwebapp.scheduler.page.class": "org.yarndrf.shim.web.SchedulerPage",
+        # /ws/v1/cluster/scheduler for yarn-drf (YARN's own answer for its three schedulers).
+        "yarn.webapp.custom.webservice.class": "org.yarndrf.shim.web.YarnDrfWebServices",
         "yarn.acl.enable": "true",
         "yarn.admin.acl": env("YARN_ADMIN_ACL", user),
         "yarn.scheduler.minimum-allocation-mb": "128",

@@ -30,6 +30,7 @@ import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
+import org.apache.hadoop.yarn.api.records.RejectedSchedulingRequest;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
@@ -370,9 +371,26 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
+  /**
+   * The largest container an app of this queue may ask for: YARN checks every ask against it, at
+   * submission (the AM's, refused with InvalidResourceRequestException) and in each allocate call.
+   * A name YARN does not know as a queue yet (placement decides later) gets YARN's maximum.
+   */
+  @Override
+  public Resource getMaximumResourceCapability(String queueName) {
+    ShimQueue q = queues.find(queueName);
+    Resource cluster = getMaximumResourceCapability();
+    return q == null ? cluster : q.maxContainer(cluster);
+  }
+
   @Override
   public int getNumClusterNodes() {
     return nodeTracker.nodeCount();
+  }
+
+  /** The root of the queue tree YARN sees (the core's last reply's). */
+  public ShimQueue rootQueue() {
+    return queues.root();
   }
 
   @Override
@@ -606,10 +624,29 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       // Containers of earlier attempts that a restarted RM recovered after this AM registered
       // (their NodeManager came back late): the AM learns of them here, as from YARN's schedulers.
       List<Container> fromEarlierAttempts = application.pullPreviousAttemptContainers();
+      List<RejectedSchedulingRequest> rejected = RequestRefusals.rejected(schedulingRequests);
+      int updatesRefused = RequestRefusals.refuseUpdates(updateRequests, application::refuseUpdate);
+      if (rejected != null || updatesRefused > 0) {
+        LOG.warn("yarn-drf: {} asked for what yarn-drf does not serve; rejected {} scheduling"
+            + " request(s) ({}) and refused {} container update(s) ({})", attemptId,
+            rejected == null ? 0 : rejected.size(), RequestRefusals.CONSTRAINTS_REFUSED,
+            updatesRefused, RequestRefusals.UPDATE_REFUSED);
+      }
       // Marked containers go as a strict contract (FairScheduler's choice): these are taken.
       return new Allocation(allocated, headroom, application.preemptionMarks(), null, null,
-          application.pullUpdatedNMTokens(), null, null, null, null, fromEarlierAttempts, null);
+          application.pullUpdatedNMTokens(), null, null, null, null, fromEarlierAttempts,
+          rejected);
     }
+  }
+
+  /**
+   * True so that, under {@code yarn.resourcemanager.placement-constraints.handler=scheduler},
+   * YARN hands an AM's scheduling requests to {@link #allocate}, which rejects each in the
+   * response and serves the rest of the call (false would make YARN refuse the whole call).
+   */
+  @Override
+  public boolean placementConstraintEnabled() {
+    return true;
   }
 
   private static boolean isEmpty(List<String> list) {
@@ -873,7 +910,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     ShimQueue queue = p.accepted ? queues.find(p.queue) : null;
     String refusal = !p.accepted ? (p.reason.isEmpty() ? "refused by placement" : p.reason)
-        : queue == null ? "placed in unknown queue " + p.queue : null;
+        : queue == null ? "placed in unknown queue " + p.queue : amTooLarge(appId, queue);
     if (refusal == null) {
       register(appId, queue, sub.message.user, false, sub.unmanagedAM, sub.message.priority);
       return;
@@ -886,6 +923,22 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     rmContext.getDispatcher().getEventHandler()
         .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
+  }
+
+  /**
+   * Why the app's AM cannot run in the queue a placement rule chose (YARN checked it against the
+   * queue it named), or null if it fits that queue's max-container.
+   */
+  private String amTooLarge(ApplicationId appId, ShimQueue queue) {
+    RMApp rmApp = rmContext.getRMApps().get(appId);
+    List<ResourceRequest> amAsks = rmApp == null ? null : rmApp.getAMResourceRequests();
+    for (ResourceRequest r : amAsks == null ? Collections.<ResourceRequest>emptyList() : amAsks) {
+      String why = queue.refuseContainer(r.getCapability(), getMaximumResourceCapability());
+      if (why != null) {
+        return "its AM cannot run in " + queue.getQueueName() + ": " + why;
+      }
+    }
+    return null;
   }
 
   private static ApplicationId applicationIdOf(String text) {
