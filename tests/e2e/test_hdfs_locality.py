@@ -1,0 +1,44 @@
+"""Data locality over a real HDFS: a NameNode and a DataNode on each NodeManager's host (two racks),
+input files spread by HDFS, MapReduce wordcount, and its DATA_LOCAL_MAPS / RACK_LOCAL_MAPS counters
+against what random placement gives on the same blocks (tests/e2e/locality.py).
+
+A cluster of its own (the other e2e tests run without HDFS): about two minutes.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.cluster import SHAPES, Cluster
+from tests.e2e.conftest import QUEUES, running, scheduler_class
+from tests.e2e.hdfs import Hdfs, running_hdfs
+from tests.e2e.locality import load_input, random_baseline, wordcount
+
+
+@pytest.fixture(scope="module")
+def hdfs_cluster(docker_client, scheduler_name):
+    with running_hdfs(Hdfs.create([s.name for s in SHAPES])) as hdfs:
+        with running(Cluster.create(scheduler_class(scheduler_name), QUEUES, hdfs=hdfs)) as cluster:
+            yield cluster, hdfs
+
+
+def test_hdfs_block_locations_name_the_yarn_nodes_and_their_racks(hdfs_cluster):
+    cluster, hdfs = hdfs_cluster
+    nodes = {n["nodeHostName"]: n["rack"] for n in cluster.running_nodes()}
+    assert nodes == {h.name: h.rack for h in hdfs.hosts}
+    assert len(set(nodes.values())) >= 2
+    data = load_input(cluster, hdfs, "/locality/names", files=1, blocks_per_file=3)
+    assert {h for hosts in data.blocks for h in hosts} <= set(nodes)
+
+
+def test_wordcount_maps_are_data_local_well_above_random_placement(hdfs_cluster):
+    cluster, hdfs = hdfs_cluster
+    data = load_input(cluster, hdfs, "/locality/in", files=2, blocks_per_file=6)
+    spread = {hosts for hosts in data.blocks}
+    assert len(spread) >= 2, f"HDFS put every block on {spread}: no locality to choose"
+    baseline = random_baseline(data.blocks, hdfs)
+
+    run = wordcount(cluster, data, "/locality/out")
+
+    assert run.data_local + run.rack_local + run.other_local == run.maps
+    # More than halfway from random placement to all maps data-local.
+    assert run.data_local_fraction >= baseline.data_local + (1 - baseline.data_local) / 2, (run, baseline)
