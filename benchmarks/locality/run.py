@@ -19,16 +19,17 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
-os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
-os.environ.setdefault("TC_HOST", "127.0.0.1")
+# the e2e fixtures' module finds the Docker engine and configures testcontainers when imported
+from tests.e2e import conftest  # noqa: E402
+from tests.e2e.cluster import SHAPES, Cluster  # noqa: E402
+from tests.e2e.hdfs import Hdfs, running_hdfs  # noqa: E402
+from tests.e2e.locality import load_input, random_baseline, wordcount  # noqa: E402
 
 FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
 SCHEDULERS = {  # name: (scheduler class, extra RM settings)
@@ -38,14 +39,6 @@ SCHEDULERS = {  # name: (scheduler class, extra RM settings)
     "fair-delay": (FAIR, {"YARN-SITE.XML_yarn.scheduler.fair.locality.threshold.node": "0.5",
                           "YARN-SITE.XML_yarn.scheduler.fair.locality.threshold.rack": "0.5"}),
 }
-
-
-def docker_host() -> None:
-    if not os.environ.get("DOCKER_HOST"):
-        out = subprocess.run([str(ROOT / "docker" / "engine.sh"), "env"], capture_output=True, text=True)
-        if out.returncode != 0:
-            sys.exit("no Docker engine answers: run `make images` first")
-        os.environ["DOCKER_HOST"] = out.stdout.strip().removeprefix("export DOCKER_HOST=")
 
 
 def median(runs: list[dict], key: str) -> float:
@@ -84,20 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in names if s not in SCHEDULERS]
     if unknown:
         ap.error(f"--schedulers: unknown {unknown}; known: {list(SCHEDULERS)}")
-    docker_host()
-    from tests.e2e.cluster import SHAPES, Cluster
-    from tests.e2e.conftest import QUEUES, running
-    from tests.e2e.hdfs import Hdfs, running_hdfs
-    from tests.e2e.locality import load_input, random_baseline, wordcount
+    if not os.environ.get("DOCKER_HOST"):  # conftest sets it when an engine answers
+        sys.exit("no Docker engine answers: run `make images` first")
 
     runs: list[dict] = []
     data = None
     with running_hdfs(Hdfs.create([s.name for s in SHAPES])) as hdfs:
         for name in names:
             scheduler, settings = SCHEDULERS[name]
-            cluster = Cluster.create(scheduler, QUEUES, hdfs=hdfs)
+            cluster = Cluster.create(scheduler, conftest.QUEUES, hdfs=hdfs)
             cluster.env.update(settings)
-            with running(cluster):
+            with conftest.running(cluster):
                 if data is None:
                     data = load_input(cluster, hdfs, "/locality/in", files=args.files,
                                       blocks_per_file=args.blocks_per_file, replication=args.replication)

@@ -26,9 +26,11 @@ class Input:
 @dataclass(frozen=True)
 class Baseline:
     """The expected fractions of maps that land data-local and rack-local when each map goes to a
-    NodeManager drawn uniformly at random, whatever its split's hosts."""
+    NodeManager drawn uniformly at random, whatever its split's hosts; and the variance, per map,
+    of the data-local count (the mean of each block's p(1-p))."""
     data_local: float
     rack_local: float
+    data_local_variance: float
 
 
 @dataclass(frozen=True)
@@ -81,13 +83,15 @@ def random_baseline(blocks: list[tuple[str, ...]], hdfs: Hdfs) -> Baseline:
     """The oracle: per block, the chance that a NodeManager drawn uniformly holds a replica
     (data-local), or is in a rack of one without holding it (rack-local); averaged over blocks."""
     nodes = {h.name: h.rack for h in hdfs.hosts}
-    data = rack = 0.0
+    data = rack = variance = 0.0
     for hosts in blocks:
         local = {h for h in hosts if h in nodes}
         racks = {nodes[h] for h in local}
-        data += len(local) / len(nodes)
+        p = len(local) / len(nodes)
+        data += p
+        variance += p * (1 - p)
         rack += sum(1 for n, r in nodes.items() if n not in local and r in racks) / len(nodes)
-    return Baseline(data / len(blocks), rack / len(blocks))
+    return Baseline(data / len(blocks), rack / len(blocks), variance / len(blocks))
 
 
 def wordcount(cluster: Cluster, data: Input, output: str, queue: str = "dev") -> Run:
