@@ -31,7 +31,7 @@ bench-failover: images
 	@eval "$$($(ENGINE) env)" && $(PY) benchmarks/failover/run.py $(BENCH_ARGS)
 
 # Data locality of MapReduce over HDFS, yarn-drf against CapacityScheduler and FairScheduler on one
-# cluster and one data set (not part of `make test`; about 15 minutes):
+# cluster and one data set (not part of `make test`; 20 minutes to an hour):
 # BENCH_ARGS="--runs 3 --json out.json".
 bench-locality: images
 	@eval "$$($(ENGINE) env)" && $(PY) benchmarks/locality/run.py $(BENCH_ARGS)
