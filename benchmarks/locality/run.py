@@ -105,10 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                                  "other_local": run.other_local / run.maps, "seconds": run.seconds})
                     print(f"{name:10} run {i}: {run.maps} maps, data-local {run.data_local}, rack-local "
                           f"{run.rack_local}, other {run.other_local}, {run.seconds:.1f} s", flush=True)
+                    if args.json:  # after every run: a bench stopped early keeps what it measured
+                        args.json.write_text(json.dumps({"baseline": vars(base), "runs": runs}, indent=2) + "\n")
     print()
     print(table(runs, names))
-    if args.json:
-        args.json.write_text(json.dumps({"baseline": vars(base), "runs": runs}, indent=2) + "\n")
     return 0
 
 
