@@ -79,6 +79,8 @@ class SchedulerCore:
         self.node_choice = get_node_choice(node_choice)
         self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
         self._offer: Offer | None = None  # inside on_nodes: the call's nodes (scheduler.locality)
+        # The nodes given an AM container by the current offer (a call, or a heartbeat alone).
+        self._am_nodes: set[str] = set()
         self.clock = clock
         self.nodes: dict[str, Node] = {}
         self.apps: dict[str, App] = {}
@@ -1239,6 +1241,7 @@ class SchedulerCore:
         self._rotation += 1
         order = nodes[start:] + nodes[:start]
         self._offer = Offer(order)
+        self._am_nodes.clear()
         try:
             return self.node_choice(self, order, self._now(now), limit)
         finally:
@@ -1251,6 +1254,8 @@ class SchedulerCore:
         if node is None:
             return []
         self.counters["heartbeats"] += 1
+        if self._offer is None:
+            self._am_nodes.clear()
         if self._stale:
             self._refresh()
         now = self._now(now)
@@ -1357,7 +1362,7 @@ class SchedulerCore:
                 for req in app.pending:
                     if fits(req.capability, budget) and (
                             node.cards is None or node.cards.holds(req.capability)) and (
-                            not req.am or _am_room(leaf, req.capability)):
+                            not req.am or (_am_room(leaf, req.capability) and self._am_spread(node, req))):
                         if req.nodes or req.racks:  # (checked last: being passed over starts its clock)
                             where = choose(req, node, leaf.locality_delays, now, self._offer, self._usable)
                             if where is None:
@@ -1370,6 +1375,16 @@ class SchedulerCore:
                         self._requeue(app)  # still heading its heap: re-keyed in place
                         return got
             aside.append(heap.pop_with_order())
+
+    def _am_spread(self, node: Node, req: Request) -> bool:
+        """Whether the AM request `req` may go on `node` in this offer: one AM container per node
+        per offer, unless no other node has room for it. As YARN's schedulers place one container
+        asked for anywhere per heartbeat, AMs submitted together land on several nodes, and one
+        node's loss takes fewer of them down. Other requests are not held back (that limit would
+        cost throughput), and the scan runs only for a node's second AM of an offer."""
+        if node.id not in self._am_nodes:
+            return True
+        return not any(n is not node and self._usable(n, req) for n in self.nodes.values())
 
     def _usable(self, node: Node, req: Request) -> bool:
         """Whether a container of `req` may go on `node` now, as far as the node and the app's
@@ -1431,6 +1446,7 @@ class SchedulerCore:
         if req.am:
             c.am = True
             self._charge_am(c, self.types.add)
+            self._am_nodes.add(node.id)
         if req.count == 0:
             self._set_pending(app, req, False)
             if req.reserved_node is not None:
