@@ -1225,11 +1225,15 @@ class SchedulerCore:
 
     # ------------------------------------------------------------------ the decision
 
-    def on_nodes(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0) -> list[Assignment]:
+    def on_nodes(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0,
+                 held: Mapping[str, Vector] | None = None) -> list[Assignment]:
         """Decides for many nodes at once: the bridge's schedule call, which lists every node with
         free room. The nodes are taken in the given order, rotated by one more at every call so no
         node is always first; `self.node_choice` decides how (multinode.py). At most `limit`
-        assignments when given: the nodes left over are offered again by a later call."""
+        assignments when given: the nodes left over are offered again by a later call. `held`:
+        room the RM still holds on a node for containers the core has finished (YARN keeps a
+        killed container's room until its NodeManager reports it gone): this call leaves it out,
+        so it places only what the RM can commit; usage and shares do not change."""
         nodes = [n for n in map(self.nodes.get, node_ids) if n is not None]
         if len(nodes) < len(node_ids):
             self._ignore("on_nodes", f"{len(node_ids) - len(nodes)} unknown node(s)")
@@ -1242,10 +1246,15 @@ class SchedulerCore:
         order = nodes[start:] + nodes[:start]
         self._offer = Offer(order)
         self._am_nodes.clear()
+        held_on = [(self.nodes[n], v) for n, v in (held or {}).items() if n in self.nodes]
+        for node, v in held_on:
+            node.allocated = self._vadd(node.allocated, v)
         try:
             return self.node_choice(self, order, self._now(now), limit)
         finally:
             self._offer = None
+            for node, v in held_on:
+                node.allocated = self._vsub(node.allocated, v)
 
     def on_heartbeat(self, node_id: str, now: float | None = None, limit: int = 0) -> list[Assignment]:
         """The per-node decision: assignments for this node in fair order, until nothing more
