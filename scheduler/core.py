@@ -79,8 +79,10 @@ class SchedulerCore:
         self.node_choice = get_node_choice(node_choice)
         self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
         self._offer: Offer | None = None  # inside on_nodes: the call's nodes (scheduler.locality)
-        # The nodes given an AM container by the current offer (a call, or a heartbeat alone).
+        # The nodes given an AM container by the current offer (a call, or a heartbeat alone), and
+        # the nodes that may still have room for another (_am_room_elsewhere; None: not listed yet).
         self._am_nodes: set[str] = set()
+        self._am_candidates: list[Node] | None = None
         self.clock = clock
         self.nodes: dict[str, Node] = {}
         self.apps: dict[str, App] = {}
@@ -1246,6 +1248,7 @@ class SchedulerCore:
         order = nodes[start:] + nodes[:start]
         self._offer = Offer(order)
         self._am_nodes.clear()
+        self._am_candidates = None
         held_on = [(self.nodes[n], v) for n, v in (held or {}).items() if n in self.nodes]
         for node, v in held_on:
             node.allocated = self._vadd(node.allocated, v)
@@ -1265,6 +1268,7 @@ class SchedulerCore:
         self.counters["heartbeats"] += 1
         if self._offer is None:
             self._am_nodes.clear()
+            self._am_candidates = None
         if self._stale:
             self._refresh()
         now = self._now(now)
@@ -1285,6 +1289,7 @@ class SchedulerCore:
             return out
         aside: list = []
         root = self.root
+        had_am = node.id in self._am_nodes
         try:
             fit = self._fitting(free)
             while fit:
@@ -1297,6 +1302,12 @@ class SchedulerCore:
                     if len(out) == limit:
                         break
                     if got.node_id == node.id:  # (else locality placed it on another node of the call)
+                        if not had_am and node.id in self._am_nodes:
+                            # Its AM for this offer: the node's turn ends while another node has
+                            # room for one, rather than pass over every app waiting for its AM.
+                            if self._am_room_elsewhere(node, got.vector):
+                                break
+                            had_am = True
                         free = self._room_after(node, free, got.vector)
                         fit = self._fitting(free)
         finally:
@@ -1389,11 +1400,27 @@ class SchedulerCore:
         """Whether the AM request `req` may go on `node` in this offer: one AM container per node
         per offer, unless no other node has room for it. As YARN's schedulers place one container
         asked for anywhere per heartbeat, AMs submitted together land on several nodes, and one
-        node's loss takes fewer of them down. Other requests are not held back (that limit would
-        cost throughput), and the scan runs only for a node's second AM of an offer."""
-        if node.id not in self._am_nodes:
-            return True
-        return not any(n is not node and self._usable(n, req) for n in self.nodes.values())
+        node's loss takes fewer of them down. Only a node's turn that took an AM ends early
+        (on_heartbeat): a general per-heartbeat limit would cost task throughput."""
+        return node.id not in self._am_nodes or not self._am_room_elsewhere(node, req.capability)
+
+    def _am_room_elsewhere(self, node: Node, cap: Vector) -> bool:
+        """Whether a node other than `node` has free room for an AM of `cap`. Rooms only shrink
+        within an offer, so a node found without room is dropped for the rest of it: the offer
+        scans the cluster at most once (an AM of a smaller shape may then take a second place on
+        a node; the rule errs toward placing)."""
+        left = self._am_candidates
+        if left is None:
+            left = self._am_candidates = list(self.nodes.values())
+        i = len(left) - 1
+        while i >= 0:
+            n = left[i]
+            if n is not node:
+                if fits(cap, self._vsub(n.capacity, n.allocated)):
+                    return True
+                left.pop(i)  # (the last, or next to `node` at the end: O(1))
+            i -= 1
+        return False
 
     def _usable(self, node: Node, req: Request) -> bool:
         """Whether a container of `req` may go on `node` now, as far as the node and the app's

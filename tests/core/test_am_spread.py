@@ -62,6 +62,24 @@ def test_a_node_takes_every_am_when_no_other_node_has_room():
     assert [a.node_id for a in core.on_heartbeat("n0")] == ["n0"] * 3
 
 
+def test_a_nodes_turn_ends_with_its_am_while_another_node_has_room_for_one():
+    """Rather than pass over every app waiting for its AM: tasks go on at the node's next offer."""
+    core = _core(2)
+    assert core.submit_app("t", "u", "root.a").accepted
+    core.update_request("t", 1, TASK, 4)
+    _submit_ams(core, 1)
+    assert [a.app_id for a in core.on_heartbeat("n0")] == ["t", "app0"]  # fair order; then the turn ends
+    assert [a.app_id for a in core.on_heartbeat("n0")] == ["t"] * 3
+
+
+def test_a_node_alone_with_room_takes_its_am_and_tasks_in_one_offer():
+    core = make_core(YAML, {"n0": {"memory-mb": 8192, "vcores": 16}})
+    assert core.submit_app("t", "u", "root.a").accepted
+    core.update_request("t", 1, TASK, 4)
+    _submit_ams(core, 2)
+    assert sorted(a.app_id for a in core.on_heartbeat("n0")) == ["app0", "app1"] + ["t"] * 4
+
+
 def test_tasks_are_not_spread():
     core = _core(2)
     assert core.submit_app("t", "u", "root.a").accepted
