@@ -80,6 +80,10 @@ class SchedulerCore:
         self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
         self._carried: list[Node] = []  # on_nodes: the nodes a call stopped at its limit did not finish
         self._offer: Offer | None = None  # inside on_nodes: the call's nodes (scheduler.locality)
+        # The nodes given an AM container by the current offer (a call, or a heartbeat alone), and
+        # the nodes that may still have room for another (_am_room_elsewhere; None: not listed yet).
+        self._am_nodes: set[str] = set()
+        self._am_candidates: list[Node] | None = None
         self.clock = clock
         self.nodes: dict[str, Node] = {}
         self.apps: dict[str, App] = {}
@@ -1224,20 +1228,24 @@ class SchedulerCore:
 
     # ------------------------------------------------------------------ the decision
 
-    def on_nodes(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0) -> list[Assignment]:
+    def on_nodes(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0,
+                 held: Mapping[str, Vector] | None = None) -> list[Assignment]:
         """Decides for many nodes at once: the bridge's schedule call, which lists the nodes with
         free room that heartbeated since. The nodes are taken in the given order, rotated by one
         more at every call so no node is always first; `self.node_choice` decides how
         (multinode.py). At most `limit` assignments when given: the nodes that call did not
-        finish go first in the next one, unrotated, as they waited longest."""
+        finish go first in the next one, unrotated, as they waited longest. `held`: room the RM
+        still holds on a node for containers the core has finished (YARN keeps a killed
+        container's room until its NodeManager reports it gone): this call leaves it out, so it
+        places only what the RM can commit; usage and shares do not change."""
         nodes = [n for n in map(self.nodes.get, node_ids) if n is not None]
         if len(nodes) < len(node_ids):
             self._ignore("on_nodes", f"{len(node_ids) - len(nodes)} unknown node(s)")
         carried, self._carried = self._carried, []
         if carried:
             # (a carried node may have left the cluster, or have heartbeated again)
-            held = set(carried)
-            nodes = [n for n in nodes if n not in held]
+            again = set(carried)
+            nodes = [n for n in nodes if n not in again]
             carried = [n for n in carried if self.nodes.get(n.id) is n]
         if not nodes and not carried:
             return []
@@ -1247,11 +1255,18 @@ class SchedulerCore:
         self._rotation += 1
         order = carried + nodes[start:] + nodes[:start]
         self._offer = Offer(order)
+        self._am_nodes.clear()
+        self._am_candidates = None
+        held_on = [(self.nodes[n], v) for n, v in (held or {}).items() if n in self.nodes]
+        for node, v in held_on:
+            node.allocated = self._vadd(node.allocated, v)
         try:
             out, self._carried = self.node_choice(self, order, self._now(now), limit)
             return out
         finally:
             self._offer = None
+            for node, v in held_on:
+                node.allocated = self._vsub(node.allocated, v)
 
     @property
     def carrying(self) -> bool:
@@ -1265,6 +1280,9 @@ class SchedulerCore:
         if node is None:
             return []
         self.counters["heartbeats"] += 1
+        if self._offer is None:
+            self._am_nodes.clear()
+            self._am_candidates = None
         if self._stale:
             self._refresh()
         now = self._now(now)
@@ -1285,6 +1303,7 @@ class SchedulerCore:
             return out
         aside: list = []
         root = self.root
+        had_am = node.id in self._am_nodes
         try:
             fit = self._fitting(free)
             while fit:
@@ -1297,6 +1316,12 @@ class SchedulerCore:
                     if len(out) == limit:
                         break
                     if got.node_id == node.id:  # (else locality placed it on another node of the call)
+                        if not had_am and node.id in self._am_nodes:
+                            # Its AM for this offer: the node's turn ends while another node has
+                            # room for one, rather than pass over every app waiting for its AM.
+                            if self._am_room_elsewhere(node, got.vector):
+                                break
+                            had_am = True
                         free = self._room_after(node, free, got.vector)
                         fit = self._fitting(free)
         finally:
@@ -1371,7 +1396,7 @@ class SchedulerCore:
                 for req in app.pending:
                     if fits(req.capability, budget) and (
                             node.cards is None or node.cards.holds(req.capability)) and (
-                            not req.am or _am_room(leaf, req.capability)):
+                            not req.am or (_am_room(leaf, req.capability) and self._am_spread(node, req))):
                         if req.nodes or req.racks:  # (checked last: being passed over starts its clock)
                             where = choose(req, node, leaf.locality_delays, now, self._offer, self._usable)
                             if where is None:
@@ -1384,6 +1409,32 @@ class SchedulerCore:
                         self._requeue(app)  # still heading its heap: re-keyed in place
                         return got
             aside.append(heap.pop_with_order())
+
+    def _am_spread(self, node: Node, req: Request) -> bool:
+        """Whether the AM request `req` may go on `node` in this offer: one AM container per node
+        per offer, unless no other node has room for it. As YARN's schedulers place one container
+        asked for anywhere per heartbeat, AMs submitted together land on several nodes, and one
+        node's loss takes fewer of them down. Only a node's turn that took an AM ends early
+        (on_heartbeat): a general per-heartbeat limit would cost task throughput."""
+        return node.id not in self._am_nodes or not self._am_room_elsewhere(node, req.capability)
+
+    def _am_room_elsewhere(self, node: Node, cap: Vector) -> bool:
+        """Whether a node other than `node` has free room for an AM of `cap`. Rooms only shrink
+        within an offer, so a node found without room is dropped for the rest of it: the offer
+        scans the cluster at most once (an AM of a smaller shape may then take a second place on
+        a node; the rule errs toward placing)."""
+        left = self._am_candidates
+        if left is None:
+            left = self._am_candidates = list(self.nodes.values())
+        i = len(left) - 1
+        while i >= 0:
+            n = left[i]
+            if n is not node:
+                if fits(cap, self._vsub(n.capacity, n.allocated)):
+                    return True
+                left.pop(i)  # (the last, or next to `node` at the end: O(1))
+            i -= 1
+        return False
 
     def _usable(self, node: Node, req: Request) -> bool:
         """Whether a container of `req` may go on `node` now, as far as the node and the app's
@@ -1445,6 +1496,7 @@ class SchedulerCore:
         if req.am:
             c.am = True
             self._charge_am(c, self.types.add)
+            self._am_nodes.add(node.id)
         if req.count == 0:
             self._set_pending(app, req, False)
             if req.reserved_node is not None:

@@ -30,7 +30,7 @@ from scheduler.explain import am_share
 from scheduler.model import Placement
 from scheduler.preemption import PreemptionPlan
 from scheduler.preemption_state import SavedState
-from scheduler.resources import fits
+from scheduler.resources import Vector, fits
 from yarn_bridge import protocol
 from yarn_bridge.reload import Reloader
 
@@ -241,8 +241,8 @@ class CoreService:
         placements = [p for p in map(self._place, msg.get("submissions") or ()) if p is not None]
         now = self.clock()
         plan = self._preemption_round(core, now)  # before deciding: it holds nodes for starved queues
-        nodes = self._nodes_with_room(core, msg.get("nodes") or ())
-        assignments = core.on_nodes(nodes, limit=self.max_assignments_per_call)
+        nodes, held = self._nodes_with_room(core, msg.get("nodes") or ())
+        assignments = core.on_nodes(nodes, limit=self.max_assignments_per_call, held=held)
         tree = self.queue_list() if (core.config, len(core.queues)) != self._tree_sent else None
         changed = bool(assignments or msg.get("deltas") or msg.get("started") or msg.get("finished")
                        or len(self._headroom_sent) != len(core.apps))
@@ -360,18 +360,20 @@ class CoreService:
                                       priority=s.get("priority") or 0)
         return protocol.placement(s["app"], placed)
 
-    def _nodes_with_room(self, core: SchedulerCore, rows: list) -> list[str]:
-        """The nodes to decide for. Their free room as YARN has it equals the core's once the
-        request's changes are applied (both are taken at once under the scheduler's lock), but for
-        one gap: a container YARN killed or its AM released is finished for the core at once, while
-        YARN keeps its room on the node until the NodeManager reports it gone (YARN-4148), a
-        heartbeat or two later. So where YARN has less room than the core, the node is not decided
-        for until they agree: the core's figure would place containers YARN refuses, call after
-        call (issue 15: thousands after one batch of kills). Where YARN has more, the core's figure
-        decides (it never places more than YARN has). Either way the node is counted, and logged
-        with both figures when it starts to differ."""
+    def _nodes_with_room(self, core: SchedulerCore, rows: list) -> tuple[list[str], dict[str, Vector]]:
+        """The nodes to decide for, and the room YARN holds on some of them beyond the core's
+        usage. Their free room as YARN has it equals the core's once the request's changes are
+        applied (both are taken at once under the scheduler's lock), but for one gap: a container
+        YARN killed or its AM released is finished for the core at once, while YARN keeps its room
+        on the node until the NodeManager reports it gone (YARN-4148), a heartbeat or two later,
+        or never if the node does not report it (a container of an attempt that failed while the
+        RM was down). So where YARN has less room than the core, the call decides for the node with
+        YARN's room: the core's figure would place containers YARN refuses, call after call (issue
+        15: thousands after one batch of kills), and skipping the node would starve it. Where YARN
+        has more, the core's figure decides (it never places more than YARN has). Either way the
+        node is counted, and logged with both figures when it starts to differ."""
         names, sub, known = core.types.names, core.types.sub, core.nodes
-        ids, drifted = [], {}
+        ids, drifted, held = [], {}, {}
         for row in rows:
             parsed = protocol.node_row(row, names)
             if isinstance(parsed, str):
@@ -384,7 +386,7 @@ class CoreService:
                 if free != ours:
                     drifted[node_id] = (free, ours)
                     if not fits(ours, free):
-                        continue
+                        held[node_id] = tuple(max(0, o - f) for o, f in zip(ours, free))
             ids.append(node_id)
         self.counters["free_mismatches"] += len(drifted)
         new = [n for n in drifted if n not in self._drifted]
@@ -393,8 +395,8 @@ class CoreService:
             free, ours = drifted[new[0]]
             log.warning("YARN's free room differs from the core's on %d node(s), e.g. %s: YARN %s, the core %s%s",
                         len(new), brief(new[0]), core.types.format(free), core.types.format(ours),
-                        "" if fits(ours, free) else " (not decided for until YARN has the core's room)")
-        return ids
+                        "" if fits(ours, free) else " (decided for with YARN's room until they agree)")
+        return ids, held
 
     def _reload(self, msg: dict) -> Callable[[dict], str]:
         """`yarn rmadmin -refreshQueues`: the validated reload of the file this service runs, never another.

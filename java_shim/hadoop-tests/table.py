@@ -38,6 +38,8 @@ PARAMETER = re.compile(r"^(?P<method>.+)\[(?P<scheduler>[A-Z_]+)\]$")
 LISTED = re.compile(r"^\|\s*`(?P<test>\w+\.\w+)`\s*\|\s*(?P<reason>[^|]*\S)\s*\|")
 # A row of the recorded table: | `TestClass.testMethod` | pass | pass | FAIL | note |
 RECORDED = re.compile(r"^\|\s*`(?P<test>\w+\.\w+)`\s*" + r"\|\s*(pass|FAIL|skip|-)\s*" * 3)
+# How surefire reports a test that failed and then passed on a rerun (-Dsurefire.rerunFailingTestsCount).
+FLAKY = ("flakyFailure", "flakyError")
 TABLE_BEGIN, TABLE_END = "<!-- table.py: begin -->", "<!-- table.py: end -->"
 INAPPLICABLE = "## Tests judged inapplicable"
 ELSEWHERE = "## Tests that do not run yarn-drf"
@@ -50,6 +52,7 @@ class Outcome:
     scheduler: str
     status: str
     message: str = ""  # the failure's, if it failed
+    flaky: str = ""  # the first failure's, if it passed on a rerun
 
 
 def outcomes(reports: Path) -> list[Outcome]:
@@ -61,7 +64,8 @@ def outcomes(reports: Path) -> list[Outcome]:
         for case in ET.parse(xml).getroot().iter("testcase"):
             placed = _place(case.get("classname", ""), case.get("name", ""), run_scheduler)
             if placed is not None:
-                found.append(Outcome(placed[0], placed[1], _status(case), _message(case)))
+                found.append(Outcome(placed[0], placed[1], _status(case), _message(case),
+                                     _message(case, FLAKY)))
     return found
 
 
@@ -87,9 +91,9 @@ def _status(case: ET.Element) -> str:
     return PASSED  # a flaky pass (passed on a rerun) counts as passed
 
 
-def _message(case: ET.Element) -> str:
-    failed = case.find("failure")
-    failed = failed if failed is not None else case.find("error")
+def _message(case: ET.Element, kinds: tuple[str, ...] = ("failure", "error")) -> str:
+    """The first line of the case's first report of one of `kinds` (its failure, by default)."""
+    failed = next((f for f in (case.find(k) for k in kinds) if f is not None), None)
     if failed is None:
         return ""
     text = failed.get("message") or failed.get("type") or ""
@@ -201,10 +205,13 @@ def main(argv: list[str]) -> int:
     reports, doc = Path(argv[1]), Path(argv[2])
     results: dict[str, dict[str, str]] = {}
     messages: dict[str, str] = {}
+    flaky: dict[str, str] = {}
     for o in outcomes(reports):
         results.setdefault(o.test, {})[o.scheduler] = o.status
         if o.scheduler == "YARN_DRF":
             messages[o.test] = o.message
+        if o.flaky:
+            flaky[f"{o.test} on {o.scheduler}"] = o.flaky
     if not results:
         print(f"no test reports under {reports}", file=sys.stderr)
         return 1
@@ -214,6 +221,9 @@ def main(argv: list[str]) -> int:
     else:
         results = with_recorded(results, recorded(doc))
     print(table(results, exempt, elsewhere))
+    if flaky:
+        print("\nflaky: failed, then passed on a rerun (counted as passed):")
+        print("\n".join(f"  {t}: {m}" for t, m in sorted(flaky.items())))
     known = listed(doc, OWED)
     stale = sorted(t for t in {**exempt, **known} if results.get(t, {}).get("YARN_DRF") == PASSED)
     if stale:

@@ -60,16 +60,20 @@ def test_a_node_whose_free_room_differs_from_the_cores_is_counted_and_logged_wit
     assert len([r for r in caplog.records if "differs" in r.getMessage()]) == 1, "logged when it starts to differ"
 
 
-def test_a_node_with_less_room_in_yarn_than_in_the_core_is_not_decided_for(queues_file):
-    """YARN keeps a killed or released container's room until its NodeManager reports it gone;
-    the core's larger figure would only place containers YARN refuses."""
+def test_a_node_with_less_room_in_yarn_than_in_the_core_is_decided_for_with_yarns_room(queues_file):
+    """YARN keeps a killed or released container's room until its NodeManager reports it gone
+    (never, for a container of an attempt that failed while the RM was down): the core's larger
+    figure would only place containers YARN refuses, and waiting would starve the node."""
     svc = CoreService(queues_file)
     snapshot(svc)
     submit(svc, "app_1", "alice", "cpu")
     short = call(svc, type="schedule", epoch=5, seq=2, nodes=[["n1:1", 2048, 2, 8192]], asks=[ask(1, "app_1", 100)])
-    assert short["ok"] and short["assignments"] == []
-    agreed = schedule(svc, seq=3)
-    assert len(agreed["assignments"]) == 8, "once YARN has the core's room, all 8 vcores"
+    assert short["ok"] and len(short["assignments"]) == 2, "2 vcores free in YARN: 2 of 1 vcore"
+    assert svc.core.snapshot()["queues"]["root.cpu"]["usage"]["vcores"] == 2, "the held room is no one's usage"
+    assert svc.core.nodes["n1:1"].allocated[1] == 2, "and is not left on the node after the call"
+    agreed = schedule(svc, seq=3, started=[started(f"c_{i}", "app_1", a["assignment_id"])
+                                           for i, a in enumerate(short["assignments"])])
+    assert len(agreed["assignments"]) == 6, "once YARN has the core's room, the other 6 vcores"
 
 
 def test_a_node_with_more_room_in_yarn_than_in_the_core_is_decided_by_the_cores(queues_file):

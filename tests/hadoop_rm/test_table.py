@@ -18,7 +18,11 @@ PKG = "org.apache.hadoop.yarn.server.resourcemanager"
 
 def _case(cls: str, name: str, outcome: str = "pass") -> str:
     body = {"pass": "", "fail": "<failure message='boom'>trace</failure>",
-            "error": "<error message='boom'>trace</error>", "skip": "<skipped/>"}[outcome]
+            "error": "<error message='boom'>trace</error>", "skip": "<skipped/>",
+            # surefire's report of a test that failed, then passed on its rerun
+            "flaky": "<flakyFailure message='timed out'><stackTrace>trace</stackTrace></flakyFailure>",
+            # ... and of one that failed on its rerun too
+            "rerun-fail": "<failure message='boom'>trace</failure><rerunFailure message='again'/>"}[outcome]
     return f"<testcase classname='{PKG}.{cls}' name='{name}' time='1'>{body}</testcase>"
 
 
@@ -163,3 +167,19 @@ def test_a_test_listed_as_owed_is_printed_with_its_failure_and_does_not_fail_the
     assert table.main(["table.py", str(reports), str(doc)]) == 0
     out = capsys.readouterr().out
     assert "TestRM.testB: boom" in out[out.index("not fixed yet"):]
+
+
+def test_a_pass_on_a_rerun_counts_as_passed_and_is_reported_as_flaky(
+        reports: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _recording(tmp_path, reports)
+    alone = tmp_path / "alone"
+    _report(alone, "parameterized", "TestRM", _case("TestRM", "testA[YARN_DRF]", "flaky"),
+            _case("TestRM", "testB[YARN_DRF]"))
+    capsys.readouterr()
+    assert table.main(["table.py", str(alone), str(doc)]) == 0
+    out = capsys.readouterr().out
+    assert "TestRM.testA on YARN_DRF: timed out" in out[out.index("flaky"):]
+    _report(alone, "parameterized", "TestRM", _case("TestRM", "testA[YARN_DRF]"),
+            _case("TestRM", "testB[YARN_DRF]", "rerun-fail"))
+    assert table.main(["table.py", str(alone), str(doc)]) == 1, "failed on its rerun too"
+    assert "flaky" not in capsys.readouterr().out
