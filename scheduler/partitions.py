@@ -141,7 +141,8 @@ class Partitions:
         for cid in lost:
             self.owner(cid).container_finished(cid, "lost")
         self.node_label.pop(node_id, None)
-        return pool.remove_node(node_id)
+        pool.remove_node(node_id)
+        return lost
 
     # ------------------------------------------------------------------ apps and asks
 
