@@ -226,16 +226,16 @@ class Partitions:
     def started_in(self, app_id: str, node_id: str, key: tuple[int, int] | None,
                    assignment_id: str | None) -> SchedulerCore | None:
         """The pool a started container is counted in: the one that assigned it; else its ask's
-        (by its request key); else its node's, if the node's partition is exclusive (nothing
-        else runs there); else the home's."""
+        (by its request key, while the ask waits for more); else its node's. (So a container a
+        non-exclusive partition lent, recovered by a resync after its ask was served, counts in
+        that partition until it ends: YARN's container rows do not say which ask it served.)"""
         if assignment_id:
             for pool in self.pools.values():
                 if assignment_id in pool.containers:
                     return pool
         label = self.key_label.get((app_id, key)) if key is not None else None
         if label is None:
-            node_label = self.node_label.get(node_id, DEFAULT)
-            label = node_label if self.exclusive.get(node_label, False) else DEFAULT
+            label = self.node_label.get(node_id, DEFAULT)
         return self.in_pool(label, app_id)
 
     # ------------------------------------------------------------------ deciding
