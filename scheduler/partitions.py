@@ -226,17 +226,21 @@ class Partitions:
     def started_in(self, app_id: str, node_id: str, key: tuple[int, int] | None,
                    assignment_id: str | None) -> SchedulerCore | None:
         """The pool a started container is counted in: the one that assigned it; else its ask's
-        (by its request key, while the ask waits for more); else its node's. (So a container a
+        (by its request key, while the app has that request); else its node's. (So a container a
         non-exclusive partition lent, recovered by a resync after its ask was served, counts in
         that partition until it ends: YARN's container rows do not say which ask it served.)"""
         if assignment_id:
-            for pool in self.pools.values():
+            for pool in (self.home, *self.pools.values()):
                 if assignment_id in pool.containers:
                     return pool
-        label = self.key_label.get((app_id, key)) if key is not None else None
-        if label is None:
-            label = self.node_label.get(node_id, DEFAULT)
-        return self.in_pool(label, app_id)
+        if key is not None:
+            label = self.key_label.get((app_id, key))
+            if label is not None:
+                return self.in_pool(label, app_id)
+            app = self.home.apps.get(app_id)
+            if app is not None and key in app.requests:
+                return self.home
+        return self.in_pool(self.node_label.get(node_id, DEFAULT), app_id)
 
     # ------------------------------------------------------------------ deciding
 
