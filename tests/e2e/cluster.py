@@ -33,6 +33,13 @@ MR_EXAMPLES_JAR = "/opt/hadoop/lib/hadoop-mapreduce-examples-3.4.2.jar"
 SPARK_JOB_JAR = "/opt/spark/examples/yarn-drf-spark-job.jar"
 SPARK_JOB_CLASS = "org.yarndrf.spark.SleepShuffle"
 GPU = "gpu-mem"
+# Node labels on (README "Node labels"), centralized: tests set them with `yarn rmadmin`
+# (Cluster.label_nodes); with no label set, nothing changes.
+NODE_LABELS = {
+    "YARN-SITE.XML_yarn.node-labels.enabled": "true",
+    "YARN-SITE.XML_yarn.node-labels.configuration-type": "centralized",
+    "YARN-SITE.XML_yarn.node-labels.fs-store.root-dir": "file:///tmp/yarn-node-labels",
+}
 
 
 @dataclass(frozen=True)
@@ -147,7 +154,7 @@ class Cluster:
     def start(self, timeout_s: float = 180) -> None:
         self.client.volumes.create(self.volume, labels={"yarn-drf": "1"})
         self.rm = self._container(RM_IMAGE, "resourcemanager", {
-            **self.env, "YARN_SCHEDULER_CLASS": self.scheduler,
+            **self.env, "YARN_SCHEDULER_CLASS": self.scheduler, **NODE_LABELS,
         }, queues=True)
         self.rm.start()
         self._start_nodemanagers()
@@ -360,6 +367,24 @@ class Cluster:
                if resource_map(n["usedResource"]).get(GPU, 0) + resource_map(n["availableResource"]).get(GPU, 0)]
         assert len(ids) == 1, ids
         return ids[0]
+
+    def rmadmin(self, *args: str) -> None:
+        code, out = self.exec(["yarn", "rmadmin", *args])
+        assert code == 0, f"yarn rmadmin {' '.join(args)} failed:\n{out[-2000:]}"
+
+    def label_nodes(self, labels: str, nodes: dict[str, str]) -> None:
+        """Adds the cluster's node labels (`rmadmin -addToClusterNodeLabels`, e.g.
+        "gpu(exclusive=true)") and puts nodes (id -> label, "" for none) in them, as an operator
+        does; returns once the RM's REST API shows the nodes labelled."""
+        if labels:
+            self.rmadmin("-addToClusterNodeLabels", labels)
+        self.rmadmin("-replaceLabelsOnNode", " ".join(f"{n}={label}" for n, label in nodes.items()))
+        deadline = time.monotonic() + 60
+        want = {n: [label] if label else [] for n, label in nodes.items()}
+        while {n["id"]: n.get("nodeLabels") or [] for n in self.nodes() if n["id"] in nodes} != want:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"nodes not labelled {want}: {[(n['id'], n.get('nodeLabels')) for n in self.nodes()]}")
+            time.sleep(0.5)
 
     def kill_app(self, app_id: str) -> None:
         code, out = self.exec(["yarn", "application", "-kill", app_id])

@@ -1,0 +1,98 @@
+"""Node labels in a real ResourceManager: YARN's RMNodeLabelsManager in centralized configuration,
+set by `yarn rmadmin` while the cluster runs; where containers ran is read from YARN's own
+records (the RM's REST API), and what the CLIs show from the CLIs."""
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.cluster import Cluster
+
+QUEUES = """resources: [memory-mb, vcores, gpu-mem]
+placement:
+  - rule: specified
+  - rule: reject
+queues:
+  root:
+    accessible-node-labels: []
+    children:
+      gpu:
+        accessible-node-labels: [gpu]
+      plain: {}
+"""
+
+
+@pytest.fixture
+def cluster(cluster_factory, tmp_path) -> Cluster:
+    return cluster_factory(queues_text=QUEUES, rm_extra={
+        "yarn.node-labels.enabled": "true",
+        "yarn.node-labels.configuration-type": "centralized",
+        "yarn.node-labels.fs-store.root-dir": f"file://{tmp_path / 'node-labels'}",
+    })
+
+
+def nm(cluster: Cluster, i: int) -> str:
+    return f"127.0.0.1:{cluster.ports[f'nm{i}']}"
+
+
+def rmadmin(cluster: Cluster, *args: str) -> None:
+    done = cluster.yarn("rmadmin", *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def running_app(cluster: Cluster, name: str, containers: int) -> str:
+    """The id of app `name` once YARN runs its AM and `containers` more."""
+    def ready():
+        app = cluster.app_named(name)
+        return app["id"] if app and app.get("runningContainers", 0) >= containers + 1 else None
+    return cluster.wait_for(ready, 180, f"{name} running {containers} containers")
+
+
+def nodes_of(cluster: Cluster, app_id: str) -> list[str]:
+    """The node of each live container of the app (its AM's first), as YARN's RM reports them."""
+    attempt = cluster.rest(f"apps/{app_id}/appattempts")["appAttempts"]["appAttempt"][-1]
+    rows = cluster.rest(f"apps/{app_id}/appattempts/{attempt['appAttemptId']}/containers").get("container") or []
+    return [r["assignedNodeId"] for r in rows]
+
+
+def node_labels(cluster: Cluster) -> dict[str, list[str]]:
+    return {n["id"]: n.get("nodeLabels") or [] for n in cluster.rest("nodes")["nodes"]["node"]}
+
+
+def test_labelled_apps_run_only_on_their_partition_and_unlabelled_ones_never_on_an_exclusive_one(cluster):
+    rmadmin(cluster, "-addToClusterNodeLabels", "gpu(exclusive=true),x(exclusive=false)")
+    rmadmin(cluster, "-replaceLabelsOnNode", f"{nm(cluster, 1)}=gpu")
+    cluster.wait_for(lambda: node_labels(cluster)[nm(cluster, 1)] == ["gpu"], 60, "nm1 labelled gpu")
+    listed = cluster.cli("org.apache.hadoop.yarn.client.cli.ClusterCLI", "--list-node-labels")
+    assert "<gpu:exclusivity=true>" in listed.stdout and "<x:exclusivity=false>" in listed.stdout, listed.stdout
+    status = cluster.cli("org.apache.hadoop.yarn.client.cli.NodeCLI", "-status", nm(cluster, 1))
+    assert "Node-Labels : gpu" in status.stdout, status.stdout
+    queue = cluster.yarn("queue", "-status", "gpu")
+    assert "Accessible Node Labels : gpu" in queue.stdout, queue.stdout
+
+    cluster.dshell("root.gpu", 3, "memory-mb=512,vcores=1", name="pinned", label="gpu")
+    cluster.dshell("root.plain", 6, "memory-mb=512,vcores=1", name="free")
+    pinned, free = running_app(cluster, "pinned", 3), running_app(cluster, "free", 6)
+    assert set(nodes_of(cluster, pinned)) == {nm(cluster, 1)}  # its AM too: the app's expression
+    assert set(nodes_of(cluster, free)) == {nm(cluster, 0)}  # the exclusive partition lends nothing
+
+
+def test_an_app_pinned_to_a_label_its_queue_may_not_use_is_refused_at_submission(cluster):
+    rmadmin(cluster, "-addToClusterNodeLabels", "gpu(exclusive=true)")
+    rmadmin(cluster, "-replaceLabelsOnNode", f"{nm(cluster, 1)}=gpu")
+    client = cluster.dshell("root.plain", 1, "memory-mb=512,vcores=1", name="refused", label="gpu")
+    assert client.wait(timeout=180) != 0
+    log = (cluster.root / "client-refused.log").read_text(errors="replace")
+    assert "doesn't have permission to access all labels" in log, log[-3000:]
+
+
+def test_a_node_moved_to_another_partition_takes_its_apps_live(cluster):
+    rmadmin(cluster, "-addToClusterNodeLabels", "gpu(exclusive=true)")
+    rmadmin(cluster, "-replaceLabelsOnNode", f"{nm(cluster, 1)}=gpu")
+    rmadmin(cluster, "-replaceLabelsOnNode", f"{nm(cluster, 0)}=gpu {nm(cluster, 1)}=")
+    cluster.wait_for(lambda: node_labels(cluster) == {nm(cluster, 0): ["gpu"], nm(cluster, 1): []}, 60,
+                     "the labels swapped")
+    cluster.dshell("root.gpu", 2, "memory-mb=512,vcores=1", name="moved", label="gpu")
+    cluster.dshell("root.plain", 2, "memory-mb=512,vcores=1", name="unlabelled")
+    moved, unlabelled = running_app(cluster, "moved", 2), running_app(cluster, "unlabelled", 2)
+    assert set(nodes_of(cluster, moved)) == {nm(cluster, 0)}
+    assert set(nodes_of(cluster, unlabelled)) == {nm(cluster, 1)}
