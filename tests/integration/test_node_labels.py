@@ -31,7 +31,9 @@ def cluster(cluster_factory, tmp_path) -> Cluster:
 
 
 def nm(cluster: Cluster, i: int) -> str:
-    return f"127.0.0.1:{cluster.ports[f'nm{i}']}"
+    """NodeManager i's node id as YARN has it (host:port; the host as the NodeManager resolved it)."""
+    port = str(cluster.ports[f"nm{i}"])
+    return next(n["id"] for n in cluster.rest("nodes")["nodes"]["node"] if n["id"].rsplit(":", 1)[1] == port)
 
 
 def rmadmin(cluster: Cluster, *args: str) -> None:

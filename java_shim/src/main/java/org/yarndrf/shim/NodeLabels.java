@@ -5,7 +5,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Supplier;
+import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.NodeLabel;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 
 /**
@@ -32,6 +34,26 @@ final class NodeLabels {
     }
     told = now;
     return now;
+  }
+
+  /**
+   * A node joined: YARN's labels manager counts it from now on, and only then tells the
+   * scheduler of its label changes (NODE_LABELS_UPDATE). The scheduler must say so, as
+   * CapacityScheduler does: the manager learns of NodeManagers from nobody else.
+   */
+  void activate(NodeId node, Resource total) {
+    RMNodeLabelsManager m = manager.get();
+    if (m != null) {
+      m.activateNode(node, total);
+    }
+  }
+
+  /** A node left: the manager stops counting it (and keeps its labels for its return). */
+  void deactivate(NodeId node) {
+    RMNodeLabelsManager m = manager.get();
+    if (m != null) {
+      m.deactivateNode(node);
+    }
   }
 
   /** The cluster's labels for a snapshot, which the core then has. */

@@ -732,6 +732,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     FiCaSchedulerNode node = new FiCaSchedulerNode(rmNode, usePortForNodeName,
         rmNode.getNodeLabels());
     nodeTracker.addNode(node);
+    nodeLabels.activate(rmNode.getNodeID(), rmNode.getTotalCapability());
     tellLabels();  // the core knows the node's label before the node
     events.add(Messages.Delta.nodeAdded(new Messages.NodeInfo(bridgeName(rmNode.getNodeID()),
         Messages.amounts(rmNode.getTotalCapability()), rmNode.getRackName(),
@@ -784,6 +785,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
           c.getContainerId(), SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
     }
     nodeTracker.removeNode(rmNode.getNodeID());
+    nodeLabels.deactivate(rmNode.getNodeID());
     nodeOffers.removed(rmNode.getNodeID());
     nodeCards.removed(rmNode.getNodeID());
     events.add(Messages.Delta.nodeRemoved(bridgeName(rmNode.getNodeID())));
@@ -820,14 +822,17 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    * queue events for the core through completedContainerInternal), and the node is due an offer
    * if some app asks for containers now (YARN's pending count, kept by AppSchedulingInfo): a
    * heartbeat while none does is one on which CapacityScheduler places nothing, so an ask made
-   * after it (a new attempt's AM, say) waits for the node's next. No call to the core here: the
+   * after it (a new attempt's AM, say) waits for the node's next. YARN's queue metrics count the
+   * default partition's asks only, so asks of a labelled partition count as the core was told
+   * them (the next heartbeat after the call that carried them). No call to the core here: the
    * scheduling loop decides for every node due an offer at once.
    */
   @Override
   protected synchronized void nodeUpdate(RMNode nm) {
     super.nodeUpdate(nm);
     heartbeats.incrementAndGet();
-    if (!offerBetweenHeartbeats && getRootQueueMetrics().getPendingContainers() > 0) {
+    if (!offerBetweenHeartbeats && (getRootQueueMetrics().getPendingContainers() > 0
+        || askMirror.hasOutstanding())) {
       nodeOffers.heartbeat(nm.getNodeID());
     }
   }
