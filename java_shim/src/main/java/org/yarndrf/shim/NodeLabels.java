@@ -7,7 +7,6 @@ import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.NodeLabel;
-import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 
 /**
@@ -15,7 +14,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsMana
  * them the core was last told. `yarn rmadmin -addToClusterNodeLabels` and
  * `-removeFromClusterNodeLabels` change them without a scheduler event, so the scheduling loop
  * looks at every call (a few labels, read under the manager's read lock; none while node labels
- * are disabled); a node's own label comes with NODE_LABELS_UPDATE. Used under the scheduler's lock.
+ * are disabled), and at each node's label once a second. Used under the scheduler's lock.
  */
 final class NodeLabels {
   private final Supplier<RMNodeLabelsManager> manager;
@@ -37,24 +36,27 @@ final class NodeLabels {
   }
 
   /**
-   * A node joined: YARN's labels manager counts it from now on, and only then tells the
-   * scheduler of its label changes (NODE_LABELS_UPDATE). The scheduler must say so, as
-   * CapacityScheduler does: the manager learns of NodeManagers from nobody else.
+   * A node's label now, as the manager has it ("" for none). The scheduler does not activate
+   * nodes in the manager as CapacityScheduler does (activated, the manager's per-partition figures
+   * make FiCaSchedulerApp's usage report cast the queue to a CapacityScheduler queue), so the
+   * manager announces no label change (NODE_LABELS_UPDATE): the loop asks it ({@link #due}).
    */
-  void activate(NodeId node, Resource total) {
+  String labelOf(NodeId node) {
     RMNodeLabelsManager m = manager.get();
-    if (m != null) {
-      m.activateNode(node, total);
-    }
+    return m == null ? RMNodeLabelsManager.NO_LABEL : partitionOf(m.getLabelsOnNode(node));
   }
 
-  /** A node left: the manager stops counting it (and keeps its labels for its return). */
-  void deactivate(NodeId node) {
-    RMNodeLabelsManager m = manager.get();
-    if (m != null) {
-      m.deactivateNode(node);
+  /** Whether the nodes' labels are to be read again: at most once a second, while labels are on. */
+  boolean due(long nowMs) {
+    if (manager.get() == null || nowMs - lastRead < READ_EVERY_MS) {
+      return false;
     }
+    lastRead = nowMs;
+    return true;
   }
+
+  private static final long READ_EVERY_MS = 1000;
+  private long lastRead = Long.MIN_VALUE / 2;
 
   /** The cluster's labels for a snapshot, which the core then has. */
   Map<String, Boolean> forSnapshot() {

@@ -732,7 +732,6 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     FiCaSchedulerNode node = new FiCaSchedulerNode(rmNode, usePortForNodeName,
         rmNode.getNodeLabels());
     nodeTracker.addNode(node);
-    nodeLabels.activate(rmNode.getNodeID(), rmNode.getTotalCapability());
     tellLabels();  // the core knows the node's label before the node
     events.add(Messages.Delta.nodeAdded(new Messages.NodeInfo(bridgeName(rmNode.getNodeID()),
         Messages.amounts(rmNode.getTotalCapability()), rmNode.getRackName(),
@@ -757,6 +756,27 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       node.updateLabels(e.getValue());
       events.add(Messages.Delta.nodeLabel(bridgeName(e.getKey()),
           NodeLabels.partitionOf(e.getValue())));
+    }
+  }
+
+  /**
+   * Nodes whose label the manager changed (`rmadmin -replaceLabelsOnNode`, a NodeManager's own
+   * labels in distributed configuration) since they were last read: handled as NODE_LABELS_UPDATE.
+   */
+  private void readNodeLabels() {
+    if (!nodeLabels.due(System.currentTimeMillis())) {
+      return;
+    }
+    Map<NodeId, Set<String>> changed = new HashMap<>();
+    for (FiCaSchedulerNode node : nodeTracker.getAllNodes()) {
+      String label = nodeLabels.labelOf(node.getNodeID());
+      if (!label.equals(node.getPartition())) {
+        changed.put(node.getNodeID(), label.isEmpty() ? Collections.<String>emptySet()
+            : Collections.singleton(label));
+      }
+    }
+    if (!changed.isEmpty()) {
+      labelsChanged(changed);
     }
   }
 
@@ -785,7 +805,6 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
           c.getContainerId(), SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
     }
     nodeTracker.removeNode(rmNode.getNodeID());
-    nodeLabels.deactivate(rmNode.getNodeID());
     nodeOffers.removed(rmNode.getNodeID());
     nodeCards.removed(rmNode.getNodeID());
     events.add(Messages.Delta.nodeRemoved(bridgeName(rmNode.getNodeID())));
@@ -1157,6 +1176,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     public Messages.Schedule collect(long epoch, long seq, boolean force) {
       Messages.Schedule req = new Messages.Schedule(epoch, seq);
       tellLabels();  // labels added or removed by rmadmin: no scheduler event says so
+      readNodeLabels();
       events.moveInto(req);
       collectBlacklists(req);
       collectAsks(req);
