@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from scheduler.acl import Acl
+from scheduler.acl import NOBODY, Acl
 from scheduler.bounded_yaml import MAX_BYTES, YamlRefused, at, read_yaml
 from scheduler.echo import brief
 from scheduler.resources import DEFAULT_TYPES, NAME_PATTERN
@@ -256,8 +256,8 @@ class QueueSpec:
     default_label: str | None = None
     user_limits: UserLimits | None = None  # a leaf's users share it by DRF (None: its apps share it directly)
     order: str = "drf"
-    submit_acl: Acl = field(default_factory=lambda: Acl(""))
-    admin_acl: Acl = field(default_factory=lambda: Acl(""))
+    submit_acl: Acl = NOBODY  # (one shared value: an Acl never changes; placement creates queues by the thousand)
+    admin_acl: Acl = NOBODY
     children: tuple[QueueSpec, ...] = ()
     parent: bool = False  # declared with `children:` (possibly empty, for queues placement creates)
     preemptable: bool = True  # as written; `false` on any ancestor covers the queue too

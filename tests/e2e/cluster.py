@@ -20,6 +20,8 @@ import docker
 import requests
 from testcontainers.core.container import DockerContainer
 
+from tests.e2e.waits import wait_for
+
 ROOT = Path(__file__).resolve().parents[2]
 HADOOP_IMAGE = "yarn-drf/hadoop:3.4.1"
 RM_IMAGE = "yarn-drf/rm:latest"
@@ -40,6 +42,7 @@ NODE_LABELS = {
     "YARN-SITE.XML_yarn.node-labels.configuration-type": "centralized",
     "YARN-SITE.XML_yarn.node-labels.fs-store.root-dir": "file:///tmp/yarn-node-labels",
 }
+START_LIMIT_FACTOR = 4  # a start whose daemons keep logging gives up after this many times its stall budget
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ class Cluster:
         cluster._nm_ports = ports[7:]
         return cluster
 
-    def start(self, timeout_s: float = 180) -> None:
+    def start(self, timeout_s: float = 120) -> None:
         self.client.volumes.create(self.volume, labels={"yarn-drf": "1"})
         self.rm = self._container(RM_IMAGE, "resourcemanager", {
             **self.env, "YARN_SCHEDULER_CLASS": self.scheduler, **NODE_LABELS,
@@ -228,16 +231,22 @@ class Cluster:
         return r.json()
 
     def wait_rest(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
+        """Until the RM's REST API answers; fails when no daemon wrote a log line for `timeout_s`
+        (a loaded machine starts slowly but its daemons keep logging), or a daemon exited."""
+        def answers() -> bool:
             self.assert_alive()
             try:
                 self.rest("/info")
-                return
+                return True
             except requests.RequestException:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"RM REST API not up within {timeout_s}s:\n{self.logs(self.rm)}")
-                time.sleep(0.5)
+                return False
+
+        wait_for(answers, "the RM's REST API", progress=self.log_ends, stall_s=timeout_s,
+                 limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5, describe=lambda: self.logs(self.rm))
+
+    def log_ends(self) -> tuple[str, ...]:
+        """The last log line of each daemon: it changes while they start."""
+        return tuple(self.logs(c, tail=1) for _, c in self.daemons() if c is not None)
 
     def nodes(self) -> list[dict[str, Any]]:
         return (self.rest("/nodes").get("nodes") or {}).get("node") or []
@@ -246,16 +255,17 @@ class Cluster:
         return [n for n in self.nodes() if n["state"] == "RUNNING"]
 
     def wait_for_nodes(self, count: int, timeout_s: float) -> list[dict[str, Any]]:
+        """Until `count` NodeManagers run; the budget as wait_rest's."""
         self.wait_rest(timeout_s)
-        deadline = time.monotonic() + timeout_s
-        while True:
+
+        def registered() -> list[dict[str, Any]] | None:
             self.assert_alive()
             nodes = self.running_nodes()
-            if len(nodes) >= count:
-                return nodes
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{len(nodes)} of {count} NodeManagers registered within {timeout_s}s")
-            time.sleep(0.5)
+            return nodes if len(nodes) >= count else None
+
+        return wait_for(registered, f"{count} NodeManagers to register", progress=self.log_ends,
+                        stall_s=timeout_s, limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5,
+                        describe=lambda: f"{len(self.running_nodes())} of {count} registered")
 
     def apps(self, states: str = "") -> list[dict[str, Any]]:
         q = f"?states={states}" if states else ""
@@ -275,6 +285,17 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise AssertionError(f"app {name} not in {states} within {timeout_s}s: {app}")
             time.sleep(0.5)
+
+    def activity(self) -> tuple:
+        """What changes while the cluster's work moves (waits.wait_for's progress): each app's state,
+        progress and running containers, and the nodes' used room; () while the REST API is down."""
+        try:
+            apps = tuple(sorted((a["id"], a["state"], a.get("progress"), a.get("runningContainers"),
+                                 a.get("allocatedMB")) for a in self.apps()))
+            used = tuple(sorted((n["id"], n.get("numContainers")) for n in self.nodes()))
+        except requests.RequestException:
+            return ()
+        return apps, used
 
     def status_port(self) -> int:
         return int(self.env["YARN_DRF_STATUS_PORT"])

@@ -10,6 +10,7 @@ import uuid
 
 from tests.e2e.cluster import GPU, SHAPES, resource_map
 from tests.e2e.drf import RESOURCES, dominant_share, fits_somewhere, queue_usage
+from tests.e2e.waits import wait_for
 
 WEIGHTS = {"root.prod": 2.0, "root.dev": 1.0, "root.ml": 1.0}
 WORK = {  # queue -> (container shape, count): each queue wants far more than its share
@@ -18,24 +19,28 @@ WORK = {  # queue -> (container shape, count): each queue wants far more than it
     "root.ml": ({"memory-mb": 2048, "vcores": 1, GPU: 2048}, 30),  # GPU-memory-heavy
 }
 AM = {"memory-mb": 256, "vcores": 1}
+LIMIT_FACTOR = 4  # a wait_until that keeps seeing progress gives up after this many times its budget
 
 
 def wait_until(predicate, timeout_s: float, what: str, cluster=None):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if cluster is not None:
-            cluster.assert_alive()
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            state = ""
-            if cluster is not None:
-                state = "\napps: " + "; ".join(
-                    f"{a['name']} {a['state']} {a['runningContainers']} {a['diagnostics'][:300]}" for a in cluster.apps())
-                state += "\nRM log:\n" + cluster.logs(cluster.rm, tail=40)
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}{state}")
-        time.sleep(1)
+    """Polls `predicate` until it returns something true. With a cluster, `timeout_s` is how long
+    the cluster may go without any change (its apps' states, containers and progress: a loaded
+    machine gets as long as the cluster keeps moving), up to LIMIT_FACTOR times it in all; a daemon
+    that exits fails at once. Without one it is the whole budget."""
+    if cluster is None:
+        return wait_for(predicate, what, progress=lambda: None, stall_s=timeout_s, limit_s=timeout_s)
+
+    def alive_and(predicate=predicate):
+        cluster.assert_alive()
+        return predicate()
+
+    def state() -> str:
+        apps = "; ".join(f"{a['name']} {a['state']} {a['runningContainers']} {a['diagnostics'][:300]}"
+                         for a in cluster.apps())
+        return f"apps: {apps}\nRM log:\n{cluster.logs(cluster.rm, tail=40)}"
+
+    return wait_for(alive_and, what, progress=cluster.activity, stall_s=timeout_s,
+                    limit_s=LIMIT_FACTOR * timeout_s, describe=state)
 
 
 def wait_stable(cluster, quiet_s: float = 6, timeout_s: float = 120) -> dict:
