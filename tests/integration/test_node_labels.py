@@ -60,7 +60,9 @@ def node_labels(cluster: Cluster) -> dict[str, list[str]]:
     return {n["id"]: n.get("nodeLabels") or [] for n in cluster.rest("nodes")["nodes"]["node"]}
 
 
-def test_labelled_apps_run_only_on_their_partition_and_unlabelled_ones_never_on_an_exclusive_one(cluster):
+def test_labels_set_live_by_rmadmin_keep_apps_on_their_partitions_and_refuse_what_a_queue_may_not_use(cluster):
+    """One cluster (each costs a minute to start): labels set, then apps placed, then an AM
+    refused, then the labels moved under running apps."""
     rmadmin(cluster, "-addToClusterNodeLabels", "gpu(exclusive=true),x(exclusive=false)")
     rmadmin(cluster, "-replaceLabelsOnNode", f"{nm(cluster, 1)}=gpu")
     cluster.wait_for(lambda: node_labels(cluster)[nm(cluster, 1)] == ["gpu"], 60, "nm1 labelled gpu")
@@ -71,25 +73,20 @@ def test_labelled_apps_run_only_on_their_partition_and_unlabelled_ones_never_on_
     queue = cluster.yarn("queue", "-status", "gpu")
     assert "Accessible Node Labels : gpu" in queue.stdout, queue.stdout
 
+    # An AM pinned to gpu and its containers on the gpu node; unlabelled work never there.
     cluster.dshell("root.gpu", 3, "memory-mb=512,vcores=1", name="pinned", label="gpu")
-    cluster.dshell("root.plain", 6, "memory-mb=512,vcores=1", name="free")
-    pinned, free = running_app(cluster, "pinned", 3), running_app(cluster, "free", 6)
+    cluster.dshell("root.plain", 3, "memory-mb=512,vcores=1", name="free")
+    pinned, free = running_app(cluster, "pinned", 3), running_app(cluster, "free", 3)
     assert set(nodes_of(cluster, pinned)) == {nm(cluster, 1)}  # its AM too: the app's expression
     assert set(nodes_of(cluster, free)) == {nm(cluster, 0)}  # the exclusive partition lends nothing
 
-
-def test_an_app_pinned_to_a_label_its_queue_may_not_use_is_refused_at_submission(cluster):
-    rmadmin(cluster, "-addToClusterNodeLabels", "gpu(exclusive=true)")
-    rmadmin(cluster, "-replaceLabelsOnNode", f"{nm(cluster, 1)}=gpu")
+    # A queue that may not use gpu: YARN refuses the app at submission, by the queue's labels.
     client = cluster.dshell("root.plain", 1, "memory-mb=512,vcores=1", name="refused", label="gpu")
     assert client.wait(timeout=180) != 0
     log = (cluster.root / "client-refused.log").read_text(errors="replace")
     assert "doesn't have permission to access all labels" in log, log[-3000:]
 
-
-def test_a_node_moved_to_another_partition_takes_its_apps_live(cluster):
-    rmadmin(cluster, "-addToClusterNodeLabels", "gpu(exclusive=true)")
-    rmadmin(cluster, "-replaceLabelsOnNode", f"{nm(cluster, 1)}=gpu")
+    # The labels swap under the running apps: new work follows the nodes' new partitions.
     rmadmin(cluster, "-replaceLabelsOnNode", f"{nm(cluster, 0)}=gpu {nm(cluster, 1)}=")
     cluster.wait_for(lambda: node_labels(cluster) == {nm(cluster, 0): ["gpu"], nm(cluster, 1): []}, 60,
                      "the labels swapped")
