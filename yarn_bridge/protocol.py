@@ -24,13 +24,14 @@ Version 6 also (fields only, issue 27): a schedule reply carries "preemption_sta
 core's preemption state changed (its marks, the starvation clocks of its leaves: STATE_VERSION
 below), and a snapshot gives the latest one the shim has back, so a core that replaces another
 (a resync, a restarted service, a restarted or failed-over ResourceManager) goes on from it.
-Version 6 also (fields only, issue 28): node labels. A snapshot's "labels" and a "labels" delta
-give the cluster's node labels whole, name -> exclusive; a node (snapshot, node_added) may carry
-its "label", a "node_label" delta moves a node to another ("": none); an ask in full may end with
-its node label expression (its request key's, as YARN takes it from the ANY ask; absent: none,
-its queue's default-node-label-expression applies); a submission may carry its AM's "label"; a
-queue entry carries "labels" (accessible-node-labels, inherited) unless every label ("*"), and
-"default_label" (default-node-label-expression, inherited) unless none.
+Version 6 also (fields only, issue 28): node labels, and a queue's largest container. A snapshot's
+"labels" and a "labels" delta give the cluster's node labels whole, name -> exclusive; a node
+(snapshot, node_added) may carry its "label", a "node_label" delta moves a node to another ("":
+none); an ask in full may end with its node label expression (its request key's, as YARN takes it
+from the ANY ask; absent: none, its queue's default-node-label-expression applies); a submission
+may carry its AM's "label". A queue entry carries "labels" (accessible-node-labels, inherited)
+unless every label ("*"), "default_label" (default-node-label-expression, inherited) unless none,
+and "max_container" (max-container, inherited) unless none is in force.
 Version 6 also added the controls of an app (fields only): "am_asks" (the ids of the asks in full that
 are the attempt's AM ask), a "blacklist" delta and an app's "blacklist" in a snapshot (the nodes
 and racks its AM blacklisted), an app's "priority" (submissions, snapshot apps, app_added) and an
@@ -52,7 +53,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from scheduler.config import ALL_LABELS
+from scheduler.config import ALL_LABELS, max_container_of
 from scheduler.echo import brief
 from scheduler.preemption import FAIR, MIN
 from scheduler.preemption_state import MAX_SAVED_LEAVES, MAX_SAVED_MARKS, SavedLeaf, SavedMark, SavedState
@@ -518,11 +519,19 @@ def placement(app: str, placed: Placement) -> dict[str, Any]:
 
 
 def queue_entry(path: str, q: Queue) -> dict[str, Any]:
-    """One queue of the "queues" list: what Java needs for getQueueInfo, ACLs and limits."""
+    """One queue of the "queues" list: what Java needs for getQueueInfo, ACLs, limits and labels
+    (the optional fields of issue 28 only where they say more than their absence)."""
     spec = q.spec
     entry = {"name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
              "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
              "admin_acl": spec.admin_acl.text, "draining": bool(q.draining)}
+    chain, parent = [spec], q.parent
+    while parent is not None:  # a queue's parent is a queue
+        chain.append(parent.spec)
+        parent = parent.parent
+    max_container = max_container_of(chain[::-1])
+    if max_container:
+        entry["max_container"] = max_container
     accessible, default = q.labels
     if ALL_LABELS not in accessible:
         entry["labels"] = sorted(accessible)

@@ -164,7 +164,7 @@ def _digest(path: Path) -> str | None:
 # ---------------------------------------------------------------------------- diff summary
 
 _FIELDS = (("weight", "weight"), ("min", "min"), ("max", "max"), ("max_fraction", "max"),
-           ("max_running_apps", "max-running-apps"),
+           ("max_container", "max-container"), ("max_running_apps", "max-running-apps"),
            ("max_am_share", "max-am-share"), ("node_locality_delay_s", "node-locality-delay-s"),
            ("rack_locality_delay_s", "rack-locality-delay-s"), ("accessible_labels", "accessible-node-labels"),
            ("default_label", "default-node-label-expression"), ("order", "order"), ("preemptable", "preemptable"))

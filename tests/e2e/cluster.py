@@ -14,7 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker
 import requests
@@ -43,6 +43,9 @@ NODE_LABELS = {
     "YARN-SITE.XML_yarn.node-labels.fs-store.root-dir": "file:///tmp/yarn-node-labels",
 }
 START_LIMIT_FACTOR = 4  # a start whose daemons keep logging gives up after this many times its stall budget
+
+if TYPE_CHECKING:
+    from tests.e2e.hdfs import Hdfs
 
 
 @dataclass(frozen=True)
@@ -131,13 +134,18 @@ class Cluster:
     web_port: int
     volume: str
     shapes: tuple[NodeShape, ...] = SHAPES
+    # the HDFS its NodeManagers' hosts share (tests/e2e/hdfs.py; started and stopped by its owner)
+    hdfs: Hdfs | None = None
     rm: DockerContainer | None = None
     nms: dict[str, DockerContainer] = field(default_factory=dict)
     client: docker.DockerClient = field(default_factory=docker.from_env)
 
     # ---- lifecycle -------------------------------------------------------------------------
     @classmethod
-    def create(cls, scheduler: str, queues_file: Path, shapes: tuple[NodeShape, ...] = SHAPES) -> "Cluster":
+    def create(cls, scheduler: str, queues_file: Path, shapes: tuple[NodeShape, ...] = SHAPES,
+               hdfs: Hdfs | None = None) -> "Cluster":
+        """A cluster on free ports; with `hdfs` (whose hosts are the shapes' names), each
+        NodeManager runs on its DataNode's host and HDFS is the default file system."""
         ports = free_ports(7 + 4 * len(shapes))
         env = {
             "RM_HOST": "127.0.0.1",
@@ -148,9 +156,10 @@ class Cluster:
             "RM_WEB_PORT": str(ports[4]),
             "YARN_DRF_BRIDGE_PORT": str(ports[5]),
             "YARN_DRF_STATUS_PORT": str(ports[6]),
+            **(hdfs.env() if hdfs else {}),
         }
         cluster = cls(scheduler=scheduler, queues_file=queues_file, env=env, web_port=ports[4],
-                      volume=f"yarn-drf-e2e-{uuid.uuid4().hex[:8]}", shapes=shapes)
+                      volume=f"yarn-drf-e2e-{uuid.uuid4().hex[:8]}", shapes=shapes, hdfs=hdfs)
         cluster._nm_ports = ports[7:]
         return cluster
 
@@ -172,13 +181,16 @@ class Cluster:
                 "NM_VCORES": str(shape.vcores), "NM_MEMORY_MB": str(shape.memory_mb),
                 "NM_GPU_MEM": str(shape.gpu_mem), "NM_RPC_PORT": str(p[0]),
                 "NM_LOCALIZER_PORT": str(p[1]), "NM_WEB_PORT": str(p[2]), "NM_SHUFFLE_PORT": str(p[3]),
+                **({"NM_HOST": shape.name} if self.hdfs else {}),
                 **shape.card_settings(),
             })
             nm.start()
             self.nms[shape.name] = nm
 
     def _container(self, image: str, command: str, env: dict[str, str], queues: bool = False) -> DockerContainer:
-        c = DockerContainer(image).with_command(command).with_kwargs(network_mode="host", labels={"yarn-drf": "1"})
+        hosts = self.hdfs.extra_hosts() if self.hdfs else None
+        c = DockerContainer(image).with_command(command).with_kwargs(
+            network_mode="host", labels={"yarn-drf": "1"}, extra_hosts=hosts)
         c.with_volume_mapping(self.volume, "/shared", "rw")
         if queues:
             c.with_volume_mapping(str(self.queues_file), "/etc/yarn-drf/queues.yaml", "ro")
