@@ -67,6 +67,8 @@ def test_labelled_spark_and_mapreduce_run_on_their_partition_and_unlabelled_work
     c.submit_dshell(flood, "dev", 40, {"memory-mb": 256, "vcores": 1})
     wait_until(lambda: (c.app_by_name(flood) or {}).get("runningContainers", 0) >= 20, 180,
                "the unlabelled app holding every unlabelled vcore", c)
+    seen.sample()
+    assert gpu_node not in seen.seen[c.app_by_name(flood)["id"]].values(), "unlabelled work on the exclusive node"
     spark_name, mr_log = f"spark-labelled-{tag}", f"mr-labelled-{tag}"
     c.spark_submit(spark_name, "ml", [6, 3000], executors=2, wait=False, conf={
         "spark.yarn.executor.nodeLabelExpression": "gpu", "spark.yarn.am.nodeLabelExpression": "gpu"})
