@@ -405,19 +405,20 @@ class Cluster:
         code, out = self.exec(["yarn", "rmadmin", *args])
         assert code == 0, f"yarn rmadmin {' '.join(args)} failed:\n{out[-2000:]}"
 
-    def label_nodes(self, labels: str, nodes: dict[str, str]) -> None:
+    def label_nodes(self, labels: str, nodes: dict[str, str], timeout_s: float = 60) -> None:
         """Adds the cluster's node labels (`rmadmin -addToClusterNodeLabels`, e.g.
         "gpu(exclusive=true)") and puts nodes (id -> label, "" for none) in them, as an operator
-        does; returns once the RM's REST API shows the nodes labelled."""
+        does; returns once the RM's REST API shows the nodes labelled (the budget as wait_rest's)."""
         if labels:
             self.rmadmin("-addToClusterNodeLabels", labels)
         self.rmadmin("-replaceLabelsOnNode", " ".join(f"{n}={label}" for n, label in nodes.items()))
-        deadline = time.monotonic() + 60
         want = {n: [label] if label else [] for n, label in nodes.items()}
-        while {n["id"]: n.get("nodeLabels") or [] for n in self.nodes() if n["id"] in nodes} != want:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"nodes not labelled {want}: {[(n['id'], n.get('nodeLabels')) for n in self.nodes()]}")
-            time.sleep(0.5)
+
+        def labelled() -> dict[str, list[str]]:
+            return {n["id"]: n.get("nodeLabels") or [] for n in self.nodes() if n["id"] in nodes}
+
+        wait_for(lambda: labelled() == want, f"nodes labelled {want}", progress=self.log_ends, stall_s=timeout_s,
+                 limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5, describe=lambda: repr(labelled()))
 
     def kill_app(self, app_id: str) -> None:
         code, out = self.exec(["yarn", "application", "-kill", app_id])
