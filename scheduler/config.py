@@ -46,6 +46,10 @@ MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
 # Locality delays: a request that should wait longer than this for its nodes should not relax
 # locality at all (relax-locality false), and a larger value is more likely a unit mistake (ms).
 MAX_LOCALITY_DELAY_S = 3600
+# YARN's node label names (CommonNodeLabelsManager.LABEL_PATTERN, at most 255 characters); "*" in
+# accessible-node-labels names every label, as in CapacityScheduler.
+LABEL_NAME = r"^[0-9A-Za-z][0-9A-Za-z_-]{0,254}\Z"
+ALL_LABELS = "*"
 MAX_QUEUES = 5_000
 MAX_ERRORS = 50  # listed; the rest are counted
 
@@ -82,6 +86,12 @@ _USER_LIMITS = {
 }
 _QUEUE_PATH = {"type": "string", "pattern": QUEUE_PATH}
 _LOCALITY_DELAY = {"type": "number", "minimum": 0, "maximum": MAX_LOCALITY_DELAY_S}
+_LABEL = {"type": "string", "pattern": LABEL_NAME}
+_ACCESSIBLE_LABELS = {
+    "if": {"type": "string"},
+    "then": {"const": ALL_LABELS},
+    "else": {"type": "array", "maxItems": 1000, "items": {"anyOf": [_LABEL, {"const": ALL_LABELS}]}},
+}
 SCHEMA: dict[str, Any] = {
     "$defs": {
         "queue": {
@@ -108,6 +118,8 @@ SCHEMA: dict[str, Any] = {
                 "max-am-share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 "node-locality-delay-s": _LOCALITY_DELAY,
                 "rack-locality-delay-s": _LOCALITY_DELAY,
+                "accessible-node-labels": _ACCESSIBLE_LABELS,
+                "default-node-label-expression": {"anyOf": [_LABEL, {"const": ""}]},
                 "user-limits": _USER_LIMITS,
                 "order": {"enum": list(ORDERS)},
                 "preemptable": {"type": "boolean"},
@@ -244,6 +256,10 @@ class QueueSpec:
     # delay scheduling (scheduler.locality), as written; None: its parent's, else the defaults there
     node_locality_delay_s: float | None = None
     rack_locality_delay_s: float | None = None
+    # node labels (scheduler.partitions), as written; None: its parent's (root: every label, and
+    # the default partition ""). accessible_labels holds label names, or ALL_LABELS alone.
+    accessible_labels: frozenset[str] | None = None
+    default_label: str | None = None
     user_limits: UserLimits | None = None  # a leaf's users share it by DRF (None: its apps share it directly)
     order: str = "drf"
     submit_acl: Acl = NOBODY  # (one shared value: an Acl never changes; placement creates queues by the thousand)
@@ -499,7 +515,29 @@ class _Semantics:
             self._err(["resources"], f"has duplicates: {brief(', '.join(twice))}")
         self._placement(paths)
         self._preemption()
+        if isinstance(root, dict):
+            self._labels(root, ["queues", "root"], frozenset({ALL_LABELS}), "")
         return self.errors
+
+    def _labels(self, q: dict, path: list, accessible: frozenset[str], default: str) -> None:
+        """A queue's default-node-label-expression, its own or inherited, must be a label it may
+        use (CapacityScheduler refuses such a queue at start and at -refreshQueues as well)."""
+        own = q.get("accessible-node-labels")
+        if isinstance(own, str) or _is_str_list(own):
+            accessible = _labels(own) or frozenset()
+        written = q.get("default-node-label-expression")
+        if isinstance(written, str):
+            default = written
+        if default and ALL_LABELS not in accessible and default not in accessible:
+            where = path + ["default-node-label-expression"] if isinstance(written, str) else path
+            shown = ", ".join(sorted(accessible)) or "none"
+            self._err(where, f"default-node-label-expression {default!r} is not one of the queue's "
+                             f"accessible-node-labels ({shown})")
+        children = q.get("children")
+        if isinstance(children, dict):
+            for name, child in children.items():
+                if isinstance(child, dict):
+                    self._labels(child, path + ["children", name], accessible, default)
 
     def _preemption(self) -> None:
         section = self.doc.get("preemption")
@@ -694,6 +732,8 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         max_am_share=None if q.get("max-am-share") is None else float(q["max-am-share"]),
         node_locality_delay_s=_seconds(q.get("node-locality-delay-s")),
         rack_locality_delay_s=_seconds(q.get("rack-locality-delay-s")),
+        accessible_labels=_labels(q.get("accessible-node-labels")),
+        default_label=q.get("default-node-label-expression"),
         user_limits=None if q.get("user-limits") is None else _build_user_limits(q["user-limits"]),
         order=q.get("order", "drf"),
         submit_acl=Acl(q.get("submit-acl", default_acl)),
@@ -703,6 +743,13 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         parent=isinstance(q.get("children"), dict),
         preemptable=q.get("preemptable", True),
     )
+
+
+def _labels(value: str | list[str] | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else value
+    return frozenset({ALL_LABELS}) if ALL_LABELS in values else frozenset(values)
 
 
 def _seconds(value: float | None) -> float | None:

@@ -32,6 +32,7 @@ from scheduler.locality import Offer, choose, delays_of, permits, placed
 from scheduler.model import (ANY, YARN_AM_SUFFIX, App, Assignment, Container, Node, Placement, Queue, Request, Sharer,
                              User, apps_in_order)
 from scheduler.multinode import get_node_choice
+from scheduler.partitions import DEFAULT, Partitions, labels_of, refusal
 from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.preemption import PreemptionPlan, Preemptor
@@ -77,6 +78,7 @@ class SchedulerCore:
         self._vmove = self.types.move
         self._zero = self.types.zero
         self.node_choice = get_node_choice(node_choice)
+        self._node_choice_name = node_choice
         self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
         self._carried: list[Node] = []  # on_nodes: the nodes a call stopped at its limit did not finish
         self._offer: Offer | None = None  # inside on_nodes: the call's nodes (scheduler.locality)
@@ -113,6 +115,11 @@ class SchedulerCore:
         self.head_since = 0.0
         self.config = config
         self._preemptor: Preemptor | None = None
+        # node labels (scheduler.partitions): this core's partition ("" for the default one, the
+        # home of the others' pools), and, in the home once the cluster has labels, the pools
+        self.partition = DEFAULT
+        self.partitions: Partitions | None = None
+        self._aid = "a"  # assignment ids: a pool's carry its label, so ids are unique in the cluster
         self._install(config)
 
     # ------------------------------------------------------------------ configuration
@@ -134,6 +141,7 @@ class SchedulerCore:
     def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False) -> Queue:
         q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
         q.locality_delays = delays_of(spec, None if parent is None else parent.locality_delays)
+        q.labels = labels_of(spec, None if parent is None else parent.labels)
         self.queues[q.path] = q
         if self._view is not None:
             self._view.add(q.path, q.is_leaf)
@@ -219,6 +227,8 @@ class SchedulerCore:
         summary = {"added": sorted(new_paths - old_paths), "removed": sorted(old_paths - new_paths),
                    "changed": sorted(changed), "draining": sorted(draining)}
         log.info("config reloaded from %s: %s", config.source, summary)
+        for pool in self.partitions.pools.values() if self.partitions is not None else ():
+            pool.reload(config)
         return summary
 
     def _check_reload(self, config: QueueConfig) -> None:
@@ -286,10 +296,24 @@ class SchedulerCore:
     # ------------------------------------------------------------------ nodes
 
     def add_node(self, node_id: str, capacity: Mapping[str, int], rack: str = DEFAULT_RACK,
-                 cards: Sequence[int] | None = None) -> None:
+                 cards: Sequence[int] | None = None, label: str = DEFAULT) -> None:
         """Adds (or, for a known id, updates) a node. `cards`: the MiB of each of its GPU cards;
         then each container's gpu-mem must fit on its cards (scheduler.cards) and the node's
-        gpu-mem must be their sum. Without `cards` gpu-mem is one node total."""
+        gpu-mem must be their sum. Without `cards` gpu-mem is one node total. `label`: its
+        partition (one of set_labels'; scheduler.partitions)."""
+        parts = self.partitions
+        if parts is None and label:
+            self._ignore(f"add_node {node_id}", f"node label {label!r}: the cluster has no labels")
+        if parts is None:
+            self._add_node(node_id, capacity, rack, cards)
+            return
+        pool = parts.pool_of_node(node_id)
+        pool._add_node(node_id, capacity, rack, cards)
+        if node_id in pool.nodes:
+            parts.set_node_label(node_id, label)
+
+    def _add_node(self, node_id: str, capacity: Mapping[str, int], rack: str = DEFAULT_RACK,
+                  cards: Sequence[int] | None = None) -> None:
         vec = self._vector(capacity, "add_node", node_id)
         if vec is None:
             return
@@ -305,8 +329,8 @@ class SchedulerCore:
                 node.cards = None  # new cards: its containers move onto them below
             self._resize(node, vec)
         else:
-            node = self.nodes[node_id] = Node(node_id, rack or DEFAULT_RACK, vec)
-            self._set_capacity(vadd(self.capacity, vec))
+            node = Node(node_id, rack or DEFAULT_RACK, vec)
+            self.attach_node(node)
         if cards is not None or node.cards is not None:
             self._set_cards(node, cards)
 
@@ -338,7 +362,9 @@ class SchedulerCore:
         on their own cards while those still exist, else where they fit (scheduler.cards)."""
         cards = node.cards = None if sizes is None else Cards(sizes, self.types.index[GPU_MEM], node.capacity)
         for cid in sorted(node.containers):
-            c = self.containers[cid]
+            c = self.containers.get(cid)
+            if c is None:
+                continue  # borrowed from a non-exclusive partition: the home's (scheduler.partitions)
             if cards is None:
                 c.cards = ()
                 continue
@@ -348,13 +374,57 @@ class SchedulerCore:
                 log.warning("container %s: its cards %s %s (node %s's cards changed); placed by the rule",
                             cid, list(before), problem, node.id)
 
+    def set_labels(self, labels: Mapping[str, bool]) -> None:
+        """The cluster's node labels, name -> exclusive (YARN's RMNodeLabelsManager), as a whole."""
+        if self.partitions is None:
+            self.partitions = Partitions(self, self._pool)
+        self.partitions.set_labels(dict(labels))
+
+    def _pool(self, label: str) -> SchedulerCore:
+        pool = SchedulerCore(self.config, self.types.names, self.policy.name, self.clock,
+                             self._node_choice_name, self.max_app_priority)
+        pool.partition, pool._aid = label, f"a{label}-"
+        return pool
+
+    def set_node_label(self, node_id: str, label: str) -> None:
+        """Moves the node to partition `label` ("" for the default one), live."""
+        if self.partitions is None:
+            if label:
+                self._ignore(f"node {node_id}", f"node label {label!r}: the cluster has no labels")
+            return
+        self.partitions.set_node_label(node_id, label)
+
+    def find_node(self, node_id: str) -> Node | None:
+        """The node, in whichever partition it is."""
+        return self.nodes.get(node_id) if self.partitions is None else self.partitions.node(node_id)
+
+    def attach_node(self, node: Node) -> None:
+        """Counts the node in this core's capacity."""
+        self.nodes[node.id] = node
+        self._set_capacity(vadd(self.capacity, node.capacity))
+
+    def detach_node(self, node: Node) -> None:
+        """Takes the node out of this core's capacity; its containers stay counted."""
+        self._unreserve(node)  # (a preemption hold on it ends at the next round: not this core's node)
+        del self.nodes[node.id]
+        self._set_capacity(vsub(self.capacity, node.capacity))
+
     def update_node(self, node_id: str, capacity: Mapping[str, int]) -> None:
+        if self.partitions is not None and node_id not in self.nodes:
+            self.partitions.pool_of_node(node_id).update_node(node_id, capacity)
+            return
         node = self._node(node_id, "update_node")
         vec = self._vector(capacity, "update_node", node_id)
         if node is not None and vec is not None:
             self._resize(node, vec)
 
     def remove_node(self, node_id: str) -> list[str]:
+        if self.partitions is not None:
+            parts, self.partitions = self.partitions, None  # (the pool's removal below is this body)
+            try:
+                return parts.remove_node(node_id)
+            finally:
+                self.partitions = parts
         node = self._node(node_id, "remove_node")
         if node is None:
             return []
@@ -415,12 +485,18 @@ class SchedulerCore:
     # ------------------------------------------------------------------ apps
 
     def submit_app(self, app_id: str, user: str, queue: str | None = None, groups: Sequence[str] = (),
-                   priority: int = 0, now: float | None = None) -> Placement:
+                   priority: int = 0, now: float | None = None, label: str | None = None) -> Placement:
+        """Places a new app (placement rules, ACLs). `label`: its AM's node label expression, if
+        it has one: refused when the queue may not use it (CapacityScheduler's check)."""
         if app_id in self.apps:
             return Placement(True, self.apps[app_id].queue.path, "already accepted")
         target = self._placement(user, queue, groups)
         if isinstance(target, str):
             return self._reject(app_id, user, queue, target)
+        if label:
+            problem = refusal(self._nearest_existing(target.path), label)
+            if problem:
+                return self._reject(app_id, user, queue, problem)
         leaf = self._create_leaf(target) if target.create else self.queues[target.path]
         return self._accept(App(app_id, user, leaf, self._capped(priority), self.types.zero, self._now(now)))
 
@@ -454,6 +530,8 @@ class SchedulerCore:
         """Sets the app's priority (`yarn application -updatePriority`), capped at max_app_priority:
         a fifo leaf orders its apps by it from the next decision on. Returns the priority set;
         None for an unknown app."""
+        for pool in self.partitions.mirrors(app_id) if self.partitions is not None else ():
+            pool.update_app_priority(app_id, priority)
         app = self._app(app_id, "update_app_priority")
         if app is None:
             return None
@@ -581,7 +659,20 @@ class SchedulerCore:
         log.info("created queue %s (placement rule with create: true)", leaf.path)
         return leaf
 
+    def mirror_app(self, app: App) -> None:
+        """Takes the home's app into this pool (scheduler.partitions): into the same queue,
+        runnable, since the home decided whether it runs."""
+        leaf = self.queues.get(app.queue.path) or self._recreate(app.queue.path)
+        if isinstance(leaf, str) or not leaf.is_leaf:
+            leaf = self._keep_draining(app.queue.path)
+        mirror = self.apps[app.id] = App(app.id, app.user, leaf, app.priority, self.types.zero, app.submitted)
+        mirror.blacklist = app.blacklist
+        self.enter_leaf(mirror, leaf)
+        self._make_runnable(mirror)
+
     def remove_app(self, app_id: str) -> None:
+        if self.partitions is not None:
+            self.partitions.forget_app(app_id)
         app = self._app(app_id, "remove_app")
         if app is None:
             return
@@ -651,6 +742,11 @@ class SchedulerCore:
         return None
 
     def reset_requests(self, app_id: str) -> None:
+        if self.partitions is not None:
+            for pool in self.partitions.mirrors(app_id):
+                for ask_id in pool.apps[app_id].ask_ids:
+                    self.partitions.ask_pool.pop(ask_id, None)
+                pool.reset_requests(app_id)
         app = self._app(app_id, "reset_requests")
         if app is None:
             return
@@ -700,6 +796,8 @@ class SchedulerCore:
         if freed is not None:  # after the app is in: the queues above both count it again
             self._admit_waiting(freed)
         self._requeue_queues(source)
+        for pool in self.partitions.mirrors(app_id) if self.partitions is not None else ():
+            pool.move_app(app_id, path, user, groups)
         log.info("moved app %s of user %s from %s to %s", app_id, app.user, source.path, path)
         return Placement(True, path, "")
 
@@ -790,6 +888,8 @@ class SchedulerCore:
             self._blacklist(app, app.blacklist.union(additions).difference(removals))
 
     def _blacklist(self, app: App, places: frozenset[str]) -> None:
+        for pool in self.partitions.mirrors(app.id) if self.partitions is not None else ():
+            pool._blacklist(pool.apps[app.id], places)
         app.blacklist = places
         for req in app.requests.values():
             node = req.reserved_node
@@ -800,13 +900,32 @@ class SchedulerCore:
 
     def update_request(self, app_id: str, priority: int, resources: Mapping[str, int] | Vector, count: object, *,
                        allocation_id: int = 0, location: str = ANY, relax_locality: bool = True,
-                       now: float | None = None, ask_id: int | None = None, am: bool | None = None) -> None:
+                       now: float | None = None, ask_id: int | None = None, am: bool | None = None,
+                       label: str | None = None) -> None:
         """Sets one of YARN's asks: `count` containers of `resources` ({name: amount}, or a
         vector in the order of self.types) at `location` (ANY, a rack or a node) for the request
         key (priority, allocation_id). With `ask_id`, later count changes of this ask can go
         through update_counts. `am=True`: the request is the app's ApplicationMaster (YARN's
         AM ask, which the RM makes for the attempt): its containers are AM containers, held to
-        the queue's max-am-share; None leaves what the request was."""
+        the queue's max-am-share; None leaves what the request was. `label`: the ask's node label
+        expression (None: its queue's default-node-label-expression; scheduler.partitions)."""
+        parts = self.partitions
+        if parts is not None:
+            app = self._app(app_id, "update_request")
+            where = None if app is None else parts.ask_label(app_id, (priority, allocation_id), label, location,
+                                                             app.queue)
+            pool = None if where is None else parts.in_pool(where, app_id)
+            if pool is None:
+                return
+            if ask_id is not None:
+                parts.register_ask(ask_id, pool)
+            if pool is not self:
+                pool.update_request(app_id, priority, resources, count, allocation_id=allocation_id,
+                                    location=location, relax_locality=relax_locality, now=now, ask_id=ask_id, am=am)
+                return
+        elif label:
+            self._ignore("update_request", f"app {app_id}: node label {label!r}: the cluster has no labels")
+            return
         app = self._app(app_id, "update_request")
         if app is None:
             return
@@ -845,6 +964,25 @@ class SchedulerCore:
         if ask_id is not None:
             self._register_ask(ask_id, req, location)
 
+    def drop_request(self, app_id: str, key: tuple[int, int]) -> None:
+        """The app's request `key` wants nothing here any more: its label moved it to another pool."""
+        app = self.apps.get(app_id)
+        req = None if app is None else app.requests.get(key)
+        if req is None or app is None:
+            return
+        self._set_pending(app, req, False)
+        if req.reserved_node is not None:
+            self._unreserve(req.reserved_node)
+        req.count = 0
+
+    def forget_ask(self, ask_id: int) -> None:
+        """The ask id now names an ask of another pool."""
+        known = self.asks.pop(ask_id, None)
+        if known is None and ask_id in self.located_asks:
+            known = self.located_asks.pop(ask_id)[0]
+        if known is not None and ask_id in known.app.ask_ids:
+            known.app.ask_ids.remove(ask_id)
+
     def _register_ask(self, ask_id: int, req: Request, location: str) -> None:
         known = self.asks.pop(ask_id, None)
         if known is None and ask_id in self.located_asks:
@@ -865,6 +1003,8 @@ class SchedulerCore:
         count), each logged and counted as an ignored event."""
         any_asks, located, limit = self.asks, self.located_asks, AMOUNT_LIMIT
         ignored = 0
+        if self.partitions is not None and self.partitions.ask_pool:
+            changes, ignored = self.partitions.route_counts(changes, now)
         for ask_id, count in changes:
             if type(ask_id) is int and type(count) is int and 0 < count < limit:
                 req = any_asks.get(ask_id)
@@ -1231,13 +1371,24 @@ class SchedulerCore:
     def on_nodes(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0,
                  held: Mapping[str, Vector] | None = None) -> list[Assignment]:
         """Decides for many nodes at once: the bridge's schedule call, which lists the nodes with
-        free room that heartbeated since. The nodes are taken in the given order, rotated by one
-        more at every call so no node is always first; `self.node_choice` decides how
-        (multinode.py). At most `limit` assignments when given: the nodes that call did not
-        finish go first in the next one, unrotated, as they waited longest. `held`: room the RM
-        still holds on a node for containers the core has finished (YARN keeps a killed
-        container's room until its NodeManager reports it gone): this call leaves it out, so it
-        places only what the RM can commit; usage and shares do not change."""
+        free room that heartbeated since, in whichever partition they are. At most `limit`
+        assignments when given: the nodes that call did not finish go first in the next one, as
+        they waited longest. `held`: room the RM still holds on a node for containers the core has
+        finished (YARN keeps a killed container's room until its NodeManager reports it gone):
+        this call leaves it out, so it places only what the RM can commit; usage and shares do not
+        change."""
+        if self.partitions is not None:
+            known = [n for n in node_ids if self.partitions.node(n) is not None]
+            if len(known) < len(node_ids):
+                self._ignore("on_nodes", f"{len(node_ids) - len(known)} unknown node(s)")
+            return self.partitions.on_nodes(known, self._now(now), limit, held)
+        return self.decide(node_ids, now, limit, held)
+
+    def decide(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0,
+               held: Mapping[str, Vector] | None = None) -> list[Assignment]:
+        """on_nodes for this core's own nodes: taken in the given order, after those the last call
+        did not finish, rotated by one more at every call so no node is always first;
+        `self.node_choice` decides how (multinode.py)."""
         nodes = [n for n in map(self.nodes.get, node_ids) if n is not None]
         if len(nodes) < len(node_ids):
             self._ignore("on_nodes", f"{len(node_ids) - len(nodes)} unknown node(s)")
@@ -1271,11 +1422,39 @@ class SchedulerCore:
     @property
     def carrying(self) -> bool:
         """Whether the last call stopped at its limit with nodes left for the next one."""
-        return bool(self._carried)
+        return bool(self._carried) or (self.partitions is not None and self.partitions.carrying)
+
+    def defer(self, node_ids: Sequence[str]) -> None:
+        """Nodes a call reached its limit before deciding for: the next call decides for them first."""
+        self._carried += [n for n in map(self.nodes.get, node_ids) if n is not None]
+
+    def decide_as_guest(self, nodes: list[Node], now: float, limit: int) -> list[Assignment]:
+        """Decides for nodes of a non-exclusive partition its own asks left room on (borrowed:
+        scheduler.partitions): as for this core's nodes, but never reserving one, and without
+        counting their capacity in this core's."""
+        if not nodes or not self.apps:
+            return []
+        timeout, self.timeout = self.timeout, None
+        carried, self._carried = self._carried, []  # its own nodes wait for its own next call
+        for node in nodes:
+            self.nodes[node.id] = node
+        self._placeable.clear()
+        self._placeable_bits = None
+        try:
+            return self.decide([n.id for n in nodes], now, limit)
+        finally:
+            for node in nodes:
+                del self.nodes[node.id]
+            self._carried = carried  # (borrowed room a limit cut short is not carried: it is the pool's)
+            self.timeout = timeout
+            self._placeable.clear()
+            self._placeable_bits = None
 
     def on_heartbeat(self, node_id: str, now: float | None = None, limit: int = 0) -> list[Assignment]:
         """The per-node decision: assignments for this node in fair order, until nothing more
         fits it (or `limit` assignments, when given)."""
+        if self.partitions is not None and node_id not in self.nodes:
+            return self.on_nodes([node_id], now, limit)
         node = self._node(node_id, "on_heartbeat")
         if node is None:
             return []
@@ -1483,7 +1662,7 @@ class SchedulerCore:
 
     def _assign(self, app: App, req: Request, node: Node, now: float) -> Assignment:
         cap = req.capability
-        aid = f"a{next(self._ids)}"
+        aid = f"{self._aid}{next(self._ids)}"
         taken = req.take(node)
         req.since = now
         if req.nodes or req.racks:
@@ -1644,6 +1823,29 @@ class SchedulerCore:
         with `cards`, or "" (also on a node without cards: its gpu-mem is one node total)."""
         if container_id in self.containers:
             return ""  # repeated report
+        parts = self.partitions
+        if parts is not None:
+            key = (priority, allocation_id) if priority is not None else None
+            pool = parts.started_in(app_id, node_id, key, assignment_id)
+            if pool is None:
+                self._ignore("container_started", f"unknown app {app_id!r}")
+                return ""
+            if pool is not self or node_id not in self.nodes:
+                self.partitions = None  # (the pool's, or a borrowed node's, is this body)
+                try:
+                    return pool._started(container_id, app_id, node_id, resources, priority, allocation_id,
+                                         assignment_id, cards, parts.node(node_id))
+                finally:
+                    self.partitions = parts
+        return self._started(container_id, app_id, node_id, resources, priority, allocation_id, assignment_id,
+                             cards, None)
+
+    def _started(self, container_id: str, app_id: str, node_id: str, resources: Mapping[str, int],
+                 priority: int | None, allocation_id: int, assignment_id: str | None, cards: object,
+                 node: Node | None) -> str:
+        """container_started in this core; `node`: the node when it is not one of this core's."""
+        if container_id in self.containers:
+            return ""
         pending = self.containers.get(assignment_id) if assignment_id else None
         if pending is not None and assignment_id is not None:
             del self.containers[assignment_id]
@@ -1655,7 +1857,8 @@ class SchedulerCore:
             if container_id.endswith(YARN_AM_SUFFIX):
                 self.mark_am(container_id)
             return ""
-        app, node = self._app(app_id, "container_started"), self._node(node_id, "container_started")
+        app = self._app(app_id, "container_started")
+        node = node or self._node(node_id, "container_started")
         vec = self._vector(resources, "container_started", container_id)
         if app is None or node is None or vec is None:
             return ""
@@ -1678,6 +1881,9 @@ class SchedulerCore:
         """Says that the container runs its app's ApplicationMaster: it counts toward its queue's
         max-am-share, and preemption takes AMs last. Containers of a request marked `am`
         (update_request) and YARN's *_000001 (the attempt's first id) are known without it."""
+        if self.partitions is not None and container_id not in self.containers:
+            self.partitions.owner(container_id).mark_am(container_id)
+            return
         c = self.containers.get(container_id)
         if c is not None and not c.am:
             c.am = True
@@ -1690,6 +1896,11 @@ class SchedulerCore:
         c.app.queue.am_usage = change(c.app.queue.am_usage, c.resources)
 
     def assignment_refused(self, assignment_id: str, reason: str) -> None:
+        if self.partitions is not None and assignment_id not in self.containers:
+            owner = self.partitions.owner(assignment_id)
+            if owner is not self:
+                owner.assignment_refused(assignment_id, reason)
+                return
         c = self.containers.get(assignment_id)
         if c is None or c.confirmed:
             self._ignore("assignment_refused", f"no unconfirmed assignment {assignment_id}")
@@ -1705,6 +1916,10 @@ class SchedulerCore:
     def container_finished(self, container_id: str, state: str = "completed") -> None:
         c = self.containers.get(container_id)
         if c is None:
+            if self.partitions is not None:
+                owner = self.partitions.owner(container_id)
+                if owner is not self:
+                    owner.container_finished(container_id, state)
             return  # already gone: finishing twice is harmless
         if state not in FINISH_STATES:
             log.warning("container %s finished in unknown state %r; treated as completed", container_id, state)
@@ -1781,7 +1996,9 @@ class SchedulerCore:
         what to kill now. The caller runs it on a timer (every second or so), never per heartbeat."""
         if self._preemptor is None:
             self._preemptor = Preemptor(self)
-        return self._preemptor.round(self._now(now))
+        now = self._now(now)
+        plan = self._preemptor.round(now)
+        return plan if self.partitions is None else self.partitions.merge(plan, now)
 
     @property
     def preemption(self) -> Preemptor:
@@ -1836,6 +2053,9 @@ class SchedulerCore:
                      for a in self.apps.values()},
             "containers": len(self.containers),
             "counters": dict(self.counters),
+            **({"partitions": {label: {"exclusive": parts.exclusive.get(label), **pool.snapshot()}
+                               for label, pool in parts.pools.items()}}
+               if (parts := self.partitions) is not None else {}),
         }
 
     def _user_status(self, user: User) -> dict:

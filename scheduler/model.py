@@ -31,7 +31,7 @@ _UNWEIGHED: Final = LinearForm((), max)  # a queue's share functions until Sched
 
 
 class Node:
-    __slots__ = ("id", "host", "rack", "capacity", "allocated", "containers", "reserved", "cards")
+    __slots__ = ("id", "host", "rack", "capacity", "allocated", "containers", "reserved", "cards", "partition")
 
     def __init__(self, node_id: str, rack: str, capacity: Vector) -> None:
         self.id = node_id
@@ -44,6 +44,7 @@ class Node:
         self.containers: set[str] = set()
         self.reserved: Request | None = None
         self.cards: Cards | None = None  # its GPU cards, if it declared them (scheduler.cards)
+        self.partition = ""  # its node label, "" for none (scheduler.partitions)
 
     @property
     def limit(self) -> Vector:
@@ -345,7 +346,7 @@ class Queue(Sharer):
     """
 
     __slots__ = ("spec", "path", "children", "scale", "max", "max_apps", "running_apps", "am_usage", "am_limit",
-                 "am_share", "draining", "dynamic", "apps", "waiting", "users", "app_weigh", "locality_delays")
+                 "am_share", "draining", "dynamic", "apps", "waiting", "users", "app_weigh", "locality_delays", "labels")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
         super().__init__(parent, not spec.is_leaf or spec.user_limits is not None, zero)
@@ -371,6 +372,8 @@ class Queue(Sharer):
         self.app_weigh = _UNWEIGHED  # an app's usage -> its share in this leaf
         # (node-locality-delay-s, rack-locality-delay-s) of its apps' requests (scheduler.locality)
         self.locality_delays: tuple[float, float] = (0.0, 0.0)
+        # (accessible-node-labels, default-node-label-expression), inherited (scheduler.partitions)
+        self.labels: tuple[frozenset[str], str] = (frozenset(), "")
 
     @property
     def is_leaf(self) -> bool:

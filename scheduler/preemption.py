@@ -456,7 +456,7 @@ class Preemptor:
         memory is on another card than the request could use makes no room (scheduler.cards)."""
         marked = set(marked)
         kept = {c.id for c in exclude}
-        released = [c for c in map(self.core.containers.__getitem__, node.containers)
+        released = [c for c in _on(node, self.core.containers)
                     if (c.id in self.marks or c.id in marked) and c.id not in kept]
         released += [c for c in gone if c.id not in self.marks and c.id not in marked]
         room = vsub(node.capacity, node.allocated)
@@ -676,7 +676,7 @@ class Preemptor:
         """The least _cost of one container on `node` another queue could give up, before the
         targets are asked (None: none): at most what any set of victims there costs."""
         containers = self.core.containers
-        costs = [_cost((c,), now, containers) for c in map(containers.__getitem__, node.containers)
+        costs = [_cost((c,), now, containers) for c in _on(node, containers)
                  if c.app.queue is not leaf and c.id not in self.marks and (with_am or not _is_am(c))]
         return min(costs, default=None)
 
@@ -699,7 +699,7 @@ class Preemptor:
         if self._fitting(node, req, acc.marked) > held:
             return None  # the room is there: the decision gives it, no kill needed
         leaf, cap = req.app.queue, core.capacity
-        candidates = sorted((c for c in map(core.containers.__getitem__, node.containers)
+        candidates = sorted((c for c in _on(node, core.containers)
                              if c.id not in self.marks and c.id not in acc.marked and (with_am or not _is_am(c))),
                             key=_victim_order)
         taken: list[Container] = []
@@ -895,3 +895,9 @@ def _total(containers: list[Container], zero: Vector) -> Vector:
     for c in containers:
         total = vadd(total, _loss(c))
     return total
+
+
+def _on(node: Node, containers: dict[str, Container]) -> list[Container]:
+    """The node's containers this core counts: a node of a non-exclusive partition may also run
+    containers the default partition's core counts (scheduler.partitions), not this one's to take."""
+    return [containers[cid] for cid in node.containers if cid in containers]

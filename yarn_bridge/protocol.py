@@ -24,6 +24,14 @@ Version 6 also (fields only, issue 27): a schedule reply carries "preemption_sta
 core's preemption state changed (its marks, the starvation clocks of its leaves: STATE_VERSION
 below), and a snapshot gives the latest one the shim has back, so a core that replaces another
 (a resync, a restarted service, a restarted or failed-over ResourceManager) goes on from it.
+Version 6 also (fields only, issue 28): node labels, and a queue's largest container. A snapshot's
+"labels" and a "labels" delta give the cluster's node labels whole, name -> exclusive; a node
+(snapshot, node_added) may carry its "label", a "node_label" delta moves a node to another ("":
+none); an ask in full may end with its node label expression (its request key's, as YARN takes it
+from the ANY ask; absent: none, its queue's default-node-label-expression applies); a submission
+may carry its AM's "label". A queue entry carries "labels" (accessible-node-labels, inherited)
+unless every label ("*"), "default_label" (default-node-label-expression, inherited) unless none,
+and "max_container" (max-container, inherited) unless none is in force.
 Version 6 also added the controls of an app (fields only): "am_asks" (the ids of the asks in full that
 are the attempt's AM ask), a "blacklist" delta and an app's "blacklist" in a snapshot (the nodes
 and racks its AM blacklisted), an app's "priority" (submissions, snapshot apps, app_added) and an
@@ -45,7 +53,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from scheduler.config import max_container_of
+from scheduler.config import ALL_LABELS, max_container_of
 from scheduler.echo import brief
 from scheduler.preemption import FAIR, MIN
 from scheduler.preemption_state import MAX_SAVED_LEAVES, MAX_SAVED_MARKS, SavedLeaf, SavedMark, SavedState
@@ -68,8 +76,9 @@ REQUEST_TYPES = ("snapshot", "schedule", "reload", "move")
 # recovered after an RM restart, charges those cards and not the ones its rule would choose.
 CONTAINER_FIELDS = ("container", "app", "node", "priority", "allocation_id", "assignment_id")
 # An ask in full ("asks"): these, then one amount per resource type in the snapshot's "resources"
-# order. Afterwards the pair id, count in the flat "counts" array changes its count. An ask in
-# full is the attempt's AM ask exactly when its id is in the request's "am_asks".
+# order, then optionally its node label expression. Afterwards the pair id, count in the flat
+# "counts" array changes its count. An ask in full is the attempt's AM ask exactly when its id is
+# in the request's "am_asks".
 ASK_FIELDS = ("id", "count", "app", "priority", "allocation_id", "location", "relax_locality")
 # A container in a schedule reply's "preempt" or "kill": the container, its app (the shim finds
 # the attempt by the container id), node and queue, the starved leaf its room goes to, why that
@@ -191,6 +200,10 @@ def _pairs(v: Any) -> bool:
     return type(v) is list and not len(v) % 2
 
 
+def _labels(v: Any) -> bool:
+    return type(v) is dict and all(type(k) is str and k and type(x) is bool for k, x in v.items())
+
+
 def _texts(v: Any) -> bool:
     return type(v) is list and all(type(x) is str for x in v)
 
@@ -207,12 +220,13 @@ TEXT, LIST, ROWS, PAIRS, TEXTS = ("a string", "a list", "a list of rows", "a lis
                                   "a list of strings")
 LONG = "an integer from 0 to 2^63-1"
 KEY = "an integer (a Java long)"
+LABELS = "an object of node label names to booleans (exclusive)"
 # The top-level fields of each request type (the epoch is checked before).
 ENVELOPES: dict[str, tuple[Field, ...]] = {
     "snapshot": (_field("resources", _texts, TEXTS), _field("nodes", _list, LIST, False),
                  _field("apps", _list, LIST, False), _field("containers", _list, ROWS, False),
                  _field("asks", _list, ROWS, False), _field("counts", _pairs, PAIRS, False),
-                 _field("am_asks", _list, LIST, False)),
+                 _field("am_asks", _list, LIST, False), _field("labels", _labels, LABELS, False)),
     "schedule": (_field("seq", is_long, LONG), _field("deltas", _list, LIST, False),
                  _field("started", _list, ROWS, False), _field("finished", _pairs, PAIRS, False),
                  _field("asks", _list, ROWS, False), _field("counts", _pairs, PAIRS, False),
@@ -230,13 +244,14 @@ ENVELOPES: dict[str, tuple[Field, ...]] = {
 # An app's "priority": its application priority as the RM capped it (absent: 0); its
 # "blacklist" (snapshot only): the node ids and racks its AM blacklisted.
 NODE_FIELDS = (_field("node", _text, TEXT), _field("capacity", _object, "an object of amounts"),
-               _field("rack", _text, TEXT, False))
+               _field("rack", _text, TEXT, False), _field("label", _text, TEXT, False))
 APP_FIELDS = (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT),
               _field("groups", _texts, TEXTS, False), _field("priority", is_key, KEY, False),
               _field("blacklist", _texts, TEXTS, False))
 # A schedule's submissions: apps to place (placement rules, then ACLs), the queue as submitted.
 SUBMISSION_FIELDS = (_field("app", _text, TEXT), _field("user", _text, TEXT), _field("queue", _text, TEXT, False),
-                     _field("groups", _texts, TEXTS, False), _field("priority", is_key, KEY, False))
+                     _field("groups", _texts, TEXTS, False), _field("priority", is_key, KEY, False),
+                     _field("label", _text, TEXT, False))
 # The fields of each delta op ("op" names it).
 DELTA_FIELDS: dict[str, tuple[Field, ...]] = {
     "node_added": NODE_FIELDS,
@@ -250,13 +265,16 @@ DELTA_FIELDS: dict[str, tuple[Field, ...]] = {
     "blacklist": (APP_FIELDS[0], _field("places", _texts, TEXTS)),
     # `yarn application -updatePriority`: the priority the RM set (capped at the cluster's max)
     "app_priority": (APP_FIELDS[0], _field("priority", is_key, KEY)),
+    # node labels (YARN's RMNodeLabelsManager): the cluster's, whole; a node's new one ("": none)
+    "labels": (_field("labels", _labels, LABELS),),
+    "node_label": (NODE_FIELDS[0], _field("label", _text, TEXT)),
 }
 DELTA_OPS = tuple(DELTA_FIELDS)
 
 # ---------------------------------------------------------------------------- rows
 
 StartedRow = tuple[str, str, str, int, int, "str | None", tuple, Any]
-AskRow = tuple[int, Any, str, int, int, str, bool, tuple]
+AskRow = tuple[int, Any, str, int, int, str, bool, tuple, "str | None"]
 
 
 def started_row(row: Any, names: Sequence[str]) -> StartedRow | str:
@@ -280,16 +298,20 @@ def started_row(row: Any, names: Sequence[str]) -> StartedRow | str:
 
 def ask_row(row: Any, names: Sequence[str]) -> AskRow | str:
     """An "asks" row parsed: id, count, app, priority, allocation_id, location, relax_locality,
-    amounts; or what is wrong with it. The count and amounts are checked by the core."""
+    amounts, node label expression (None: none given); or what is wrong with it. The count and
+    amounts are checked by the core."""
     fields = len(ASK_FIELDS)
-    if type(row) is not list or len(row) != fields + len(names):
-        return f"an ask is [{', '.join(ASK_FIELDS)}, then one amount for each of {', '.join(names)}]"
+    end = fields + len(names)
+    if type(row) is not list or not end <= len(row) <= end + 1:
+        return (f"an ask is [{', '.join(ASK_FIELDS)}, then one amount for each of {', '.join(names)}, "
+                "then optionally its node label expression]")
     ask_id, count, app, priority, allocation_id, location, relax = row[:fields]
+    label = row[end] if len(row) > end else None
     if not (is_long(ask_id) and type(app) is str and is_key(priority) and is_key(allocation_id)
-            and type(location) is str and location):
+            and type(location) is str and location and (label is None or type(label) is str)):
         return ("id must be an integer from 0 to 2^63-1, app and location non-empty strings, priority and "
-                "allocation_id integers (Java longs)")
-    return ask_id, count, app, priority, allocation_id, location, relax is True, tuple(row[fields:])
+                "allocation_id integers (Java longs), the label a string")
+    return ask_id, count, app, priority, allocation_id, location, relax is True, tuple(row[fields:end]), label
 
 
 def node_row(row: Any, names: Sequence[str]) -> tuple[str, tuple] | str:
@@ -497,8 +519,8 @@ def placement(app: str, placed: Placement) -> dict[str, Any]:
 
 
 def queue_entry(path: str, q: Queue) -> dict[str, Any]:
-    """One queue of the "queues" list: what Java needs for getQueueInfo, ACLs and limits
-    (`max_container` only for a queue where one is in force: it came after version 6)."""
+    """One queue of the "queues" list: what Java needs for getQueueInfo, ACLs, limits and labels
+    (the optional fields of issue 28 only where they say more than their absence)."""
     spec = q.spec
     entry = {"name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
              "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
@@ -510,4 +532,9 @@ def queue_entry(path: str, q: Queue) -> dict[str, Any]:
     max_container = max_container_of(chain[::-1])
     if max_container:
         entry["max_container"] = max_container
+    accessible, default = q.labels
+    if ALL_LABELS not in accessible:
+        entry["labels"] = sorted(accessible)
+    if default:
+        entry["default_label"] = default
     return entry

@@ -166,7 +166,8 @@ def _digest(path: Path) -> str | None:
 _FIELDS = (("weight", "weight"), ("min", "min"), ("max", "max"), ("max_fraction", "max"),
            ("max_container", "max-container"), ("max_running_apps", "max-running-apps"),
            ("max_am_share", "max-am-share"), ("node_locality_delay_s", "node-locality-delay-s"),
-           ("rack_locality_delay_s", "rack-locality-delay-s"), ("order", "order"), ("preemptable", "preemptable"))
+           ("rack_locality_delay_s", "rack-locality-delay-s"), ("accessible_labels", "accessible-node-labels"),
+           ("default_label", "default-node-label-expression"), ("order", "order"), ("preemptable", "preemptable"))
 
 
 def describe_changes(old: QueueConfig, new: QueueConfig, changes: dict, core: SchedulerCore) -> list[str]:
@@ -222,6 +223,10 @@ def _show(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, float):
         return f"{value:g}"
+    if isinstance(value, frozenset):  # accessible-node-labels
+        return "[" + ", ".join(sorted(value)) + "]"
+    if value == "":  # default-node-label-expression: the default partition
+        return '""'
     if isinstance(value, dict):
         return "<" + ", ".join(f"{k} {v:.0%}" if isinstance(v, float) else f"{k} {v}" for k, v in value.items()) + ">"
     return str(value)

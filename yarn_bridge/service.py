@@ -180,6 +180,8 @@ class CoreService:
         nodes, apps = msg.get("nodes") or [], msg.get("apps") or []
         rows, asks = msg.get("containers") or [], msg.get("asks") or []
         with core.batch():
+            if msg.get("labels"):
+                core.set_labels(msg["labels"])
             for part in _parts(nodes):
                 self._check_newest(epoch)
                 for n in part:
@@ -357,7 +359,7 @@ class CoreService:
                 if type(app) is str else None
         s = submission
         placed = self.core.submit_app(s["app"], s["user"], s.get("queue") or None, tuple(s.get("groups") or ()),
-                                      priority=s.get("priority") or 0)
+                                      priority=s.get("priority") or 0, label=s.get("label") or None)
         return protocol.placement(s["app"], placed)
 
     def _nodes_with_room(self, core: SchedulerCore, rows: list) -> tuple[list[str], dict[str, Vector]]:
@@ -372,7 +374,7 @@ class CoreService:
         15: thousands after one batch of kills), and skipping the node would starve it. Where YARN
         has more, the core's figure decides (it never places more than YARN has). Either way the
         node is counted, and logged with both figures when it starts to differ."""
-        names, sub, known = core.types.names, core.types.sub, core.nodes
+        names, sub, known = core.types.names, core.types.sub, core.find_node
         ids, drifted, held = [], {}, {}
         for row in rows:
             parsed = protocol.node_row(row, names)
@@ -380,7 +382,7 @@ class CoreService:
                 self._bad("node with room", row, parsed)
                 continue
             node_id, free = parsed
-            node = known.get(node_id)
+            node = known(node_id)
             if node is not None:
                 ours = sub(node.capacity, node.allocated)
                 if free != ours:
@@ -478,6 +480,10 @@ class CoreService:
                 self._update_node(core, d)
             elif op == "node_removed":
                 core.remove_node(d["node"])
+            elif op == "labels":
+                core.set_labels(d["labels"])
+            elif op == "node_label":
+                core.set_node_label(d["node"], d["label"])
             elif op == "app_removed":
                 core.remove_app(d["app"])
                 self._headroom_sent.pop(d["app"], None)
@@ -492,17 +498,18 @@ class CoreService:
         if problem:
             self._bad("node", n, problem)
             return
-        core.add_node(n["node"], n["capacity"], n.get("rack") or "/default-rack", self._cards(core, n))
+        core.add_node(n["node"], n["capacity"], n.get("rack") or "/default-rack", self._cards(core, n),
+                      label=n.get("label") or "")
         self.counters["deltas"] += 1
 
     def _update_node(self, core: SchedulerCore, d: dict) -> None:
         """A node_updated delta: with "cards", the node's cards change too ([]: it has none now);
         without, they stay while their sum is still its gpu-mem."""
-        node = core.nodes.get(d["node"])
+        node = core.find_node(d["node"])
         if d.get("cards") is None or node is None:
             core.update_node(d["node"], d["capacity"])
             return
-        core.add_node(node.id, d["capacity"], node.rack, self._cards(core, d))
+        core.add_node(node.id, d["capacity"], node.rack, self._cards(core, d), label=node.partition)
 
     def _cards(self, core: SchedulerCore, n: dict) -> list[int] | None:
         """A node's cards, or None when it has none, or they cannot be its cards: then the node
@@ -587,11 +594,11 @@ class CoreService:
                 bad += 1
                 log.warning("ignored ask %s: %s", brief(a), parsed)
                 continue
-            ask_id, count, app, priority, allocation_id, location, relax, amounts = parsed
+            ask_id, count, app, priority, allocation_id, location, relax, amounts, label = parsed
             # the amounts are in the snapshot's resource order, which is the core's: a vector as is
             am = ask_id in am_asks
             core.update_request(app, priority, amounts, count, allocation_id=allocation_id, location=location,
-                                relax_locality=relax, ask_id=ask_id, am=am)
+                                relax_locality=relax, ask_id=ask_id, am=am, label=label)
             if am and count and app in core.apps:
                 self._am_told.setdefault(app, "")
         pairs = iter(counts)

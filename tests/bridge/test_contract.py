@@ -25,14 +25,19 @@ def compact(message) -> str:
     return json.dumps(message, separators=(",", ":"))
 
 
-@pytest.fixture
-def service(tmp_path) -> CoreService:
+def story_service(tmp_path: Path) -> CoreService:
+    """A fresh service on the story's queue file."""
     path = tmp_path / "queues.yaml"
     path.write_text((CONTRACT / "queues.yaml").read_text())
     # The story's later requests (containers starting where the core put them) follow the replies
     # of the best-fit node choice; which node a container goes to is the service's option, not the
     # format's, so the story keeps to that choice rather than the default.
     return CoreService(path, node_choice="best-fit", headroom_interval_s=0)
+
+
+@pytest.fixture
+def service(tmp_path) -> CoreService:
+    return story_service(tmp_path)
 
 
 def answer(service: CoreService, message: dict) -> str:
@@ -96,20 +101,28 @@ class StoryClock:
         return 1_700_000_000 + self.now - 1000.0
 
 
-def play(tmp_path, story: str) -> tuple[CoreService, dict[str, dict]]:
-    """A story on preemption.yaml against a fresh service, each request at its second: every reply
-    must be the golden one, byte for byte. Returns the service and the golden replies by name."""
+def timed_answers(tmp_path: Path, story: str) -> tuple[CoreService, dict[str, str]]:
+    """A story on preemption.yaml against a fresh service, each request at its second: the service
+    and its replies by name, in the story's order."""
     path = tmp_path / "preemption.yaml"
     path.write_text((CONTRACT / "preemption.yaml").read_text())
     clock = StoryClock()
     service = CoreService(path, clock=clock, wall_clock=clock.wall, headroom_interval_s=0)
-    replies = {e["name"]: e["message"] for e in examples(f"{story}.reply.json")}
-    requests = examples(f"{story}.request.json")
-    assert [e["name"] for e in requests] == list(replies)
-    for example in requests:
+    answers = {}
+    for example in examples(f"{story}.request.json"):
         clock.now = 1000.0 + example["at_s"]
-        got = answer(service, example["message"])
-        assert got == compact(replies[example["name"]]), f"{example['name']}:\n got {got}"
+        answers[example["name"]] = answer(service, example["message"])
+    return service, answers
+
+
+def play(tmp_path, story: str) -> tuple[CoreService, dict[str, dict]]:
+    """A timed story whose every reply must be the golden one, byte for byte. Returns the service
+    and the golden replies by name."""
+    service, answers = timed_answers(tmp_path, story)
+    replies = {e["name"]: e["message"] for e in examples(f"{story}.reply.json")}
+    assert list(answers) == list(replies)
+    for name, got in answers.items():
+        assert got == compact(replies[name]), f"{name}:\n got {got}"
     return service, replies
 
 
@@ -133,3 +146,35 @@ def test_a_new_rm_goes_on_from_the_saved_preemption_state_as_the_restart_story_s
     assert {v["kill_in_ms"] for v in told} == {1000}  # 8.5 s, as first given, minus 7.5 s
     assert [v["container"] for v in replies["original-deadline-kill"]["kill"]] == [v["container"] for v in told]
     assert service.counters["bad_deltas"] == 0 and service.core.preemption.counters["restored"] == len(told)
+
+
+def write_replies(kind: str, answers: dict[str, str]) -> None:
+    """Puts the service's answers into the messages of `kind`.reply.json (paired by name)."""
+    path = CONTRACT / f"{kind}.reply.json"
+    doc = json.loads(path.read_text())
+    assert {e["name"] for e in doc["examples"]} == set(answers), f"{path.name}: not one reply per request"
+    for e in doc["examples"]:
+        e["message"] = json.loads(answers[e["name"]])
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def regenerate(tmp_path: Path) -> None:
+    """Rewrites every story's golden replies with what the real service answers to its golden
+    requests. After a change of the format: run it, read the diff (it is the change on the wire),
+    then make Messages.java agree (the Java ContractTest checks it against these same files)."""
+    service = story_service(tmp_path)
+    for kind in ("snapshot", "schedule", "reload", "move"):
+        write_replies(kind, {e["name"]: answer(service, e["message"]) for e in examples(f"{kind}.request.json")})
+    for story in ("preemption", "restart"):
+        (tmp_path / story).mkdir()
+        write_replies(story, timed_answers(tmp_path / story, story)[1])
+
+
+if __name__ == "__main__":
+    import sys
+    import tempfile
+
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python -m tests.bridge.test_contract --write  (rewrites tests/bridge/contract/*.reply.json)")
+    with tempfile.TemporaryDirectory() as tmp:
+        regenerate(Path(tmp))

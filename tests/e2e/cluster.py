@@ -35,6 +35,13 @@ MR_EXAMPLES_JAR = "/opt/hadoop/lib/hadoop-mapreduce-examples-3.4.2.jar"
 SPARK_JOB_JAR = "/opt/spark/examples/yarn-drf-spark-job.jar"
 SPARK_JOB_CLASS = "org.yarndrf.spark.SleepShuffle"
 GPU = "gpu-mem"
+# Node labels on (README "Node labels"), centralized: tests set them with `yarn rmadmin`
+# (Cluster.label_nodes); with no label set, nothing changes.
+NODE_LABELS = {
+    "YARN-SITE.XML_yarn.node-labels.enabled": "true",
+    "YARN-SITE.XML_yarn.node-labels.configuration-type": "centralized",
+    "YARN-SITE.XML_yarn.node-labels.fs-store.root-dir": "file:///tmp/yarn-node-labels",
+}
 START_LIMIT_FACTOR = 4  # a start whose daemons keep logging gives up after this many times its stall budget
 
 if TYPE_CHECKING:
@@ -159,7 +166,7 @@ class Cluster:
     def start(self, timeout_s: float = 120) -> None:
         self.client.volumes.create(self.volume, labels={"yarn-drf": "1"})
         self.rm = self._container(RM_IMAGE, "resourcemanager", {
-            **self.env, "YARN_SCHEDULER_CLASS": self.scheduler,
+            **self.env, "YARN_SCHEDULER_CLASS": self.scheduler, **NODE_LABELS,
         }, queues=True)
         self.rm.start()
         self._start_nodemanagers()
@@ -393,6 +400,25 @@ class Cluster:
                if resource_map(n["usedResource"]).get(GPU, 0) + resource_map(n["availableResource"]).get(GPU, 0)]
         assert len(ids) == 1, ids
         return ids[0]
+
+    def rmadmin(self, *args: str) -> None:
+        code, out = self.exec(["yarn", "rmadmin", *args])
+        assert code == 0, f"yarn rmadmin {' '.join(args)} failed:\n{out[-2000:]}"
+
+    def label_nodes(self, labels: str, nodes: dict[str, str], timeout_s: float = 60) -> None:
+        """Adds the cluster's node labels (`rmadmin -addToClusterNodeLabels`, e.g.
+        "gpu(exclusive=true)") and puts nodes (id -> label, "" for none) in them, as an operator
+        does; returns once the RM's REST API shows the nodes labelled (the budget as wait_rest's)."""
+        if labels:
+            self.rmadmin("-addToClusterNodeLabels", labels)
+        self.rmadmin("-replaceLabelsOnNode", " ".join(f"{n}={label}" for n, label in nodes.items()))
+        want = {n: [label] if label else [] for n, label in nodes.items()}
+
+        def labelled() -> dict[str, list[str]]:
+            return {n["id"]: n.get("nodeLabels") or [] for n in self.nodes() if n["id"] in nodes}
+
+        wait_for(lambda: labelled() == want, f"nodes labelled {want}", progress=self.log_ends, stall_s=timeout_s,
+                 limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5, describe=lambda: repr(labelled()))
 
     def kill_app(self, app_id: str) -> None:
         code, out = self.exec(["yarn", "application", "-kill", app_id])

@@ -297,8 +297,9 @@ class Cluster:
     # ---------------------------------------------------------------- applications
 
     def dshell(self, queue: str, containers: int, resources: str, *, user: str | None = None,
-               command: str = "sleep 600", name: str = "dshell") -> subprocess.Popen:
-        """Submits a distributed-shell app with the real dshell Client (runs until the app ends)."""
+               command: str = "sleep 600", name: str = "dshell", label: str | None = None) -> subprocess.Popen:
+        """Submits a distributed-shell app with the real dshell Client (runs until the app ends).
+        `label`: the app's node label expression (its AM's and its containers')."""
         env = {**os.environ, "JAVA_HOME": java_home()}
         if user:
             env["HADOOP_USER_NAME"] = user
@@ -308,7 +309,7 @@ class Cluster:
                "-jar", dshell_jar(), "-appname", name, "-queue", queue,
                "-shell_command", command, "-num_containers", str(containers),
                "-container_resources", resources, "-master_memory", "256", "-master_vcores", "1",
-               "-timeout", "900000"]
+               "-timeout", "900000", *(["-node_label_expression", label] if label is not None else [])]
         log = open(self.root / f"client-{name}.log", "ab")
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self.clients.append(proc)

@@ -24,7 +24,9 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
  *
  * <p>Whether an ask is its attempt's AM ask (the one the RM makes for the AM container, at
  * priority 0 while the attempt waits for it) is part of its shape: an ask that changes from one
- * to the other is sent in full again, its id in "am_asks" or not (protocol version 6).
+ * to the other is sent in full again, its id in "am_asks" or not (protocol version 6). So is its
+ * node label expression: YARN keeps a request key's on its ANY ask (AppSchedulingInfo), which
+ * carries it to the core; its rack and node asks follow it there.
  *
  * <p>It also keeps the shapes of the asks that still want containers ({@link #wantedFloors}): a
  * node whose free room fits none of them can take none of those asks, so a schedule call need not
@@ -68,21 +70,24 @@ public final class AskMirror {
     final long[] amounts;
     final boolean relax;
     final boolean am;
+    final String label;
 
-    Ask(long id, int count, long[] amounts, boolean relax, boolean am) {
+    Ask(long id, int count, long[] amounts, boolean relax, boolean am, String label) {
       this.id = id;
       this.count = count;
       this.amounts = amounts;
       this.relax = relax;
       this.am = am;
+      this.label = label;
     }
 
     Ask withCount(int newCount) {
-      return new Ask(id, newCount, amounts, relax, am);
+      return new Ask(id, newCount, amounts, relax, am, label);
     }
 
-    boolean sameShape(long[] otherAmounts, boolean otherRelax, boolean otherAm) {
-      return relax == otherRelax && am == otherAm && Arrays.equals(amounts, otherAmounts);
+    boolean sameShape(long[] otherAmounts, boolean otherRelax, boolean otherAm, String otherLabel) {
+      return relax == otherRelax && am == otherAm && Arrays.equals(amounts, otherAmounts)
+          && Objects.equals(label, otherLabel);
     }
   }
 
@@ -222,18 +227,19 @@ public final class AskMirror {
       int count = rr.getNumContainers();
       long[] amounts = Messages.vector(rr.getCapability());
       boolean am = amPriority != null && amPriority == k.priority;
+      String label = ResourceRequest.ANY.equals(k.location) ? rr.getNodeLabelExpression() : null;
       Ask was = before.get(k);
-      if (was != null && was.sameShape(amounts, rr.getRelaxLocality(), am)) {
+      if (was != null && was.sameShape(amounts, rr.getRelaxLocality(), am, label)) {
         now.put(k, was.count == count ? was : was.withCount(count));
         if (was.count != count) {
           counts.add(was.id);
           counts.add((long) count);
         }
       } else {
-        Ask a = new Ask(++lastId, count, amounts, rr.getRelaxLocality(), am);
+        Ask a = new Ask(++lastId, count, amounts, rr.getRelaxLocality(), am, label);
         now.put(k, a);
         asks.add(new Messages.AskRow(a.id, a.count, appId, k.priority, k.allocationId, k.location,
-            a.relax, a.amounts));
+            a.relax, a.amounts, a.label));
         if (am) {
           amAsks.add(a.id);
         }

@@ -48,23 +48,31 @@ public final class Messages {
   /**
    * A node as a snapshot lists it and node_added carries it; `cards`: the MiB of each of its GPU
    * cards when its NodeManager declares them, else null (node_updated: null when they did not
-   * change, empty when the node no longer declares any).
+   * change, empty when the node no longer declares any). `label`: its node label (partition),
+   * null for none (a node_label delta: "" for none).
    */
   public static final class NodeInfo {
     public final String node;
     public final Map<String, Long> capacity;
     public final String rack;
     public final List<Long> cards;
+    public final String label;
 
     public NodeInfo(String node, Map<String, Long> capacity, String rack) {
       this(node, capacity, rack, null);
     }
 
     public NodeInfo(String node, Map<String, Long> capacity, String rack, List<Long> cards) {
+      this(node, capacity, rack, cards, null);
+    }
+
+    public NodeInfo(String node, Map<String, Long> capacity, String rack, List<Long> cards,
+        String label) {
       this.node = node;
       this.capacity = capacity;
       this.rack = rack;
       this.cards = cards;
+      this.label = label;
     }
   }
 
@@ -81,6 +89,8 @@ public final class Messages {
     public final int priority;
     /** A snapshot's app: the nodes (bridge names) and racks its AM blacklisted; empty: none. */
     public final List<String> blacklist;
+    /** A submission: its AM's node label expression, or null (none: its queue's default). */
+    public final String label;
 
     public AppInfo(String app, String user, String queue, List<String> groups) {
       this(app, user, queue, groups, 0, Collections.<String>emptyList());
@@ -88,12 +98,18 @@ public final class Messages {
 
     public AppInfo(String app, String user, String queue, List<String> groups, int priority,
         List<String> blacklist) {
+      this(app, user, queue, groups, priority, blacklist, null);
+    }
+
+    public AppInfo(String app, String user, String queue, List<String> groups, int priority,
+        List<String> blacklist, String label) {
       this.app = app;
       this.user = user;
       this.queue = queue;
       this.groups = groups;
       this.priority = priority;
       this.blacklist = blacklist;
+      this.label = label;
     }
   }
 
@@ -106,6 +122,7 @@ public final class Messages {
     public final String reason;
     public final List<String> places;  // blacklist
     public final int priority;  // app_priority
+    public final Map<String, Boolean> labels;  // labels: the cluster's, name -> exclusive
 
     private Delta(String op, NodeInfo node, AppInfo app, String assignmentId, String reason) {
       this(op, node, app, assignmentId, reason, null, 0);
@@ -113,6 +130,11 @@ public final class Messages {
 
     private Delta(String op, NodeInfo node, AppInfo app, String assignmentId, String reason,
         List<String> places, int priority) {
+      this(op, node, app, assignmentId, reason, places, priority, null);
+    }
+
+    private Delta(String op, NodeInfo node, AppInfo app, String assignmentId, String reason,
+        List<String> places, int priority, Map<String, Boolean> labels) {
       this.op = op;
       this.node = node;
       this.app = app;
@@ -120,6 +142,7 @@ public final class Messages {
       this.reason = reason;
       this.places = places;
       this.priority = priority;
+      this.labels = labels;
     }
 
     public static Delta nodeAdded(NodeInfo node) {
@@ -154,6 +177,16 @@ public final class Messages {
     public static Delta blacklist(String app, List<String> places) {
       return new Delta("blacklist", null, new AppInfo(app, null, null, null), null, null, places,
           0);
+    }
+
+    /** The cluster's node labels, whole (name -> exclusive), after YARN's changed. */
+    public static Delta labels(Map<String, Boolean> labels) {
+      return new Delta("labels", null, null, null, null, null, 0, labels);
+    }
+
+    /** The node's new node label ("" for none), after YARN's changed. */
+    public static Delta nodeLabel(String node, String label) {
+      return new Delta("node_label", new NodeInfo(node, null, null, null, label), null, null, null);
     }
 
     /** `yarn application -updatePriority`: the priority the RM set. */
@@ -207,9 +240,16 @@ public final class Messages {
     public final String location;
     public final boolean relax;
     public final long[] amounts;
+    /** Its request key's node label expression (YARN's, of its ANY ask), or null for none. */
+    public final String label;
 
     public AskRow(long id, int count, String app, int priority, long allocationId, String location,
         boolean relax, long[] amounts) {
+      this(id, count, app, priority, allocationId, location, relax, amounts, null);
+    }
+
+    public AskRow(long id, int count, String app, int priority, long allocationId, String location,
+        boolean relax, long[] amounts, String label) {
       this.id = id;
       this.count = count;
       this.app = app;
@@ -218,6 +258,7 @@ public final class Messages {
       this.location = location;
       this.relax = relax;
       this.amounts = amounts;
+      this.label = label;
     }
   }
 
@@ -254,6 +295,8 @@ public final class Messages {
     public final List<Long> counts = new ArrayList<>();
     /** The ids of the asks above that are their attempt's AM ask. */
     public final List<Long> amAsks = new ArrayList<>();
+    /** The cluster's node labels, name -> exclusive; empty: none. */
+    public final Map<String, Boolean> labels = new TreeMap<>();
     /**
      * The core's preemption state as the shim last had it (compact JSON of an object, opaque
      * here: the core reads it), or null: the rebuilt core goes on from it ({@link PreemptionStore}).
@@ -598,6 +641,9 @@ public final class Messages {
     writeApps(g, "apps", s.apps);
     writeContainers(g, "containers", s.containers);
     writeAsks(g, s.asks, s.counts, s.amAsks);
+    if (!s.labels.isEmpty()) {
+      writeLabels(g, s.labels);
+    }
     if (s.preemptionState != null) {
       g.writeFieldName("preemption_state");
       g.writeRawValue(s.preemptionState);
@@ -628,6 +674,13 @@ public final class Messages {
         g.writeStringField("app", d.app.app);
         g.writeNumberField("priority", d.priority);
         break;
+      case "labels":
+        writeLabels(g, d.labels);
+        break;
+      case "node_label":
+        g.writeStringField("node", d.node.node);
+        g.writeStringField("label", d.node.label);
+        break;
       default:  // app_removed, attempt_added
         g.writeStringField("app", d.app.app);
     }
@@ -657,6 +710,18 @@ public final class Messages {
       }
       g.writeEndArray();
     }
+    if (n.label != null && !n.label.isEmpty()) {
+      g.writeStringField("label", n.label);
+    }
+  }
+
+  private static void writeLabels(JsonGenerator g, Map<String, Boolean> labels)
+      throws IOException {
+    g.writeObjectFieldStart("labels");
+    for (Map.Entry<String, Boolean> e : labels.entrySet()) {
+      g.writeBooleanField(e.getKey(), e.getValue());
+    }
+    g.writeEndObject();
   }
 
   private static void writeApps(JsonGenerator g, String field, List<AppInfo> apps)
@@ -680,6 +745,9 @@ public final class Messages {
     }
     if (!a.blacklist.isEmpty()) {
       writeTexts(g, "blacklist", a.blacklist);
+    }
+    if (a.label != null) {
+      g.writeStringField("label", a.label);
     }
   }
 
@@ -720,6 +788,9 @@ public final class Messages {
       g.writeString(a.location);
       g.writeBoolean(a.relax);
       writeLongs(g, a.amounts);
+      if (a.label != null) {  // optional trailing element
+        g.writeString(a.label);
+      }
       g.writeEndArray();
     }
     g.writeEndArray();
@@ -1000,6 +1071,9 @@ public final class Messages {
         }
         readContainers(r.get("containers"), s.containers);
         readAsks(r, s.asks, s.counts, s.amAsks);
+        if (r.has("labels")) {
+          s.labels.putAll(labels(r.get("labels")));
+        }
         s.preemptionState = r.has("preemption_state") ? compactJson(r.get("preemption_state")) : null;
         return s;
       }
@@ -1055,6 +1129,10 @@ public final class Messages {
         return Delta.blacklist(d.get("app").asText(), texts(d.get("places")));
       case "app_priority":
         return Delta.appPriority(d.get("app").asText(), d.get("priority").asInt());
+      case "labels":
+        return Delta.labels(labels(d.get("labels")));
+      case "node_label":
+        return Delta.nodeLabel(d.get("node").asText(), d.get("label").asText());
       default:
         throw new IllegalArgumentException("unknown delta op " + op);
     }
@@ -1062,7 +1140,16 @@ public final class Messages {
 
   private static NodeInfo nodeInfo(JsonNode n) {
     return new NodeInfo(n.get("node").asText(), capacity(n.get("capacity")), n.get("rack").asText(),
-        sizes(n.get("cards")));
+        sizes(n.get("cards")), n.has("label") ? n.get("label").asText() : null);
+  }
+
+  private static Map<String, Boolean> labels(JsonNode l) {
+    Map<String, Boolean> out = new TreeMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = l.fields(); it.hasNext();) {
+      Map.Entry<String, JsonNode> e = it.next();
+      out.put(e.getKey(), e.getValue().asBoolean());
+    }
+    return out;
   }
 
   private static List<Long> sizes(JsonNode cards) {
@@ -1079,7 +1166,8 @@ public final class Messages {
   private static AppInfo appInfo(JsonNode a) {
     return new AppInfo(a.get("app").asText(), a.get("user").asText(), a.get("queue").asText(),
         texts(a.get("groups")), a.path("priority").asInt(0), a.has("blacklist")
-            ? texts(a.get("blacklist")) : Collections.<String>emptyList());
+            ? texts(a.get("blacklist")) : Collections.<String>emptyList(),
+        a.has("label") ? a.get("label").asText() : null);
   }
 
   private static Map<String, Long> capacity(JsonNode c) {
@@ -1111,8 +1199,12 @@ public final class Messages {
   private static void readAsks(JsonNode r, List<AskRow> asks, List<Long> counts,
       List<Long> amAsks) {
     for (JsonNode a : r.get("asks")) {
+      JsonNode last = a.get(a.size() - 1);
+      String label = last.isTextual() ? last.asText() : null;
+      long[] amounts = longs(a, 7);
       asks.add(new AskRow(a.get(0).asLong(), a.get(1).asInt(), a.get(2).asText(), a.get(3).asInt(),
-          a.get(4).asLong(), a.get(5).asText(), a.get(6).asBoolean(), longs(a, 7)));
+          a.get(4).asLong(), a.get(5).asText(), a.get(6).asBoolean(),
+          label == null ? amounts : Arrays.copyOf(amounts, amounts.length - 1), label));
     }
     for (JsonNode x : r.get("counts")) {
       counts.add(x.asLong());
@@ -1365,7 +1457,8 @@ public final class Messages {
     return new QueueSettings(path, r.bool(spec.get("leaf"), "leaf", true), r.weight(spec.get("weight")),
         amounts, fractions, mf == null || mf.isNull() ? Double.NaN : r.fraction(mf, "max_fraction"),
         r.amounts(spec.get("max_container"), "max_container"),
-        r.text(spec.get("submit_acl"), "submit_acl"), r.text(spec.get("admin_acl"), "admin_acl"));
+        r.text(spec.get("submit_acl"), "submit_acl"), r.text(spec.get("admin_acl"), "admin_acl"),
+        r.labels(spec.get("labels")), r.text(spec.get("default_label"), "default_label"));
   }
 
   /** Reads the fields of one queue entry, naming its queue in every error. */
@@ -1384,6 +1477,21 @@ public final class Messages {
         throw bad(field, n, "is not true or false");
       }
       return n.booleanValue();
+    }
+
+    /** accessible-node-labels: absent means every label ("*"), as CapacityScheduler's root has. */
+    java.util.Set<String> labels(JsonNode n) throws MalformedReplyException {
+      if (n == null || n.isNull()) {
+        return Collections.singleton(QueueSettings.ALL_LABELS);
+      }
+      if (!n.isArray()) {
+        throw bad("labels", n, "is not a list of node labels");
+      }
+      java.util.Set<String> out = new java.util.TreeSet<>();
+      for (JsonNode x : n) {
+        out.add(text(x, "labels"));
+      }
+      return out;
     }
 
     String text(JsonNode n, String field) throws MalformedReplyException {

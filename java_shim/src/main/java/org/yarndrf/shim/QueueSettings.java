@@ -3,6 +3,7 @@ package org.yarndrf.shim;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import org.apache.hadoop.security.authorize.AccessControlList;
 
 /** One entry of the core's queue list (BRIDGE.md, "queues"), as Messages.queues read and checked it. */
@@ -21,10 +22,16 @@ public final class QueueSettings {
   /** Parsed here by Hadoop's own class, from the text the core parsed with the same rules. */
   final AccessControlList submitAcl;
   final AccessControlList adminAcl;
+  /** accessible-node-labels as the core inherited them: label names, or {@link #ALL_LABELS}. */
+  final Set<String> accessibleLabels;
+  /** default-node-label-expression as the core inherited it; "" for the default partition. */
+  final String defaultLabel;
+  /** YARN's "every label" (RMNodeLabelsManager.ANY), as accessible-node-labels writes it too. */
+  static final String ALL_LABELS = "*";
 
   QueueSettings(String path, boolean leaf, double weight, Map<String, Long> maxAmounts,
       Map<String, Double> maxFractions, double maxFraction, Map<String, Long> maxContainer,
-      String submitAcl, String adminAcl) {
+      String submitAcl, String adminAcl, Set<String> accessibleLabels, String defaultLabel) {
     this.path = path;
     this.leaf = leaf;
     this.weight = weight;
@@ -34,12 +41,14 @@ public final class QueueSettings {
     this.maxContainer = Collections.unmodifiableMap(maxContainer);
     this.submitAcl = new AccessControlList(submitAcl);
     this.adminAcl = new AccessControlList(adminAcl);
+    this.accessibleLabels = Collections.unmodifiableSet(accessibleLabels);
+    this.defaultLabel = defaultLabel;
   }
 
   /** A queue YARN knows before the core has described it: weight 1, no max, nobody in its ACLs. */
   static QueueSettings defaults(String path) {
     return new QueueSettings(path, false, 1.0, new HashMap<>(), new HashMap<>(), Double.NaN,
-        new HashMap<>(), "", "");
+        new HashMap<>(), "", "", Collections.singleton(ALL_LABELS), "");
   }
 
   /** The configured maximum of one resource type, or -1 if unlimited (as the core computes it). */

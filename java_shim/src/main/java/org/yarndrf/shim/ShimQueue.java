@@ -241,6 +241,8 @@ public final class ShimQueue implements Queue {
         siblingWeights += s.removed ? 0 : s.settings.weight;
       }
     }
+    info.setAccessibleNodeLabels(settings.accessibleLabels);
+    info.setDefaultNodeLabelExpression(settings.defaultLabel);
     info.setCapacity(parent == null ? 1f : (float) (siblingWeights > 0 ? weight / siblingWeights : 0));
     info.setWeight((float) weight);
     double maxFraction = settings.maxFraction;
@@ -313,12 +315,13 @@ public final class ShimQueue implements Queue {
 
   @Override
   public Set<String> getAccessibleNodeLabels() {
-    return null;
+    return settings.accessibleLabels;
   }
 
+  /** The core's, inherited; "" (YARN's NO_LABEL) for the default partition. */
   @Override
   public String getDefaultNodeLabelExpression() {
-    return null;
+    return settings.defaultLabel;
   }
 
   @Override

@@ -70,6 +70,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedS
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerExpiredSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAttributesUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeLabelsUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
@@ -136,6 +137,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** The GPU cards the nodes' NodeManagers declare (node attributes). */
   final NodeCards nodeCards = new NodeCards(
       () -> rmContext == null ? null : rmContext.getNodeAttributesManager());
+  /** The cluster's node labels, and those the core has (null manager: labels disabled). */
+  private final NodeLabels nodeLabels = new NodeLabels(() -> rmContext == null
+      || !YarnConfiguration.areNodeLabelsEnabled(conf) ? null : rmContext.getNodeLabelManager());
   /** NodeManager heartbeats since the last call, for the service's metrics. */
   private final AtomicLong heartbeats = new AtomicLong();
   private BridgeClient bridge;
@@ -719,6 +723,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       case NODE_UPDATE:
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
         break;
+      case NODE_LABELS_UPDATE:
+        labelsChanged(((NodeLabelsUpdateSchedulerEvent) event).getUpdatedNodeToLabels());
+        break;
       case NODE_ATTRIBUTES_UPDATE:
         attributesChanged(((NodeAttributesUpdateSchedulerEvent) event).getUpdatedNodeToAttributes().keySet());
         break;
@@ -759,7 +766,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         break;
       }
       default:
-        // Labels, reservations and the events of YARN's preemption monitor are not
+        // Reservations and the events of YARN's preemption monitor are not
         // used by yarn-drf: it preempts by its core's plan (Preemptions).
         LOG.warn("yarn-drf: ignoring scheduler event {}", event.getType());
     }
@@ -771,13 +778,70 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   private synchronized void addNode(RMNode rmNode, List<NMContainerStatus> recovered) {
-    FiCaSchedulerNode node = new FiCaSchedulerNode(rmNode, usePortForNodeName);
+    FiCaSchedulerNode node = new FiCaSchedulerNode(rmNode, usePortForNodeName,
+        rmNode.getNodeLabels());
     nodeTracker.addNode(node);
+    tellLabels();  // the core knows the node's label before the node
     events.add(Messages.Delta.nodeAdded(new Messages.NodeInfo(bridgeName(rmNode.getNodeID()),
         Messages.amounts(rmNode.getTotalCapability()), rmNode.getRackName(),
-        nodeCards.added(rmNode.getNodeID()))));
+        nodeCards.added(rmNode.getNodeID()), node.getPartition())));
     // Recovered containers reach the core through ShimQueue.recoverContainer.
     recoverContainersOnNode(recovered, rmNode);
+  }
+
+  /**
+   * Nodes' labels changed (`yarn rmadmin -replaceLabelsOnNode`, or their NodeManagers' own, in
+   * distributed configuration): YARN's node records take the new partition, as CapacityScheduler's
+   * do, and the core moves each node to its partition's pool; its running containers stay counted
+   * where they are.
+   */
+  private synchronized void labelsChanged(Map<NodeId, Set<String>> update) {
+    tellLabels();
+    for (Map.Entry<NodeId, Set<String>> e : update.entrySet()) {
+      FiCaSchedulerNode node = nodeTracker.getNode(e.getKey());
+      if (node == null) {
+        continue;
+      }
+      node.updateLabels(e.getValue());
+      events.add(Messages.Delta.nodeLabel(bridgeName(e.getKey()),
+          NodeLabels.partitionOf(e.getValue())));
+    }
+  }
+
+  /**
+   * Nodes whose label the manager changed (`rmadmin -replaceLabelsOnNode`, a NodeManager's own
+   * labels in distributed configuration) since they were last read: handled as NODE_LABELS_UPDATE.
+   */
+  private void readNodeLabels() {
+    if (!nodeLabels.due(System.currentTimeMillis())) {
+      return;
+    }
+    Map<NodeId, Set<String>> changed = new HashMap<>();
+    for (FiCaSchedulerNode node : nodeTracker.getAllNodes()) {
+      String label = nodeLabels.labelOf(node.getNodeID());
+      if (!label.equals(node.getPartition())) {
+        changed.put(node.getNodeID(), label.isEmpty() ? Collections.<String>emptySet()
+            : Collections.singleton(label));
+      }
+    }
+    if (!changed.isEmpty()) {
+      labelsChanged(changed);
+    }
+  }
+
+  /** Queues the cluster's node labels if they changed since the core last had them. */
+  private void tellLabels() {
+    Map<String, Boolean> labels = nodeLabels.changed();
+    if (labels != null) {
+      events.add(Messages.Delta.labels(labels));
+    }
+  }
+
+  /** The node label expression of the app's AM request (null: none), as RMAppManager set it. */
+  private String amLabel(ApplicationId appId) {
+    RMApp app = rmContext.getRMApps().get(appId);
+    List<ResourceRequest> am = app == null ? null : app.getAMResourceRequests();
+    return am == null || am.isEmpty() ? null : am.get(0).getNodeLabelExpression();
   }
 
   private synchronized void removeNode(RMNode rmNode) {
@@ -826,14 +890,17 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    * queue events for the core through completedContainerInternal), and the node is due an offer
    * if some app asks for containers now (YARN's pending count, kept by AppSchedulingInfo): a
    * heartbeat while none does is one on which CapacityScheduler places nothing, so an ask made
-   * after it (a new attempt's AM, say) waits for the node's next. No call to the core here: the
+   * after it (a new attempt's AM, say) waits for the node's next. YARN's queue metrics count the
+   * default partition's asks only, so asks of a labelled partition count as the core was told
+   * them (the next heartbeat after the call that carried them). No call to the core here: the
    * scheduling loop decides for every node due an offer at once.
    */
   @Override
   protected synchronized void nodeUpdate(RMNode nm) {
     super.nodeUpdate(nm);
     heartbeats.incrementAndGet();
-    if (!offerBetweenHeartbeats && getRootQueueMetrics().getPendingContainers() > 0) {
+    if (!offerBetweenHeartbeats && (getRootQueueMetrics().getPendingContainers() > 0
+        || askMirror.hasOutstanding())) {
       nodeOffers.heartbeat(nm.getNodeID());
     }
   }
@@ -844,7 +911,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (!recovering) {
       // The loop asks the core to place it with its next call; it waits in SUBMITTED till then.
       awaitingPlacement.put(appId, new Submission(unmanagedAM, new Messages.AppInfo(
-          appId.toString(), user, queueName, groupsOf(user), p, Collections.<String>emptyList())));
+          appId.toString(), user, queueName, groupsOf(user), p, Collections.<String>emptyList(),
+          amLabel(appId))));
       return;
     }
     // Accepted before the restart and running in this queue: the core takes it there, without
@@ -1144,9 +1212,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       Messages.Snapshot s = new Messages.Snapshot(epoch, types);
       s.preemptionState = preemptionStore.latest();
+      s.labels.putAll(nodeLabels.forSnapshot());
       for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
         s.nodes.add(new Messages.NodeInfo(bridgeName(n.getNodeID()),
-            Messages.amounts(n.getTotalResource()), n.getRackName(), nodeCards.of(n.getNodeID())));
+            Messages.amounts(n.getTotalResource()), n.getRackName(), nodeCards.of(n.getNodeID()),
+            n.getPartition()));
       }
       // The snapshot supersedes everything queued before it; every ask goes in full.
       events.clear();
@@ -1181,6 +1251,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     public void resynced(List<QueueSettings> tree) {
       if (tree == null) {
         // The next snapshot carries everything: what was queued meanwhile would only pile up.
+        nodeLabels.forget();
         events.clear();
         dirtyApps.clear();
         blacklistChanged.clear();
@@ -1193,6 +1264,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     @Override
     public Messages.Schedule collect(long epoch, long seq, boolean force) {
       Messages.Schedule req = new Messages.Schedule(epoch, seq);
+      tellLabels();  // labels added or removed by rmadmin: no scheduler event says so
+      readNodeLabels();
       events.moveInto(req);
       collectBlacklists(req);
       collectAsks(req);

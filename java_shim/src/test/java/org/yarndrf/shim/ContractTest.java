@@ -87,7 +87,26 @@ class ContractTest {
     s.containers.add(new Messages.ContainerRow("container_1700000000000_0001_01_000001", app,
         "host1:8041", 0, 0, null, new long[] {1024, 1, 0}));
     s.asks.add(new Messages.AskRow(1, 2, app, 1, 0, "*", true, new long[] {2048, 2, 0}));
+    s.labels.put("gpu", true);
     assertEquals(compact(examples("snapshot.request.json").get(0).get("message")), Messages.encode(s));
+  }
+
+  /**
+   * The queue list's node labels, as ShimQueue answers getAccessibleNodeLabels and
+   * getDefaultNodeLabelExpression (and so YARN's checks of asks and AMs): inherited by the core,
+   * every label ("*") and the default partition ("") when the entry says nothing.
+   */
+  @Test
+  void theGoldenQueueListsLabelsAreWhatTheQueuesAnswer() throws Exception {
+    JsonNode golden = examples("snapshot.reply.json").get(0).get("message");
+    Map<String, QueueSettings> byPath = new TreeMap<>();
+    for (QueueSettings q : Messages.snapshotReply(compact(golden))) {
+      byPath.put(q.path, q);
+    }
+    assertEquals(Collections.singleton("gpu"), byPath.get("root.gpu").accessibleLabels);
+    assertEquals("", byPath.get("root.gpu").defaultLabel);
+    assertEquals(Collections.singleton("*"), byPath.get("root.cpu").accessibleLabels);
+    assertEquals("x", byPath.get("root.restricted").defaultLabel);
   }
 
   private static Map<String, Long> capacity(long memory, long vcores, long gpu) {
