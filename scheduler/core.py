@@ -1402,8 +1402,10 @@ class SchedulerCore:
             return []
         if self._stale:
             self._refresh()
-        start = self._rotation % len(nodes) if nodes else 0
-        self._rotation += 1
+        start = 0
+        if nodes:  # (a call that only goes on with carried nodes is not a new turn)
+            start = self._rotation % len(nodes)
+            self._rotation += 1
         order = carried + nodes[start:] + nodes[:start]
         self._offer = Offer(order)
         self._am_nodes.clear()
@@ -1454,7 +1456,10 @@ class SchedulerCore:
         """The per-node decision: assignments for this node in fair order, until nothing more
         fits it (or `limit` assignments, when given)."""
         if self.partitions is not None and node_id not in self.nodes:
-            return self.on_nodes([node_id], now, limit)
+            if self.partitions.node(node_id) is None:
+                self._ignore("on_heartbeat", f"unknown node {node_id!r}")
+                return []
+            return self.partitions.on_heartbeat(node_id, self._now(now), limit)
         node = self._node(node_id, "on_heartbeat")
         if node is None:
             return []

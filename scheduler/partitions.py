@@ -271,6 +271,18 @@ class Partitions:
                 out += self.home.decide_as_guest(guests, now, limit - len(out) if limit else 0)
         return out
 
+    def on_heartbeat(self, node_id: str, now: float, limit: int) -> list[Assignment]:
+        """One node of a pool's decision: the pool's own asks, then (non-exclusive) the home's
+        for the room they left. Nothing is carried: a heartbeat's decision ends at its limit."""
+        label = self.node_label.get(node_id, DEFAULT)
+        pool = self.pools[label]
+        out = pool.on_heartbeat(node_id, now, limit)
+        node = pool.nodes.get(node_id)
+        if (node is not None and node.reserved is None and not self.exclusive.get(label, True)
+                and (not limit or len(out) < limit)):
+            out += self.home.decide_as_guest([node], now, limit - len(out) if limit else 0)
+        return out
+
     @property
     def carrying(self) -> bool:
         """Whether some partition's pool has nodes the last call did not finish."""
