@@ -14,6 +14,7 @@ Nothing raises out of `handle`, the py4j entry point; the metrics are recorded h
 """
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
@@ -21,6 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -137,7 +139,8 @@ class CoreService:
                 return protocol.error(f"{kind}: epoch {epoch} is not the current epoch {self.epoch}; "
                                       "send a snapshot")
             try:
-                return handler(msg)
+                with _collector_paused():
+                    return handler(msg)
             except _Superseded as exc:
                 self.counters["superseded_snapshots"] += 1
                 log.warning("%s", exc)
@@ -290,15 +293,12 @@ class CoreService:
         """[app, its headroom's amounts] for each app whose headroom differs from what Java was
         last told (MapReduce's AM ramps its reducers down by it); apps gone are forgotten. Only
         after a call that changed usage, capacity or the apps: nothing else moves a headroom. A
-        headroom is the same for the apps of one user in one leaf (the limits it takes are the
-        cluster's, the leaf's and its ancestors', and the user's), so it is computed once each."""
+        headroom is the same for the apps of one leaf (the limits it takes are the cluster's, the
+        leaf's and its ancestors'), so it is computed once per queue."""
         sent, rows = self._headroom_sent, []
-        alike: dict[tuple[object, str], tuple] = {}
+        known: dict = {}
         for app_id, app in core.apps.items():
-            amounts = alike.get((app.queue, app.user))
-            if amounts is None:
-                room = core.headroom(app_id)
-                amounts = alike[app.queue, app.user] = tuple(room.values()) if room is not None else ()
+            amounts = core.queue_headroom(app.queue, known)
             if sent.get(app_id) != amounts:
                 sent[app_id] = amounts
                 rows.append([app_id, *amounts])
@@ -582,6 +582,23 @@ class CoreService:
         self._tree_sent = (core.config, len(core.queues))
         return [protocol.queue_entry(path, core.queues[path])
                 for path in sorted(core.queues, key=lambda p: (p.count("."), p))]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the length of one call. A call that creates
+    thousands of queues allocates a few hundred thousand objects that all live on, and the
+    collector went over the whole heap each time it had grown by a quarter: 10,000 new users took
+    0.65 s of CPU with it, 0.30 s without. Reference counting still frees at once; what the
+    collector has to look at is looked at once, after the call."""
+    if not gc.isenabled():  # (a caller that manages the collector itself)
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _same_file(asked: str, running: Path) -> bool:
