@@ -10,6 +10,7 @@ the reason, and the next reload starts a new one.
 """
 from __future__ import annotations
 
+import os
 import resource
 import socket
 import subprocess
@@ -24,6 +25,10 @@ TIMEOUT_S = 60.0
 # The worker's address space: the interpreter and its modules take about 0.3 GB of it; a file
 # whose parse needs more than the rest is refused, never swapping the service's host.
 MEMORY_BYTES = 2 << 30
+
+# The worker's scheduling priority below the service's: on a host short of cores the schedule calls
+# get the CPU first and the parse takes what is left (a reload may take longer; no call waits for it).
+NICENESS = 10
 
 Outcome = tuple[Any, list[str]]  # (the validated QueueConfig, []) or (None, its errors)
 
@@ -98,6 +103,7 @@ def _serve(connection: Connection, memory_bytes: int) -> None:
     if hard != resource.RLIM_INFINITY:  # (a service already limited keeps its limit: never raised)
         memory_bytes = min(memory_bytes, hard)
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, hard))
+    os.nice(NICENESS)
     from yarn_bridge.reload import validate
     while True:
         try:
