@@ -131,6 +131,7 @@ class SchedulerCore:
         self._ratios.clear()
         self.timeout = config.starvation_timeout_s
         self.queues: dict[str, Queue] = {}
+        self._built: list[str] = []  # the queues built (or re-built in place) since take_built
         self._view = None  # (rebuilt at the next placement, once for the whole tree)
         self.root = self._build(config.root, None)
 
@@ -138,6 +139,7 @@ class SchedulerCore:
         q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
         q.locality_delays = delays_of(spec, None if parent is None else parent.locality_delays)
         self.queues[q.path] = q
+        self._built.append(q.path)
         if self._view is not None:
             self._view.add(q.path, q.is_leaf)
         if parent is not None:
@@ -147,6 +149,13 @@ class SchedulerCore:
         for child in spec.children:
             self._build(child, q)
         return q
+
+    def take_built(self) -> list[str]:
+        """The paths of the queues built since the last call, parents first: those placement
+        created, those re-created for recovered apps (a draining queue re-created at its own path
+        among them), or the whole tree after a reload."""
+        built, self._built = self._built, []
+        return built
 
     def _limits(self, q: Queue) -> None:
         """Per-queue multipliers for its share and its effective max, from the current capacity."""

@@ -23,7 +23,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -93,10 +92,10 @@ class CoreService:
         # still being built (its caller timed out) gives up, and none older is ever applied.
         self._newest = -1
         self._announce = threading.Lock()
-        # what Java's queue list was made from (the core, its config and its number of queues): a
-        # reload by any trigger changes the core's config, a placement may create a queue, and the
-        # next schedule reply then carries the new list; `_listed` is that list
-        self._tree_sent: tuple[SchedulerCore, QueueConfig, int] | None = None
+        # what Java's queue list was made from (the core and its config): a reload by any trigger
+        # changes the core's config, a placement may create a queue (SchedulerCore.take_built), and
+        # the next schedule reply then carries the new list; `_listed` is that list
+        self._tree_sent: tuple[SchedulerCore, QueueConfig] | None = None
         self._listed: list[dict[str, Any]] = []
         self._listed_at: dict[str, int] = {}  # queue -> its entry's index in `_listed`
         # What Java was last told of each app: its headroom, and why its AM waits ("" for not
@@ -231,16 +230,13 @@ class CoreService:
         core = self.core
         refused = core.counters["refused"]
         self._apply(core, msg)
-        queues = len(core.queues)
         placements = [p for p in map(self._place, msg.get("submissions") or ()) if p is not None]
-        if len(core.queues) > queues:
-            log.info("created %d queue(s) for this call's submissions (placement rules with create: true), from %s",
-                     len(core.queues) - queues, next(islice(core.queues, queues, None)))
         now = self.clock()
         plan = self._preemption_round(core, now)  # before deciding: it holds nodes for starved queues
         nodes = self._nodes_with_room(core, msg.get("nodes") or ())
         assignments = core.on_nodes(nodes, limit=MAX_ASSIGNMENTS_PER_CALL) if nodes else []
-        tree = self.queue_list() if (core, core.config, len(core.queues)) != self._tree_sent else None
+        built = core.take_built()
+        tree = self.queue_list(built) if built or (core, core.config) != self._tree_sent else None
         changed = bool(assignments or msg.get("deltas") or msg.get("started") or msg.get("finished")
                        or len(self._headroom_sent) != len(core.apps))
         reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
@@ -583,18 +579,27 @@ class CoreService:
 
     # ------------------------------------------------------------------ the queue tree for Java
 
-    def queue_list(self) -> list[dict[str, Any]]:
+    def queue_list(self, built: list[str] | None = None) -> list[dict[str, Any]]:
         """Every queue, parents first. Every caller sends it to Java, so it also records that
-        Java has this tree. Between reloads and resyncs the core only adds queues (placement
-        creates them, a recovered app re-creates its own), at the end of its table and after
-        their parents: the list then grows by the new queues' entries, not made anew; of the
-        queues it had, only a leaf that a new queue went under changes (it is a parent now)."""
+        Java has this tree. Between reloads and resyncs the core only builds queues (placement
+        creates them, a recovered app re-creates its own), each after its parent: the list then
+        takes the new entries, a queue built again at its own path (a draining one re-created)
+        has its entry replaced, and a leaf a new queue went under has its own made again (it is
+        a parent now); the others stay as they were sent. `built`: what the caller took from the
+        core (SchedulerCore.take_built) since."""
         core = self.core
-        sent, listed, where = self._tree_sent, self._listed, self._listed_at
-        if sent is not None and sent[0] is core and sent[1] is core.config and sent[2] <= len(core.queues):
-            for path, q in islice(core.queues.items(), sent[2], None):
-                where[path] = len(listed)
-                listed.append(protocol.queue_entry(path, q))
+        built = core.take_built() if built is None else built
+        if self._tree_sent == (core, core.config):
+            listed, where = self._listed, self._listed_at
+            for path in built:
+                q = core.queues[path]
+                entry = protocol.queue_entry(path, q)
+                at = where.get(path)
+                if at is None:
+                    where[path] = len(listed)
+                    listed.append(entry)
+                else:
+                    listed[at] = entry
                 above = where[path.rsplit(".", 1)[0]]
                 if listed[above]["leaf"]:
                     listed[above] = protocol.queue_entry(q.parent.path, q.parent)
@@ -602,7 +607,10 @@ class CoreService:
             self._listed = [protocol.queue_entry(path, core.queues[path])
                             for path in sorted(core.queues, key=lambda p: (p.count("."), p))]
             self._listed_at = {entry["name"]: i for i, entry in enumerate(self._listed)}
-        self._tree_sent = (core, core.config, len(core.queues))
+        self._tree_sent = (core, core.config)
+        if built and len(built) < len(core.queues):  # (not the whole tree of a reload or resync)
+            log.info("built %d queue(s) (placement rules with create: true, or recovered apps), from %s",
+                     len(built), built[0])
         return self._listed
 
 
