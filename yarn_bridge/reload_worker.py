@@ -3,7 +3,7 @@
 A reload's parse (a few MB of YAML, the schema, the semantic checks, a throwaway core) is CPU
 work; in the service's process it held the interpreter (the GIL) away from the schedule calls
 running meanwhile, which took 2-3 times as long while a big file was refused. Here it runs in one
-worker process, started at the first reload and kept for the next. What comes back is the validated config, or the errors. The worker is bounded:
+worker process, started with `serve` (else at the first reload) and kept for the next. What comes back is the validated config, or the errors. The worker is bounded:
 an address-space limit (a parse that needs more is refused as too big) and a time limit (a worker
 that has not answered by then is killed); a worker that dies or is killed leaves the refusal with
 the reason, and the next reload starts a new one.
@@ -60,6 +60,12 @@ class ParseWorker:
                 code = self._stop()
                 return None, [f"(top level): the process checking the file ended (exit code {code}) "
                               "before it answered"]
+
+    def start(self) -> None:
+        """Starts the worker now rather than at the first reload (which then need not wait for its
+        imports: the shim gives a reload about a second); returns at once."""
+        with self._lock:
+            self._started()
 
     @property
     def pid(self) -> int | None:
