@@ -25,7 +25,7 @@ from operator import mul
 from typing import Final
 
 from scheduler.cards import GPU_MEM, Cards, card_sizes_problem
-from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
+from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec, created_spec
 from scheduler.echo import brief
 from scheduler.heap import KeyedHeap
 from scheduler.locality import Offer, choose, delays_of, permits, placed
@@ -105,6 +105,12 @@ class SchedulerCore:
         # they were last touched
         self._rekey: dict[App | User, None] | None = None
         self._view: QueueView | None = None  # what placement sees of the tree; None: to rebuild
+        # A weight's (scale, share function) at `capacity`, and the direction functions of a
+        # scale: shared by the queues and users alike (placement creates them by the thousand);
+        # emptied when the capacity changes.
+        self._forms: dict[object, tuple[tuple[float, ...], LinearForm]] = {}
+        self._ratios: dict[tuple[float, ...], QuantisedRatio] = {}
+        self._forms_capacity: Vector = self.types.zero
         self._stale = False  # cluster capacity changed: shares and limits to recompute
         self._placeable: dict[Vector, bool] = {}  # shape -> fits some node's capacity
         self._placeable_bits: tuple[int, int] | None = None  # (shapes known, mask of the placeable)
@@ -133,8 +139,11 @@ class SchedulerCore:
                                f"({', '.join(self.types.names)})" for r in missing], config.source)
         self.config = config
         self.divided = frozenset(divided)
+        self._forms.clear()  # (scales depend on the divided types)
+        self._ratios.clear()
         self.timeout = config.starvation_timeout_s
         self.queues: dict[str, Queue] = {}
+        self._built: list[str] = []  # the queues built (or re-built in place) since take_built
         self._view = None  # (rebuilt at the next placement, once for the whole tree)
         self.root = self._build(config.root, None)
 
@@ -143,6 +152,7 @@ class SchedulerCore:
         q.locality_delays = delays_of(spec, None if parent is None else parent.locality_delays)
         q.labels = labels_of(spec, None if parent is None else parent.labels)
         self.queues[q.path] = q
+        self._built.append(q.path)
         if self._view is not None:
             self._view.add(q.path, q.is_leaf)
         if parent is not None:
@@ -153,22 +163,30 @@ class SchedulerCore:
             self._build(child, q)
         return q
 
+    def take_built(self) -> list[str]:
+        """The paths of the queues built since the last call, parents first: those placement
+        created, those re-created for recovered apps (a draining queue re-created at its own path
+        among them), or the whole tree after a reload."""
+        built, self._built = self._built, []
+        return built
+
     def _limits(self, q: Queue) -> None:
         """Per-queue multipliers for its share and its effective max, from the current capacity."""
         spec, names, cap = q.spec, self.types.names, self.capacity
-        q.scale = self.policy.scale(names, self.divided, cap, spec.weight)
-        inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
-        q.min_inv = inv if any(inv) else None
-        q.weigh = LinearForm(q.scale, self.policy.aggregate)
-        q.app_weigh = LinearForm(self.policy.scale(names, self.divided, cap, 1.0), self.policy.aggregate)
+        q.scale, q.weigh = self._weighed(spec.weight)
+        if spec.min:
+            inv = tuple(1.0 / spec.min[n] if spec.min.get(n) else 0.0 for n in names)
+            q.min_inv = inv if any(inv) else None
+        else:
+            q.min_inv = None
+        q.app_weigh = self._weighed(1.0)[1]
         for user in (q.users or {}).values():
             self._weigh_user(user, q)
         if q.parent is not None and q.parent.parent is not None:  # (the root keeps no sums)
             # a leaf measures in resource units, a parent (or a leaf with users) in its own share units
-            up = (q.parent.scale if spec.is_leaf and q.users is None
-                  else [p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)])
-            q.up = QuantisedRatio(tuple(x * _QUANTUM for x in up))
-            q.up_raw = QuantisedRatio(tuple(x * _QUANTUM for x in q.parent.scale))
+            q.up_raw = self._ratio(q.parent.scale)
+            q.up = (q.up_raw if spec.is_leaf and q.users is None
+                    else self._ratio(tuple([p / s if s else 0.0 for p, s in zip(q.parent.scale, q.scale)])))
         else:
             q.up = q.up_raw = None
         if not spec.max and spec.max_fraction is None:
@@ -185,9 +203,29 @@ class SchedulerCore:
     def _weigh_user(self, user: User, leaf: Queue) -> None:
         """A user's share function, weighted by its weight as a queue's is by its own, and its
         direction in its leaf's units, as _limits gives a leaf queue's in its parent's."""
-        scale = self.policy.scale(self.types.names, self.divided, self.capacity, user.weight)
-        user.weigh = LinearForm(scale, self.policy.aggregate)
-        user.up = user.up_raw = QuantisedRatio(tuple(x * _QUANTUM for x in leaf.scale))
+        user.weigh = self._weighed(user.weight)[1]
+        user.up = user.up_raw = self._ratio(leaf.scale)
+
+    def _weighed(self, weight: float | dict[str, float]) -> tuple[tuple[float, ...], LinearForm]:
+        """The scale (per-resource multipliers) and share function of `weight` at the current
+        capacity; one pair per distinct weight, not per queue."""
+        if self._forms_capacity != self.capacity:
+            self._forms.clear()
+            self._ratios.clear()
+            self._forms_capacity = self.capacity
+        key: object = tuple(sorted(weight.items())) if isinstance(weight, dict) else weight
+        forms = self._forms.get(key)
+        if forms is None:
+            scale = self.policy.scale(self.types.names, self.divided, self.capacity, weight)
+            forms = self._forms[key] = (scale, LinearForm(scale, self.policy.aggregate))
+        return forms
+
+    def _ratio(self, direction: tuple[float, ...]) -> QuantisedRatio:
+        """The quantised direction function of `direction` (in its parent's units); shared alike."""
+        ratio = self._ratios.get(direction)
+        if ratio is None:
+            ratio = self._ratios[direction] = QuantisedRatio(tuple([x * _QUANTUM for x in direction]))
+        return ratio
 
     def _am_limit(self, leaf: Queue) -> None:
         """What max-am-share lets the leaf's AMs hold: its share (the leaf's own, else its nearest
@@ -655,8 +693,8 @@ class SchedulerCore:
     def _create_leaf(self, target: Target) -> Queue:
         parent_path, name = target.path.rsplit(".", 1)
         parent = self.queues[parent_path]
-        leaf = self._build(QueueSpec(path=target.path), parent, dynamic=True)
-        log.info("created queue %s (placement rule with create: true)", leaf.path)
+        leaf = self._build(created_spec(target.path), parent, dynamic=True)
+        log.debug("created queue %s (placement rule with create: true)", leaf.path)  # (the service logs each call's)
         return leaf
 
     def mirror_app(self, app: App) -> None:
@@ -1986,13 +2024,22 @@ class SchedulerCore:
         app = self.apps.get(app_id)
         if app is None:
             return None
-        if self._stale:
-            self._refresh()
-        room = vsub(self.capacity, self.root.usage)
-        for q in app.queue.ancestors_and_self():
+        return self.types.to_dict(self.queue_headroom(app.queue, {}))
+
+    def queue_headroom(self, q: Queue, known: dict[Queue, Vector]) -> Vector:
+        """headroom's amounts, in the types' order, for any app of queue `q`. `known` holds the
+        queues' worked out before: a caller asking for many queues passes one dict, so the leaves
+        under one parent (thousands, where placement creates them) each take one step from it."""
+        room = known.get(q)
+        if room is None:
+            if self._stale:
+                self._refresh()
+            parent = q.parent
+            room = vsub(self.capacity, self.root.usage) if parent is None else self.queue_headroom(parent, known)
             if q.max is not None:
                 room = vmin(room, vsub(q.max, q.usage))
-        return self.types.to_dict(tuple(max(0, v) for v in room))
+            room = known[q] = tuple([max(0, v) for v in room])
+        return room
 
     # ------------------------------------------------------------------ preemption
 

@@ -2,8 +2,9 @@
 
 Every trigger — `yarn rmadmin -refreshQueues` through the shim, `yarn-drf reload` through the
 status server, and a change of the queue file on disk — ends in `Reloader.check` then
-`Reloader.install`: the file is parsed and validated whole (without the service's lock, so
-scheduling calls never wait for a parse), the core checks it against the running apps, and only
+`Reloader.install`: the file is parsed and validated whole (in a worker process, reload_worker, so
+scheduling calls neither wait for a parse nor share the interpreter with it), the core checks it
+against the running apps, and only
 then is it installed (under the lock). A refused file changes nothing and every error is
 reported. Each outcome is logged with a diff summary (queues added, removed or draining, and per
 queue the settings that changed).
@@ -21,6 +22,7 @@ from typing import Any
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
 from scheduler.echo import brief
 from scheduler.config import QueueSpec
+from yarn_bridge.reload_worker import ParseWorker
 
 log = logging.getLogger("yarn_bridge.reload")
 
@@ -71,6 +73,7 @@ class Reloader:
         self.version = 1
         self.digest = _digest(self.path)
         self.last: ReloadResult | None = None
+        self.worker = ParseWorker()
 
     def reload(self, path: str | Path | None = None, trigger: str = "api") -> ReloadResult:
         """Validates the queue file (default: the current one) and installs it, taking the lock for
@@ -82,19 +85,19 @@ class Reloader:
             return self.install(checked)
 
     def check(self, path: str | Path | None = None, trigger: str = "api") -> Checked:
-        """Reads and validates the file; the service's lock is not needed (nor should it be held)."""
+        """Reads and validates the file; the service's lock is not needed (nor should it be held).
+        The queue file's parse runs in the worker process (reload_worker); a loader of the
+        caller's (tests) runs in this one."""
         path = Path(path) if path else self.path
         core = self.get_core()  # only its resource types and policy are read, which a reload never changes
         against = (core.types.names, core.policy.name)
-        try:
-            config = self.loader(path)
-            _try_install(config, against)
-        except ConfigError as exc:
-            return Checked(path, trigger, None, exc.errors, against)
-        except Exception as exc:  # noqa: BLE001 (a bug must be a refusal: the RM and the old config stay)
-            log.exception("reloading %s failed", path)
-            return Checked(path, trigger, None, [_bug(exc)], against)
-        return Checked(path, trigger, config, [], against)
+        if self.loader is load_config:
+            config, errors = self.worker.check(str(path), against)
+            if config is not None:  # a throwaway core of this process too: then the running one takes it
+                config, errors = validate(path, against, lambda _path: config)
+        else:
+            config, errors = validate(path, against, self.loader)
+        return Checked(path, trigger, config, errors, against)
 
     def install(self, checked: Checked) -> ReloadResult:
         """Installs a checked file. Caller holds the lock."""
@@ -141,6 +144,25 @@ class Reloader:
         return {"version": self.version, "path": str(self.path), "sha256": self.digest,
                 "last_reload": None if last is None else
                 {"accepted": last.accepted, "trigger": last.trigger, "errors": last.errors, "diff": last.diff}}
+
+
+def validate(path: str | Path, against: tuple[tuple[str, ...], str],
+             loader: Callable[[str | Path], QueueConfig] = load_config,
+             memory_bound: bool = False) -> tuple[QueueConfig | None, list[str]]:
+    """The file read and validated for the cluster's resource types and policy (`against`): the
+    config, or None and every error. Never raises: a bug is a refusal naming it. `memory_bound`:
+    run under the worker's memory limit, where running out means the file is too big to check."""
+    try:
+        config = loader(path)
+        _try_install(config, against)
+    except ConfigError as exc:
+        return None, exc.errors
+    except Exception as exc:  # noqa: BLE001 (a bug must be a refusal: the RM and the old config stay)
+        if memory_bound and isinstance(exc, MemoryError):
+            return None, ["(top level): checking the file needs more memory than a reload may use"]
+        log.exception("reloading %s failed", path)
+        return None, [_bug(exc)]
+    return config, []
 
 
 def _try_install(config: QueueConfig, against: tuple[tuple[str, ...], str]) -> None:

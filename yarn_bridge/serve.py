@@ -157,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"yarn-drf serve: cannot listen on the status port {LOOPBACK}:{args.status_port}: another process "
                   "holds it", file=sys.stderr)
             return EXIT_STATUS_PORT_TAKEN
+    service.reloader.worker.start()  # (its imports run at a low priority: the first snapshot goes first)
     if args.port_file:
         write_ports(args.port_file, bridge_port, status_port)
     if args.parent_pid:

@@ -8,15 +8,18 @@ normal call's. The refused files: one just under the 1 MiB limit, valid YAML tha
 at its end (the whole file is parsed and checked), and a multi-megabyte one (refused by its size).
 
 Before the reload's parse moved out of the service lock, a call that arrived during it waited for
-the whole parse (the audit: 4.5 s for a 614 KiB file).
+the whole parse (the audit: 4.5 s for a 614 KiB file); before it moved into a worker process, the
+calls shared the interpreter with it. A reload of the file in force comes first: it starts the
+worker, which a service keeps from its first reload on.
 
-Run: .venv/bin/python benchmarks/ops/reload_stall.py [--calls 200]
+Run: .venv/bin/python benchmarks/ops/reload_stall.py [--calls 200] [--pin]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import os
 import statistics
 import tempfile
 import threading
@@ -118,13 +121,23 @@ def during_reload(service: CoreService, shim: Shim, path: Path) -> tuple[list[fl
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=200, help="normal schedule calls timed alone")
+    ap.add_argument("--pin", action="store_true",
+                    help="this process on CPU 0 and the reload's worker process (where there is one) on CPU 1, as "
+                         "on an RM host with a core to spare; unpinned, both share whatever the machine's load leaves")
     args = ap.parse_args()
     logging.disable(logging.WARNING)  # the refusals' own log lines
+    if args.pin:
+        os.sched_setaffinity(0, {0})
     with tempfile.TemporaryDirectory() as tmp:
         queues = Path(tmp) / "queues.yaml"
         queues.write_text(QUEUES.read_text())
         service = CoreService(queues)
         assert json.loads(service.handle(snapshot()))["ok"]
+        # a reload of the file in force first: it starts the reload's worker process (a service keeps it)
+        assert json.loads(service.handle(json.dumps({"v": 6, "type": "reload", "epoch": EPOCH, "seq": 0})))["accepted"]
+        worker = getattr(service.reloader, "worker", None)  # (none before the parse left the process)
+        if args.pin and worker is not None and worker.pid is not None:
+            os.sched_setaffinity(worker.pid, {1})
         shim = Shim()
         for _ in range(20):  # warm-up: the steady state (containers start and finish every call)
             shim.call(service)
