@@ -947,7 +947,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    * Writes the placed queue's full path into the app's stored submission context, as RMAppManager
    * stores a move. YARN saved the app with the queue it was submitted to (a short name, or what a
    * placement rule read); a restarted RM recovers it into the stored queue before its core has
-   * given it the tree, so only a full path finds the queue the app ran in.
+   * given it the tree, so only a full path finds the queue the app ran in. The app is not told of
+   * the write (as RMAppImpl's own launch-time update does not): a SUBMITTED app has no transition
+   * for APP_UPDATE_SAVED and would log it as invalid at every submission.
    */
   private void storePlacedQueue(RMApp rmApp, String path) {
     ApplicationSubmissionContext context = rmApp.getApplicationSubmissionContext();
@@ -959,7 +961,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         rmApp.getStartTime(), context, rmApp.getUser(), rmApp.getCallerContext());
     state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
     state.setLaunchTime(rmApp.getLaunchTime());
-    rmContext.getStateStore().updateApplicationState(state);
+    rmContext.getStateStore().updateApplicationState(state, false);
   }
 
   /**

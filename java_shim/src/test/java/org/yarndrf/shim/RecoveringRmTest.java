@@ -29,14 +29,16 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContextImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.MemoryRMStateStore;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
 import org.apache.hadoop.yarn.util.ControlledClock;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.yarndrf.shim.bridge.CapturedLog;
 import org.yarndrf.shim.bridge.CoreChannel;
 import org.yarndrf.shim.bridge.CoreUnavailableException;
-import org.junit.jupiter.api.Test;
 
 /**
  * What a restarted ResourceManager gives the apps it recovers. It recovers them before it starts
@@ -153,9 +155,14 @@ class RecoveringRmTest {
     FakeCore core = new FakeCore();  // places every submission in root.a, as a placement rule would
     rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
     MockNM nm = rm.registerNode("127.0.0.1:1234", 8192, 8);
-    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
-        .withUser("alice").withQueue("by-rule"));
-    AsyncApps.launch(rm, app);
+    RMApp app;
+    try (CapturedLog apps = CapturedLog.of(RMAppImpl.class)) {
+      app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
+          .withUser("alice").withQueue("by-rule"));
+      AsyncApps.launch(rm, app);
+      assertFalse(apps.has("can't handle this event"),
+          "storing the placed queue sends the app no event its state cannot take: " + apps.lines);
+    }
     ApplicationId id = app.getApplicationId();
     until(() -> "root.a".equals(((MemoryRMStateStore) rm.getRMStateStore()).getState()
         .getApplicationState().get(id).getApplicationSubmissionContext().getQueue()),
