@@ -140,7 +140,8 @@ class FreeRoom:
         """The node whose room fits `req` with the shape closest to it (the L1 distance of their
         shares, each normalised to sum 1), among those its locality (YARN's rule and its delay,
         scheduler.locality) and the app's exclusions allow, the most local first; ties go to the
-        room met first. None if it fits no node."""
+        smallest room (it packs: a call cut at its limit and the next one, which rebuilds the rooms,
+        choose as one call would), then to the room met first. None if it fits no node."""
         demand = req.capability
         want = self._shape(demand)
         if want is None:
@@ -150,11 +151,13 @@ class FreeRoom:
             if rank == MAX_ROOMS:
                 break
             if shape is not None and fits(demand, room):
-                scored.append((sum(map(abs, map(sub, want, shape))), rank, members))
-        scored.sort(key=lambda s: s[:2])
+                # (rounded: rooms of one shape but other sizes differ in their floats' last bits)
+                distance = round(sum(map(abs, map(sub, want, shape))), 9)
+                scored.append((distance, self._size(room), rank, members))
+        scored.sort(key=lambda s: s[:3])
         delays, most = app.queue.locality_delays, most_local(req)
         best: tuple[int, Node] | None = None
-        for _, _, members in scored:
+        for *_, members in scored:
             for node in members:
                 if permits(req, node, delays, now) and not app.excludes(node) and (
                         node.cards is None or node.cards.holds(demand)):
@@ -164,6 +167,9 @@ class FreeRoom:
                     if best is None or tier < best[0]:
                         best = tier, node
         return None if best is None else best[1]
+
+    def _size(self, amounts: Vector) -> float:
+        return sum(a * i for a, i in zip(amounts, self._inv))
 
     def _shape(self, amounts: Vector) -> tuple[float, ...] | None:
         shares = [a * i for a, i in zip(amounts, self._inv)]

@@ -94,6 +94,7 @@ class CoreService:
         self.headroom_interval_s = headroom_interval_s
         self.max_assignments_per_call = max_assignments_per_call
         self._next_headroom = float("-inf")
+        self._headroom_owed = False  # a call changed usage before the interval let every app be told
         self._next_round = float("-inf")
         self.config = loader(self.queues_path)  # raises ConfigError: the service does not start
         self.core = SchedulerCore(self.config, policy=policy, node_choice=node_choice, clock=clock)
@@ -255,8 +256,9 @@ class CoreService:
         tree = self.queue_list(built) if built or (core, core.config) != self._tree_sent else None
         changed = bool(assignments or msg.get("deltas") or msg.get("started") or msg.get("finished")
                        or len(self._headroom_sent) != len(core.apps))
+        self._headroom_owed |= changed
         reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
-                                        self._headroom_changes(core, now) if changed else [],
+                                        self._headroom_changes(core, now) if self._headroom_owed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
                                         plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now))
         self.counters["nodes_offered"] += len(nodes)
@@ -304,22 +306,26 @@ class CoreService:
     def _call_in_ms(self, core: SchedulerCore, now: float) -> int | None:
         """Milliseconds until preemption has something to do without a change in YARN: the next
         kill, the next leaf's starvation timeout, the next round while a leaf starves (more marks
-        to make); None if nothing is timed."""
+        to make), the end of the headroom interval while a change is owed to the AMs; None if
+        nothing is timed."""
         timers = core.preemption
-        due = min(timers.next_kill, timers.next_starved, self._next_round if timers.restoring else math.inf)
+        due = min(timers.next_kill, timers.next_starved, self._next_round if timers.restoring else math.inf,
+                  self._next_headroom if self._headroom_owed else math.inf)
         return None if due == math.inf else max(0, math.ceil(round((due - now) * 1000, 3)))  # (not a float's 4700.000001)
 
     def _headroom_changes(self, core: SchedulerCore, now: float) -> list[list[Any]]:
         """[app, its headroom's amounts] for each app whose headroom differs from what Java was
         last told (MapReduce's AM ramps its reducers down by it); apps gone are forgotten. Only
         after a call that changed usage, capacity or the apps: nothing else moves a headroom; for
-        every app once per HEADROOM_INTERVAL_S, in between for the apps not told yet. A
+        every app once per HEADROOM_INTERVAL_S, in between for the apps not told yet. A change
+        made inside the interval is owed until it ends: the reply asks for a call then. A
         headroom is the same for the apps of one leaf (the limits it takes are the cluster's, the
         leaf's and its ancestors'), so it is computed once per queue."""
         sent, rows = self._headroom_sent, []
         every = now >= self._next_headroom
         if every:
             self._next_headroom = now + self.headroom_interval_s
+            self._headroom_owed = False
         elif len(sent) == len(core.apps):
             return rows
         known: dict = {}

@@ -147,6 +147,19 @@ def test_headroom_is_recomputed_for_every_app_at_most_once_an_interval_and_at_on
         assert amounts == oracle_headroom(svc, app), app
 
 
+def test_a_change_made_inside_the_interval_is_told_at_its_end_by_a_call_the_reply_asks_for(svc, clock):
+    admit(svc, 1, ("app_s", "small"), ("app_b", "big"))
+    clock.now += svc.headroom_interval_s / 4
+    busy = schedule(svc, 3, asks=[ask(2, "app_s", 2)])
+    assert busy["assignments"] and "headroom" not in busy
+    assert 0 < busy["call_in_ms"] <= svc.headroom_interval_s * 1000 * 3 / 4, "a call is asked for at the end"
+    clock.now += svc.headroom_interval_s
+    quiet = schedule(svc, 4)  # nothing changed in this call: the change of the last one is still owed
+    told = {app: amounts for app, *amounts in quiet.get("headroom", [])}
+    assert told.get("app_s") == oracle_headroom(svc, "app_s")
+    assert "call_in_ms" not in schedule(svc, 5), "nothing owed: no call asked for"
+
+
 def test_an_apps_blacklist_keeps_the_core_off_those_nodes_and_racks_until_removed(svc):
     admit(svc, 1, ("app_1", "big"))
     reply = schedule(svc, 2, deltas=[{"op": "blacklist", "app": "app_1", "places": ["n1:1"]}],
