@@ -63,6 +63,7 @@ class ShimClient:
         return closed_by_peer(self.sock)
 
     def close(self) -> None:
+        self.stream.close()  # (the socket's file stays open while its makefile() stream is)
         self.sock.close()
 
 
