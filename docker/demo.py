@@ -42,13 +42,13 @@ from tests import browser  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
-WEIGHTS = {"root.prod": 2.0, "root.dev": 1.0, "root.ml": 1.0}
+WEIGHTS = {"root.prod": 2.0, "root.research.dev": 1.0, "root.research.ml": 1.0}
 # queue -> (container shape, number of containers); containers are short, so allocations churn and
 # every freed container goes to the queue furthest below its weighted share.
 WORKLOAD = {
     "root.prod": ({"memory-mb": 512, "vcores": 1}, 120),                   # CPU-heavy
-    "root.dev": ({"memory-mb": 3072, "vcores": 1}, 60),                    # memory-heavy
-    "root.ml": ({"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60),    # GPU-memory-heavy
+    "root.research.dev": ({"memory-mb": 3072, "vcores": 1}, 60),                    # memory-heavy
+    "root.research.ml": ({"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60),    # GPU-memory-heavy
 }
 # Containers run 10-29 s (bash's $RANDOM): staggered ends free resources one by one.
 CONTAINER_CMD = "sleep $((10 + RANDOM % 20))"
@@ -64,7 +64,7 @@ preemption:
   grace-s: 5
   max-per-round: "25%"
 """
-FILL = ("root.dev", {"memory-mb": 512, "vcores": 1}, 40)  # more than the cluster's 28 vcores hold
+FILL = ("root.research.dev", {"memory-mb": 512, "vcores": 1}, 40)  # more than the cluster's 28 vcores hold
 LATE = ("root.prod", {"memory-mb": 512, "vcores": 1}, 24)
 
 

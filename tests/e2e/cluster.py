@@ -91,12 +91,14 @@ def resource_map(info: dict[str, Any] | None) -> dict[str, int]:
     return {item["name"]: int(item["value"]) for item in items}
 
 
-def dshell_command(name: str, queue: str, num: int, resources: dict[str, int], command: str) -> list[str]:
+def dshell_command(name: str, queue: str | None, num: int, resources: dict[str, int], command: str) -> list[str]:
     """The distributed-shell client's command line: `num` containers of `resources` running
-    `command`, an AM of 256 MiB, and a timeout of a day (the client returns when the app ends)."""
+    `command`, an AM of 256 MiB, and a timeout of a day (the client returns when the app ends).
+    Without a queue the client submits to YARN's "default", as any app that names none."""
     res = ",".join(f"{k}={v}" for k, v in resources.items())
+    named = ["-queue", queue] if queue else []
     return ["yarn", "jar", DSHELL_JAR, DSHELL_CLIENT, "-jar", DSHELL_JAR, "-appname", name,
-            "-queue", queue, "-shell_command", command, "-num_containers", str(num),
+            *named, "-shell_command", command, "-num_containers", str(num),
             "-container_resources", res, "-master_memory", "256", "-master_vcores", "1",
             "-timeout", "86400000"]
 
@@ -292,7 +294,7 @@ class Cluster:
 
     def running_containers(self) -> dict[str, dict[str, Any]]:
         """Every running container of every running app, by container id, from the RM REST API:
-        {id: {"app", "queue", "node", "resources": {name: amount}}}."""
+        {id: {"app", "queue", "user", "node", "resources": {name: amount}, "started": ms}}."""
         out: dict[str, dict[str, Any]] = {}
         for app in self.apps("RUNNING"):
             queue = app["queue"] if app["queue"].startswith("root.") else f"root.{app['queue']}"
@@ -301,8 +303,10 @@ class Cluster:
                 if isinstance(entries, dict):
                     entries = [entries]
                 out[c["containerId"]] = {
-                    "app": app["id"], "queue": queue, "node": c.get("nodeId") or c.get("assignedNodeId"),
+                    "app": app["id"], "queue": queue, "user": app["user"],
+                    "node": c.get("nodeId") or c.get("assignedNodeId"),
                     "resources": {e["key"]: int(e["value"]) for e in entries},
+                    "started": int(c.get("startedTime") or 0),  # ms: when the RM allocated it
                 }
         return out
 
@@ -333,7 +337,7 @@ class Cluster:
             return 0, ""
         return res.exit_code, (res.output or b"").decode(errors="replace")
 
-    def submit_dshell(self, name: str, queue: str, num: int, resources: dict[str, int], *,
+    def submit_dshell(self, name: str, queue: str | None, num: int, resources: dict[str, int], *,
                       command: str = "sleep 3600", user: str | None = None, wait: bool = False) -> tuple[int, str]:
         cmd = dshell_command(name, queue, num, resources, command)
         return self.exec(cmd, user=user) if wait else self.exec_detached(cmd, name, user=user)

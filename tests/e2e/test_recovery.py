@@ -98,7 +98,7 @@ def test_rm_container_restart_preserves_running_containers(idle_cluster, schedul
                 core = c.core_status()
             except requests.RequestException:  # the new RM's scheduler is still starting
                 return None
-            return core if core["queues"]["root.dev"]["usage"] == usage["root.dev"] else None
+            return core if core["queues"]["root.research.dev"]["usage"] == usage["root.research.dev"] else None
 
         core = wait_until(core_matches, 60, "the core's usage to match YARN's after the restart", c)
-        assert core["queues"]["root.dev"]["usage"]["vcores"] == 4
+        assert core["queues"]["root.research.dev"]["usage"]["vcores"] == 4

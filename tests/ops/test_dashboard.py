@@ -27,8 +27,8 @@ DEMO_QUEUES = ROOT / "conf" / "docker-queues.yaml"
 # queue -> (app, container shape, containers asked): the demo's CPU-, memory- and GPU-memory-heavy work.
 WORKLOAD = {
     "root.prod": ("app-prod", {"memory-mb": 512, "vcores": 1}, 120),
-    "root.dev": ("app-dev", {"memory-mb": 3072, "vcores": 1}, 60),
-    "root.ml": ("app-ml", {"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60),
+    "root.research.dev": ("app-dev", {"memory-mb": 3072, "vcores": 1}, 60),
+    "root.research.ml": ("app-ml", {"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60),
 }
 UNBOUNDED = 1 << 62
 WAIT_S = 10  # how long the page may take to show a state (it refreshes every 0.25 s here)
@@ -203,11 +203,11 @@ def expected_reasons(ops: Ops, app_id: str) -> list[str]:
 def test_the_queue_tree_shows_the_json_apis_names_weights_usage_shares_and_targets(chromium, demo):
     open_dashboard(chromium, demo)
     want = expected_queues(demo)
-    assert list(want) == ["root", "root.prod", "root.dev", "root.ml"]
+    assert list(want) == ["root", "root.prod", "root.research.dev", "root.research.ml"]
     until_shows(chromium, "the demo's queue tree in the API's order", queue_rows, list(want))
     table_shows(chromium, "the API's figures in every queue row", "queues", "queue", want)
     # The numbers are the workload's, not blanks: every leaf runs containers and still waits for more.
-    for leaf in ("root.prod", "root.dev", "root.ml"):
+    for leaf in ("root.prod", "root.research.dev", "root.research.ml"):
         assert want[leaf]["pending"] != "—" and want[leaf]["share"] != "0.0%"
     assert want["root.prod"]["weight"] == "2"
 
