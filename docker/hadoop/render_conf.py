@@ -277,7 +277,9 @@ def publish(conf_dir: Path, queues: Path, store: Path) -> None:
 
 
 def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
-    """capacity-scheduler.xml for the queues of the yarn-drf YAML (weights, submit/admin ACLs)."""
+    """capacity-scheduler.xml for the queues of the yarn-drf YAML: weights, submit/admin ACLs, user
+    weights of `user-limits`, and the `user` placement rule with `create` (CapacityScheduler's
+    queue mapping, used when an app names no queue, into a parent that creates its leaves)."""
     import yaml  # Debian's python3-yaml in the image
 
     try:
@@ -305,6 +307,13 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
                 weight = max(weight.values())
             props[f"{key}.capacity"] = f"{float(weight):g}w"
         children = spec.get("children") or {}
+        if "children" in spec and not children:
+            # A parent that placement fills (`children: {}`); without this CapacityScheduler reads a
+            # queue without children as a leaf.
+            props[f"{key}.auto-queue-creation-v2.enabled"] = "true"
+        for user, settings in ((spec.get("user-limits") or {}).get("users") or {}).items():
+            if "weight" in (settings or {}):
+                props[f"{key}.user-settings.{user}.weight"] = f"{float(settings['weight']):g}"
         if not children and not is_root:
             # One user may use what the leaf can borrow from idle queues, as under yarn-drf (and as
             # in the SLS comparison, benchmarks/sls/confgen.py); the default 1 caps a user at the
@@ -316,6 +325,10 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
                 visit(f"{path}.{name}", child or {}, False)
 
     visit("root", root, True)
+    created = [f"u:%user:{rule.get('parent', 'root')}.%user" for rule in doc.get("placement") or []
+               if isinstance(rule, dict) and rule.get("rule") == "user" and rule.get("create")]
+    if created:
+        props["yarn.scheduler.capacity.queue-mappings"] = ",".join(created)
     return props
 
 
