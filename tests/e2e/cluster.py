@@ -91,23 +91,23 @@ def resource_map(info: dict[str, Any] | None) -> dict[str, int]:
     return {item["name"]: int(item["value"]) for item in items}
 
 
-def dshell_command(name: str, queue: str | None, num: int, resources: dict[str, int], command: str) -> list[str]:
+def dshell_command(name: str, queue: str, num: int, resources: dict[str, int], command: str) -> list[str]:
     """The distributed-shell client's command line: `num` containers of `resources` running
     `command`, an AM of 256 MiB, and a timeout of a day (the client returns when the app ends).
-    Without a queue the client submits to YARN's "default", as any app that names none."""
+    The client asks the RM for its queue's info before it submits: the queue must exist."""
     res = ",".join(f"{k}={v}" for k, v in resources.items())
-    named = ["-queue", queue] if queue else []
     return ["yarn", "jar", DSHELL_JAR, DSHELL_CLIENT, "-jar", DSHELL_JAR, "-appname", name,
-            *named, "-shell_command", command, "-num_containers", str(num),
+            "-queue", queue, "-shell_command", command, "-num_containers", str(num),
             "-container_resources", res, "-master_memory", "256", "-master_vcores", "1",
             "-timeout", "86400000"]
 
 
-def spark_command(name: str, queue: str, job_args: list[object], *, mode: str = "cluster",
+def spark_command(name: str, queue: str | None, job_args: list[object], *, mode: str = "cluster",
                   executors: int | None = None, conf: dict[str, str] | None = None) -> list[str]:
     """spark-submit of the project's SleepShuffle job (the image's spark-defaults.conf: master
-    yarn, local Spark jars, 512 MB executors of one core)."""
-    cmd = ["spark-submit", "--deploy-mode", mode, "--queue", queue, "--name", name]
+    yarn, local Spark jars, 512 MB executors of one core). Without a queue Spark submits to YARN's
+    "default", as any app that names none."""
+    cmd = ["spark-submit", "--deploy-mode", mode, *(["--queue", queue] if queue else []), "--name", name]
     if executors is not None:
         cmd += ["--num-executors", str(executors)]
     for key, value in (conf or {}).items():
@@ -337,7 +337,7 @@ class Cluster:
             return 0, ""
         return res.exit_code, (res.output or b"").decode(errors="replace")
 
-    def submit_dshell(self, name: str, queue: str | None, num: int, resources: dict[str, int], *,
+    def submit_dshell(self, name: str, queue: str, num: int, resources: dict[str, int], *,
                       command: str = "sleep 3600", user: str | None = None, wait: bool = False) -> tuple[int, str]:
         cmd = dshell_command(name, queue, num, resources, command)
         return self.exec(cmd, user=user) if wait else self.exec_detached(cmd, name, user=user)
@@ -351,12 +351,12 @@ class Cluster:
     def client_log(self, name: str, tail: int = 60) -> str:
         return self.exec(["tail", "-n", str(tail), f"/tmp/{name}.log"])[1]
 
-    def spark_submit(self, name: str, queue: str, job_args: list[object], *, mode: str = "cluster",
+    def spark_submit(self, name: str, queue: str | None, job_args: list[object], *, mode: str = "cluster",
                      executors: int | None = None, conf: dict[str, str] | None = None,
-                     wait: bool = True) -> tuple[int, str]:
+                     wait: bool = True, user: str | None = None) -> tuple[int, str]:
         """The project's SleepShuffle job through spark-submit (spark_command)."""
         cmd = spark_command(name, queue, job_args, mode=mode, executors=executors, conf=conf)
-        return self.exec(cmd) if wait else self.exec_detached(cmd, name)
+        return self.exec(cmd, user=user) if wait else self.exec_detached(cmd, name, user=user)
 
     def gpu_node_id(self) -> str:
         """The id (host:port) of the NodeManager with GPU memory."""

@@ -1,7 +1,7 @@
 """Hierarchical DRF on the real cluster, with the Docker default queue tree (conf/docker-queues.yaml):
 prod (weight 2), research (dev, whose users alice (weight 2) and bob share it; ml, per-resource
-weights) and users (root.users.<user>, created for an app that names no queue). Five apps of
-long-running containers of different shapes compete for the same free resources. Measured from the
+weights) and users (root.users.<user>, created for an app that names no queue: carol's Spark job).
+Five apps of long-running containers of different shapes compete for the same free resources. Measured from the
 RM REST API and checked against an H-DRF oracle written in the tests (tests/e2e/hdrf.py): at every
 level of the tree, users included, siblings that still ask are within one container of each other
 unless the lower one could not use the nodes the higher one got its containers on; no node is
@@ -25,13 +25,29 @@ DEV = "root.research.dev"    # the leaf with user-limits
 @dataclass(frozen=True, eq=False)  # a job is itself: keyed by identity
 class Job:
     """One app of a test: its name (before the run's tag), the queue it names at submission (None:
-    none, so placement decides), its user (None: the client's own, hadoop), its task containers."""
+    none, so placement decides), its user (None: the client's own, hadoop), its task containers;
+    a distributed shell, or with `spark` the SleepShuffle job, one task per executor of `shape`
+    (the distributed-shell client needs its queue to exist: it asks the RM for its info first)."""
 
     name: str
     queue: str | None
     user: str | None
     shape: dict[str, int]
     count: int
+    spark: bool = False
+
+    def submit(self, c, tag: str) -> None:
+        name = f"{self.name}-{tag}"
+        if not self.spark:
+            c.submit_dshell(name, self.queue, self.count, self.shape, user=self.user)
+            return
+        overhead = 384  # MiB Spark adds to an executor's memory (its minimum)
+        conf = {"spark.executor.memory": f"{self.shape['memory-mb'] - overhead}m",
+                "spark.executor.cores": str(self.shape["vcores"]), "spark.yarn.submit.waitAppCompletion": "false",
+                **({"spark.yarn.executor.resource.gpu-mem.amount": f"{self.shape[GPU]}Mi"} if self.shape.get(GPU) else {})}
+        # Each task holds its executor for the test's length.
+        c.spark_submit(name, self.queue, [self.count, 600_000], executors=self.count, wait=False, user=self.user,
+                       conf=conf)
 
 
 JOBS = (  # each wants far more than its share
@@ -39,7 +55,7 @@ JOBS = (  # each wants far more than its share
     Job("dev-alice", "dev", "alice", {"memory-mb": 4096, "vcores": 1}, 30),          # memory-heavy, weight 2 in dev
     Job("dev-bob", "dev", "bob", {"memory-mb": 4096, "vcores": 1}, 30),              # memory-heavy
     Job("ml", "ml", None, {"memory-mb": 2048, "vcores": 1, GPU: 2048}, 30),           # GPU-memory-heavy
-    Job("carol", None, "carol", {"memory-mb": 512, "vcores": 1}, 30),                 # no queue named
+    Job("carol", None, "carol", {"memory-mb": 2048, "vcores": 1}, 30, spark=True),   # Spark, no queue named
 )
 
 
@@ -81,7 +97,7 @@ def test_hierarchical_drf_across_the_tree_its_users_and_a_created_queue(idle_clu
     tag = uuid.uuid4().hex[:6]
     capacity = hold_all_but_am_vcores(c, len(JOBS), tag)
     for job in JOBS:
-        c.submit_dshell(f"{job.name}-{tag}", job.queue, job.count, job.shape, user=job.user)
+        job.submit(c, tag)
     release_when_all_pending(c, [f"{job.name}-{tag}" for job in JOBS], tag)
     running = wait_stable(c)
     apps = {job: c.app_by_name(f"{job.name}-{tag}") for job in JOBS}

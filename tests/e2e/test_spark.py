@@ -136,7 +136,7 @@ def test_spark_dynamic_allocation_grows_while_tasks_run_and_gives_executors_back
 SPARK_EXECUTOR = {"memory-mb": 2048, "vcores": 1, GPU: 2048}  # 1664m + 384m overhead
 PROD = Job("prod", "prod", None, {"memory-mb": 1024, "vcores": 2}, 30)
 DEV = Job("dev", "dev", None, {"memory-mb": 4096, "vcores": 1}, 30)
-SPARK = Job("spark", "ml", None, SPARK_EXECUTOR, 30)
+SPARK = Job("spark", "ml", None, SPARK_EXECUTOR, 30, spark=True)  # far more executors than its share
 
 
 def test_spark_competing_with_distributed_shell_apps_gets_its_hierarchical_drf_share(idle_cluster,
@@ -145,12 +145,8 @@ def test_spark_competing_with_distributed_shell_apps_gets_its_hierarchical_drf_s
     tag = uuid.uuid4().hex[:6]
     jobs = (PROD, DEV, SPARK)
     capacity = hold_all_but_am_vcores(c, len(jobs), tag)
-    for job in (PROD, DEV):
-        c.submit_dshell(f"{job.name}-{tag}", job.queue, job.count, job.shape)
-    # Far more executors than its share, each holding its task until the test ends.
-    c.spark_submit(f"{SPARK.name}-{tag}", SPARK.queue, [30, 600_000], executors=SPARK.count, wait=False, conf={
-        "spark.executor.memory": "1664m", "spark.yarn.executor.resource.gpu-mem.amount": "2048Mi",
-        "spark.yarn.submit.waitAppCompletion": "false"})
+    for job in jobs:
+        job.submit(c, tag)
     release_when_all_pending(c, [f"{job.name}-{tag}" for job in jobs], tag)
     running = wait_stable(c)
     spark = [v for v in running.values() if v["queue"] == "root.research.ml"]
