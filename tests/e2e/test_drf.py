@@ -176,6 +176,7 @@ def assert_hdrf(c, running: dict, apps: dict[Job, dict], capacity: dict[str, int
     oracle = HDRF(tree, capacity)
     report = (f"H-DRF shares {({k: round(v, 4) for k, v in oracle.shares(usage, asking).items()})}, "
               f"task containers {({j.name: n for j, n in workers.items()})}, free {free}")
+    print(f"\n{report}")
     assert all(n > 0 for n in workers.values()), report
     unfair = unfair_choices(oracle, usage, asking, tasks, placed, free)
     assert not unfair, "\n".join(unfair) + "\n" + report
