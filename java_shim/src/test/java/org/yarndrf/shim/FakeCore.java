@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.yarndrf.shim.bridge.CoreChannel;
@@ -308,9 +309,15 @@ final class FakeCore implements CoreChannel {
    * these: a backoff of 1 ms, allocation from the first heartbeat (no RM restart here), and, unless
    * `conf` says otherwise, offers between heartbeats (most tests drive no NodeManager heartbeats;
    * HeartbeatOffersTest covers the default).
+   *
+   * <p>Metrics in mini-cluster mode, as Hadoop's restart tests set it: every MockRM's constructor
+   * clears QueueMetrics' cache while an RM still running keeps its sources registered (whether the
+   * metrics system forgets their names depends on what earlier test classes left in this JVM), so a
+   * second RM in one test could fail registering its queues' metrics.
    */
   static MockRM startRm(Class<? extends YarnDrfScheduler> schedulerClass, YarnConfiguration conf,
       FakeCore core) {
+    DefaultMetricsSystem.setMiniClusterMode(true);
     conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass.getName());
     conf.setBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
         conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS, true));
