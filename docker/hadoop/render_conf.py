@@ -311,9 +311,14 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
             # A parent that placement fills (`children: {}`); without this CapacityScheduler reads a
             # queue without children as a leaf.
             props[f"{key}.auto-queue-creation-v2.enabled"] = "true"
-        for user, settings in ((spec.get("user-limits") or {}).get("users") or {}).items():
-            if "weight" in (settings or {}):
-                props[f"{key}.user-settings.{user}.weight"] = f"{float(settings['weight']):g}"
+        user_weights = {user: float(settings["weight"])
+                        for user, settings in ((spec.get("user-limits") or {}).get("users") or {}).items()
+                        if "weight" in (settings or {})}
+        for user, weight in user_weights.items():
+            props[f"{key}.user-settings.{user}.weight"] = f"{weight:g}"
+        if user_weights and max(user_weights.values()) > 1:
+            # CapacityScheduler refuses a user weight above 100 / minimum-user-limit-percent.
+            props[f"{key}.minimum-user-limit-percent"] = str(max(1, int(100 / max(user_weights.values()))))
         if not children and not is_root:
             # One user may use what the leaf can borrow from idle queues, as under yarn-drf (and as
             # in the SLS comparison, benchmarks/sls/confgen.py); the default 1 caps a user at the

@@ -124,6 +124,7 @@ def test_capacity_scheduler_gets_the_default_queue_tree_its_user_weights_and_cre
     assert cs[key + "root.prod.capacity"] == "2w" and cs[key + "root.research.capacity"] == "1w"
     assert cs[key + "root.research.ml.capacity"] == "2w"  # per-resource weights: the largest
     assert cs[key + "root.research.dev.user-settings.alice.weight"] == "2"
+    assert cs[key + "root.research.dev.minimum-user-limit-percent"] == "50"  # CapacityScheduler's bound on weights
     assert cs[key + "root.users.auto-queue-creation-v2.enabled"] == "true"
     assert key + "root.users.queues" not in cs and key + "root.research.auto-queue-creation-v2.enabled" not in cs
     assert cs[key + "queue-mappings"] == "u:%user:root.users.%user"
