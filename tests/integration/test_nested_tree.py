@@ -37,7 +37,7 @@ GROUPS = "dora=physics,optics;erin=;"
 
 @pytest.fixture(scope="module")
 def cluster():
-    with started_cluster(QUEUES, rm_extra={"hadoop.user.group.static.mapping.overrides": GROUPS}) as c:
+    with started_cluster(QUEUES, nm_count=1, rm_extra={"hadoop.user.group.static.mapping.overrides": GROUPS}) as c:
         yield c
 
 
