@@ -43,8 +43,9 @@ class Job:
             return
         overhead = 384  # MiB Spark adds to an executor's memory (its minimum)
         conf = {"spark.executor.memory": f"{self.shape['memory-mb'] - overhead}m",
-                "spark.executor.cores": str(self.shape["vcores"]), "spark.yarn.submit.waitAppCompletion": "false",
-                **({"spark.yarn.executor.resource.gpu-mem.amount": f"{self.shape[GPU]}Mi"} if self.shape.get(GPU) else {})}
+                "spark.executor.cores": str(self.shape["vcores"]), "spark.yarn.submit.waitAppCompletion": "false"}
+        if self.shape.get(GPU):
+            conf["spark.yarn.executor.resource.gpu-mem.amount"] = f"{self.shape[GPU]}Mi"
         # Each task holds its executor for the test's length.
         c.spark_submit(name, self.queue, [self.count, 600_000], executors=self.count, wait=False, user=self.user,
                        conf=conf)

@@ -128,4 +128,5 @@ def test_capacity_scheduler_gets_the_default_queue_tree_its_user_weights_and_cre
     assert cs[key + "root.users.auto-queue-creation-v2.enabled"] == "true"
     assert key + "root.users.queues" not in cs and key + "root.research.auto-queue-creation-v2.enabled" not in cs
     assert cs[key + "queue-mappings"] == "u:%user:root.users.%user"
-    assert cs[key + "root.research.dev.user-limit-factor"] == "100" and key + "root.research.user-limit-factor" not in cs
+    assert cs[key + "root.research.dev.user-limit-factor"] == "100"
+    assert key + "root.research.user-limit-factor" not in cs
