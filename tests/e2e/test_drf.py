@@ -136,7 +136,7 @@ def release_when_all_pending(c, names: list[str], tag: str) -> None:
         core_apps = c.core_status()["apps"]
         return all(i in core_apps and core_apps[i]["pending"] > 0 for i in ids)
 
-    wait_until(all_pending, 180, "every app's asks to reach the scheduler", c)
+    wait_until(all_pending, 300, "every app's asks to reach the scheduler", c)
     c.kill_app(c.app_by_name(f"blocker-{tag}")["id"])
 
 
@@ -178,7 +178,10 @@ def assert_hdrf(c, running: dict, apps: dict[Job, dict], capacity: dict[str, int
     report = (f"H-DRF shares {({k: round(v, 4) for k, v in oracle.shares(usage, asking).items()})}, "
               f"task containers {({j.name: n for j, n in workers.items()})}, free {free}")
     print(f"\n{report}")
-    assert all(n > 0 for n in workers.values()), report
+    # Every leaf the jobs ask in got task containers (a user of a leaf may lawfully get none: the
+    # leaf's few containers went to users with lower shares), so the check below has decisions to judge.
+    leaves_with_tasks = {app["queue"] for job, app in apps.items() if workers[job]}
+    assert leaves_with_tasks == {app["queue"] for app in apps.values()}, report
     unfair = unfair_choices(oracle, usage, asking, tasks, placed, free)
     assert not unfair, "\n".join(unfair) + "\n" + report
 
