@@ -4,8 +4,8 @@
 Starts a ResourceManager running yarn-drf and three NodeManagers of different shapes, submits a
 mixed workload to the default queue tree (conf/docker-queues.yaml: prod, CPU-heavy, weight 2;
 research.dev, memory-heavy, from two users, alice weighing twice bob; research.ml, GPU-memory heavy,
-per-resource weights; and an app of carol's that names no queue, which placement puts in the
-root.users.carol it creates), prints a live table of each queue's usage and dominant share, parents
+per-resource weights; and an app of carol's that names the parent users, which placement puts in
+the root.users.carol it creates), prints a live table of each queue's usage and dominant share, parents
 included, as measured from YARN's REST API and the address of yarn-drf's live dashboard, writes a
 plot of dominant share over time, prints a verdict comparing the measured shares with each queue's
 target (read from the scheduler's status server: where the core's hierarchical-DRF decisions take
@@ -48,14 +48,15 @@ console = Console(width=None if sys.stdout.isatty() else 120)
 # leaf -> (container shape, containers per app, the users submitting one app each: None is the
 # client's own user, hadoop); containers are short, so allocations churn and every freed container
 # goes down the tree to the queue (and, in dev, the user) furthest below its share. The apps name
-# their leaf, but carol's names no queue: placement creates root.users.carol for it.
+# their leaf, but carol's names the parent root.users (the distributed-shell client needs a queue
+# that exists): no app runs in a parent, so the `user` rule places it, creating root.users.carol.
 WORKLOAD = {
     "root.prod": ({"memory-mb": 512, "vcores": 1}, 120, (None,)),                    # CPU-heavy
     "root.research.dev": ({"memory-mb": 3072, "vcores": 1}, 40, ("alice", "bob")),   # memory-heavy, two users
     "root.research.ml": ({"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60, (None,)),  # GPU-memory-heavy
     "root.users.carol": ({"memory-mb": 2048, "vcores": 1}, 60, ("carol",)),          # created by placement
 }
-CREATED = "root.users."  # leaves the demo's placement rule creates: their apps name no queue
+CREATED = "root.users."  # leaves the demo's placement rule creates: their apps name the parent
 # Every queue the table shows: the workload's leaves and their parents below root, in tree order.
 SHOWN = sorted({".".join(leaf.split(".")[:i]) for leaf in WORKLOAD for i in range(2, leaf.count(".") + 2)})
 # Containers run 10-29 s (bash's $RANDOM): staggered ends free resources one by one.
@@ -196,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         for q, (shape, n, users) in WORKLOAD.items():
             leaf = q.split(".")[-1]
             for user in users:
-                cluster.submit_dshell(f"demo-{user or leaf}-{tag}", None if q.startswith(CREATED) else leaf, n, shape,
-                                      command=CONTAINER_CMD, user=user)
+                named = CREATED.split(".")[1] if q.startswith(CREATED) else leaf
+                cluster.submit_dshell(f"demo-{user or leaf}-{tag}", named, n, shape, command=CONTAINER_CMD, user=user)
         t0 = time.monotonic()
         history: list[tuple[float, dict, dict]] = []
         with ExitStack() as stack, Live(console=console, refresh_per_second=2) as live:
