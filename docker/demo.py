@@ -115,6 +115,13 @@ def measure(cluster, capacity: dict[str, int], weights: dict[str, dict[str, floa
     return out
 
 
+def asked(cluster, names: list[str]) -> bool:
+    """Whether every app of `names` has asked the core for task containers (or already runs some)."""
+    apps = cluster.core_status()["apps"]
+    ids = [(cluster.app_by_name(name) or {}).get("id") for name in names]
+    return all(i in apps and (apps[i]["pending"] > 0 or apps[i]["containers"] > 1) for i in ids)
+
+
 def weight_text(weight: dict[str, float]) -> str:
     values = set(weight.values())
     return f"{values.pop():g}" if len(values) == 1 else " ".join(f"{r}={w:g}" for r, w in weight.items() if w != 1)
@@ -194,11 +201,17 @@ def main(argv: list[str] | None = None) -> int:
                       f"http://127.0.0.1:{cluster.status_port()}/")
         console.print(f"[bold]yarn-drf dashboard: {dashboard}[/] (open it while the demo runs)")
         tag = uuid.uuid4().hex[:4]
+        names = []
         for q, (shape, n, users) in WORKLOAD.items():
             leaf = q.split(".")[-1]
             for user in users:
                 named = CREATED.split(".")[1] if q.startswith(CREATED) else leaf
-                cluster.submit_dshell(f"demo-{user or leaf}-{tag}", named, n, shape, command=CONTAINER_CMD, user=user)
+                names.append(f"demo-{user or leaf}-{tag}")
+                cluster.submit_dshell(names[-1], named, n, shape, command=CONTAINER_CMD, user=user)
+        # The clock starts once every app's AM runs and has asked for its containers: on a busy
+        # machine the five clients and AMs take a while, and the shares mean little before.
+        console.print(f"Waiting for the {len(names)} apps' ApplicationMasters to ask for their containers")
+        wait(lambda: asked(cluster, names), 300, "every app's AM to ask for its containers")
         t0 = time.monotonic()
         history: list[tuple[float, dict, dict]] = []
         with ExitStack() as stack, Live(console=console, refresh_per_second=2) as live:
