@@ -948,11 +948,12 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       LOG.info("yarn-drf: container {} of an unknown application finished", container.getId());
       return;
     }
-    application.containerCompleted(rmContainer, status, event, "");
-    application.preemptionEnded(container.getId());
+    // Counted before the attempt hears of the end: its AM may read the metrics once it has.
     if (status != null && status.getExitStatus() == ContainerExitStatus.PREEMPTED) {
       application.getQueue().getMetrics().preemptContainer();  // as FSAppAttempt counts it
     }
+    application.containerCompleted(rmContainer, status, event, "");
+    application.preemptionEnded(container.getId());
     if (node != null) {
       node.releaseContainer(rmContainer.getContainerId(), false);
     }
