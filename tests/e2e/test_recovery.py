@@ -91,8 +91,8 @@ def test_rm_container_restart_preserves_running_containers(idle_cluster, schedul
     # And they count in the queue's usage again: 3 x 512 MB + the AM's 256 MB.
     assert a["allocatedMB"] == 3 * 512 + 256 and a["allocatedVCores"] == 4, a
     if scheduler_name == "yarn-drf":
-        # By the app's containers, not by queue name: the restarted RM's REST API may name the
-        # recovered app's queue as it was submitted ("dev"), not by its path in the tree.
+        # By the app's containers, not by queue name: YARN's state store keeps the queue as the app
+        # named it ("dev"), and the core must count it in root.research.dev all the same.
         usage = queue_usage({k: {**v, "queue": "app"} for k, v in c.running_containers().items()
                              if v["app"] == app["id"]})["app"]
 
