@@ -59,7 +59,7 @@ build_spark() {
 
 build_hadoop() {
   local base="${BASE_IMAGE:-$BASE_DEFAULT}" ctx="$BUILD/hadoop" hash
-  hash="$(inputs_hash docker/hadoop/pom.xml docker/hadoop/Dockerfile docker/hadoop/bin/yarn \
+  hash="$(inputs_hash docker/hadoop/pom.xml docker/hadoop/Dockerfile docker/hadoop/bin/yarn docker/hadoop/bin/hdfs \
     docker/hadoop/render_conf.py docker/hadoop/secure_conf.py docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties \
     conf/hadoop/java17-opens <(echo "$base" "$("$DOCKER" image inspect --format '{{.Id}}' "$base" 2>/dev/null)" \
       "$("$DOCKER" image inspect --format '{{.Id}}' "$SPARK_IMAGE")"))"

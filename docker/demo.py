@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import tempfile
 import subprocess
@@ -29,6 +30,7 @@ import sys
 import time
 import uuid
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +44,7 @@ from rich.live import Live  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tests import browser  # noqa: E402
+from tests.e2e.waits import Stalled, wait_for  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
@@ -73,6 +76,8 @@ preemption:
   grace-s: 5
   max-per-round: "25%"
 """
+WORKLOAD_STALL_S = 120  # the apps' start, without any change in the cluster
+LIMIT_FACTOR = 4  # a wait that keeps seeing progress gives up after this many times its stall budget
 FILL = ("root.research.dev", {"memory-mb": 512, "vcores": 1}, 40)  # more than the cluster's 28 vcores hold
 LATE = ("root.prod", {"memory-mb": 512, "vcores": 1}, 24)
 
@@ -113,6 +118,52 @@ def measure(cluster, capacity: dict[str, int], weights: dict[str, dict[str, floa
         out[q] = {"usage": u, "containers": sum(1 for c in running.values() if c["queue"] in below),
                   "dominant": dominant_share(u, capacity), "weighted": weighted_share(u, weights[q], capacity)}
     return out
+
+
+def queue_weights(queues_file: Path) -> dict[str, dict[str, float]]:
+    """Every queue's weight vector from the queue file, the leaves placement creates included."""
+    from tests.e2e.hdrf import load_tree
+
+    created = [leaf.removeprefix(CREATED) for leaf in WORKLOAD if leaf.startswith(CREATED)]
+    return {n.path: n.weight for n in load_tree(queues_file, {CREATED[:-1]: created}).walk()}
+
+
+def named_queue(leaf: str) -> str:
+    """The queue an app for `leaf` names: the leaf's short name, or for a leaf placement creates,
+    the parent's (the distributed-shell client needs a queue that exists)."""
+    return CREATED.split(".")[1] if leaf.startswith(CREATED) else leaf.split(".")[-1]
+
+
+@dataclass
+class Verdict:
+    """Each shown queue's means over the samples, its one container's share, and its distance from
+    its target in those containers; `ok` if every queue is within one."""
+
+    mean: dict[str, float]
+    goal: dict[str, float]
+    pooled: dict[str, float]
+    weighted: dict[str, float]
+    one: dict[str, float]
+    off: dict[str, float]
+    ok: bool
+
+
+def verdict(steady: list[tuple[dict, dict]], capacity: dict[str, int]) -> Verdict:
+    """The verdict over `steady`, (measure() sample, targets()) pairs."""
+    def avg(values) -> float:
+        values = list(values)
+        return sum(values) / len(values)
+
+    mean = {q: avg(s[q]["dominant"] for s, _ in steady) for q in SHOWN}
+    goal = {q: avg(g[q][0] for _, g in steady) for q in SHOWN}
+    # A parent's one container: the largest of its leaves' (any of them may take the next).
+    one = {q: max(max(WORKLOAD[leaf][0].get(r, 0) / capacity[r] for r in RES if capacity[r])
+                  for leaf in WORKLOAD if f"{leaf}.".startswith(q + ".")) for q in SHOWN}
+    off = {q: abs(mean[q] - goal[q]) / one[q] for q in SHOWN}
+    return Verdict(mean=mean, goal=goal, pooled={q: avg(g[q][1] for _, g in steady) for q in SHOWN},
+                   weighted={q: avg(s[q]["weighted"] for s, _ in steady) for q in SHOWN}, one=one, off=off,
+                   # one container exactly: a mean of floats may round above it
+                   ok=all(v <= 1.0 + 1e-9 for v in off.values()))
 
 
 def asked(cluster, names: list[str]) -> bool:
@@ -171,7 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="leave the cluster running at the end")
     ap.add_argument("--plot", type=Path, default=ROOT / "out" / "cluster-demo.png", help="PNG to write")
     ap.add_argument("--preemption-seconds", type=float, default=60,
-                    help="how long the preemption phase waits for the late queue's target (default 60)")
+                    help="how long the preemption phase may go without progress (the late queue's share, "
+                         "preemption's counters, the cluster's containers) before it gives up on the late "
+                         "queue's target (default 60)")
     ap.add_argument("--screenshot", type=Path, metavar="PNG",
                     help="save the dashboard as headless Chromium shows it at the end of the run")
     args = ap.parse_args(argv)
@@ -180,97 +233,19 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     ensure_engine()
 
-    from tests.e2e.cluster import YARN_DRF_SCHEDULER, Cluster, resource_map
-    from tests.e2e.hdrf import load_tree
+    from tests.e2e.cluster import YARN_DRF_SCHEDULER, Cluster
 
     # A copy the preemption phase rewrites (the cluster mounts the file itself: it sees the change).
     queues_file = Path(tempfile.mkdtemp(prefix="yarn-drf-demo-")) / "queues.yaml"
     shutil.copy(ROOT / "conf" / "docker-queues.yaml", queues_file)
     cluster = Cluster.create(YARN_DRF_SCHEDULER, queues_file)
-    created = [leaf.removeprefix(CREATED) for leaf in WORKLOAD if leaf.startswith(CREATED)]
-    weights = {n.path: n.weight for n in load_tree(queues_file, {CREATED[:-1]: created}).walk()}
     console.print("Starting the cluster: 1 ResourceManager (yarn-drf) + 3 NodeManagers "
                   "(CPU-rich 16 vcores/8 GiB, memory-rich 4 vcores/32 GiB, GPU 8 vcores/16 GiB/2x10 GiB gpu-mem)")
     try:
-        cluster.start()
-        nodes = cluster.running_nodes()
-        capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in nodes) for r in RES}
-        dashboard = f"http://127.0.0.1:{cluster.status_port()}/ui/"
-        console.print(f"Cluster up in {time.monotonic() - started:.0f} s: capacity {capacity}; "
-                      f"RM web UI http://127.0.0.1:{cluster.web_port}, core status "
-                      f"http://127.0.0.1:{cluster.status_port()}/")
-        console.print(f"[bold]yarn-drf dashboard: {dashboard}[/] (open it while the demo runs)")
-        tag = uuid.uuid4().hex[:4]
-        names = []
-        for q, (shape, n, users) in WORKLOAD.items():
-            leaf = q.split(".")[-1]
-            for user in users:
-                named = CREATED.split(".")[1] if q.startswith(CREATED) else leaf
-                names.append(f"demo-{user or leaf}-{tag}")
-                cluster.submit_dshell(names[-1], named, n, shape, command=CONTAINER_CMD, user=user)
-        # The clock starts once every app's AM runs and has asked for its containers: on a busy
-        # machine the five clients and AMs take a while, and the shares mean little before.
-        console.print(f"Waiting for the {len(names)} apps' ApplicationMasters to ask for their containers")
-        wait(lambda: asked(cluster, names), 300, "every app's AM to ask for its containers")
-        t0 = time.monotonic()
-        history: list[tuple[float, dict, dict]] = []
-        with ExitStack() as stack, Live(console=console, refresh_per_second=2) as live:
-            if args.screenshot:  # the page keeps its chart's history itself: open it for the whole run
-                page = stack.enter_context(browser.headless_chromium())
-                page.get(dashboard)
-            while time.monotonic() - t0 < args.seconds:
-                sample = measure(cluster, capacity, weights)
-                try:  # containers still asked for, and the targets, from the core
-                    apps = cluster.core_status()["apps"].values()
-                    pending = {q: sum(a["pending"] for a in apps if f"{a['queue']}.".startswith(q + "."))
-                               for q in SHOWN}
-                    goals = targets(cluster)
-                except Exception:
-                    pending, goals = {}, {}
-                history.append((time.monotonic() - t0, sample, goals))
-                live.update(render(sample, goals, time.monotonic() - t0, pending, dashboard, weights))
-                time.sleep(2)
-            if args.screenshot:
-                browser.page_screenshot(page, args.screenshot)
-                console.print(f"dashboard screenshot: {args.screenshot}")
-        if not console.is_terminal:
-            console.line()  # Rich's Live leaves its last line open when the output is not a terminal
-        plot(history, args.plot, weights)
-        # Verdict over the second half of the run (after the first containers have churned).
-        steady = [(s, g) for t, s, g in history if t >= args.seconds / 2 and g]
-        if not steady:
-            console.print("[red]no targets read from the scheduler's status server in the second half[/]")
-            return 1
-        table = Table(title="Verdict (means over the second half of the run)")
-        for col in ("queue", "weight", "dominant share", "target", "pooled target", "weighted share",
-                    "one container"):
-            table.add_column(col, justify="right")
-        mean = {q: sum(s[q]["dominant"] for s, _ in steady) / len(steady) for q in SHOWN}
-        goal = {q: sum(g[q][0] for _, g in steady) / len(steady) for q in SHOWN}
-        pooled = {q: sum(g[q][1] for _, g in steady) / len(steady) for q in SHOWN}
-        weighted = {q: sum(s[q]["weighted"] for s, _ in steady) / len(steady) for q in SHOWN}
-        # A parent's one container: the largest of its leaves' (any of them may take the next).
-        one = {q: max(max(WORKLOAD[leaf][0].get(r, 0) / capacity[r] for r in RES if capacity[r])
-                      for leaf in WORKLOAD if f"{leaf}.".startswith(q + ".")) for q in SHOWN}
-        for q in SHOWN:
-            table.add_row(q, weight_text(weights[q]), f"{mean[q]:.3f}", f"{goal[q]:.3f}", f"{pooled[q]:.3f}",
-                          f"{weighted[q]:.3f}", f"{one[q]:.3f}")
-        console.print(table)
-        # Why the pooled target may not be reached: free resources stranded on nodes where no
-        # queue's next container fits (e.g. vcores left on a node whose memory is used up).
-        free = {n["id"]: resource_map(n["availableResource"]) for n in cluster.running_nodes()}
-        console.print("free per node at the end: " + "; ".join(
-            f"{node} {f['vcores']} vcores / {f['memory-mb']} MB / {f['gpu-mem']} gpu-mem" for node, f in free.items()))
-        off = {q: abs(mean[q] - goal[q]) / one[q] for q in SHOWN}
-        ok = all(v <= 1.0 + 1e-9 for v in off.values())  # one container exactly: a mean of floats may round above it
-        console.print("distance from the target, in containers of the queue: "
-                      + ", ".join(f"{q} {off[q]:.1f}" for q in SHOWN))
-        verdict = ("AT THE TARGETS: each queue's mean dominant share, parents' too, within one of its containers of "
-                   "the share the core's hierarchical-DRF decisions settle at" if ok
-                   else "OFF THE TARGETS by more than one container")
-        console.print(f"[bold]{verdict}[/]; plot: {args.plot}")
-        preempted_ok = preemption_phase(cluster, queues_file, capacity, weights, args.preemption_seconds)
-        return 0 if ok and preempted_ok else 1
+        return run(cluster, args, started, queues_file)
+    except Exception as exc:  # noqa: BLE001 (whatever failed, the user gets the reason and the logs)
+        console.print(failure_report(exc, cluster), markup=False, highlight=False)
+        return 1
     finally:
         if args.keep:
             console.print(f"Cluster left running (--keep): RM http://127.0.0.1:{cluster.web_port}, dashboard "
@@ -280,6 +255,83 @@ def main(argv: list[str] | None = None) -> int:
             cluster.stop()
         console.print(f"Total demo time {time.monotonic() - started:.0f} s")
         shutil.rmtree(queues_file.parent, ignore_errors=True)
+
+
+def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) -> int:
+    """The demo on a created cluster: start, workload, verdict, preemption phase; 0 if all passed."""
+    from tests.e2e.cluster import resource_map
+
+    weights = queue_weights(queues_file)
+    cluster.start()
+    nodes = cluster.running_nodes()
+    capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in nodes) for r in RES}
+    dashboard = f"http://127.0.0.1:{cluster.status_port()}/ui/"
+    console.print(f"Cluster up in {time.monotonic() - started:.0f} s: capacity {capacity}; "
+                  f"RM web UI http://127.0.0.1:{cluster.web_port}, core status "
+                  f"http://127.0.0.1:{cluster.status_port()}/")
+    console.print(f"[bold]yarn-drf dashboard: {dashboard}[/] (open it while the demo runs)")
+    tag = uuid.uuid4().hex[:4]
+    names = []
+    for q, (shape, n, users) in WORKLOAD.items():
+        for user in users:
+            names.append(f"demo-{user or q.split('.')[-1]}-{tag}")
+            cluster.submit_dshell(names[-1], named_queue(q), n, shape, command=CONTAINER_CMD, user=user)
+    # The run's clock starts once every app's AM runs and has asked for its containers: on a loaded
+    # machine the five clients and AMs take a while, and the verdict's second half must still see
+    # the steady state.
+    console.print(f"Waiting for the {len(names)} apps' ApplicationMasters to ask for their containers")
+    wait(lambda: asked(cluster, names), "every app's AM to ask for its containers", cluster, WORKLOAD_STALL_S)
+    t0 = time.monotonic()
+    history: list[tuple[float, dict, dict]] = []
+    with ExitStack() as stack, Live(console=console, refresh_per_second=2) as live:
+        if args.screenshot:  # the page keeps its chart's history itself: open it for the whole run
+            page = stack.enter_context(browser.headless_chromium())
+            page.get(dashboard)
+        while time.monotonic() - t0 < args.seconds:
+            sample = measure(cluster, capacity, weights)
+            try:  # containers still asked for, and the targets, from the core
+                apps = cluster.core_status()["apps"].values()
+                pending = {q: sum(a["pending"] for a in apps if f"{a['queue']}.".startswith(q + "."))
+                           for q in SHOWN}
+                goals = targets(cluster)
+            except Exception:
+                pending, goals = {}, {}
+            history.append((time.monotonic() - t0, sample, goals))
+            live.update(render(sample, goals, time.monotonic() - t0, pending, dashboard, weights))
+            time.sleep(2)
+        if args.screenshot:
+            browser.page_screenshot(page, args.screenshot)
+            console.print(f"dashboard screenshot: {args.screenshot}")
+    if not console.is_terminal:
+        console.line()  # Rich's Live leaves its last line open when the output is not a terminal
+    plot(history, args.plot, weights)
+    # Verdict over the second half of the run (after the first containers have churned).
+    steady = [(s, g) for t, s, g in history if t >= args.seconds / 2 and g]
+    if not steady:
+        console.print("[red]no targets read from the scheduler's status server in the second half[/]")
+        return 1
+    v = verdict(steady, capacity)
+    table = Table(title="Verdict (means over the second half of the run)")
+    for col in ("queue", "weight", "dominant share", "target", "pooled target", "weighted share",
+                "one container"):
+        table.add_column(col, justify="right")
+    for q in SHOWN:
+        table.add_row(q, weight_text(weights[q]), f"{v.mean[q]:.3f}", f"{v.goal[q]:.3f}", f"{v.pooled[q]:.3f}",
+                      f"{v.weighted[q]:.3f}", f"{v.one[q]:.3f}")
+    console.print(table)
+    # Why the pooled target may not be reached: free resources stranded on nodes where no
+    # queue's next container fits (e.g. vcores left on a node whose memory is used up).
+    free = {n["id"]: resource_map(n["availableResource"]) for n in cluster.running_nodes()}
+    console.print("free per node at the end: " + "; ".join(
+        f"{node} {f['vcores']} vcores / {f['memory-mb']} MB / {f['gpu-mem']} gpu-mem" for node, f in free.items()))
+    console.print("distance from the target, in containers of the queue: "
+                  + ", ".join(f"{q} {v.off[q]:.1f}" for q in SHOWN))
+    text = ("AT THE TARGETS: each queue's mean dominant share, parents' too, within one of its containers of "
+            "the share the core's hierarchical-DRF decisions settle at" if v.ok
+            else "OFF THE TARGETS by more than one container")
+    console.print(f"[bold]{text}[/]; plot: {args.plot}")
+    preempted_ok = preemption_phase(cluster, queues_file, capacity, weights, args.preemption_seconds)
+    return 0 if v.ok and preempted_ok else 1
 
 
 def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weights: dict[str, dict[str, float]],
@@ -293,7 +345,7 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weigh
     cluster.kill_all_apps()
     with open(queues_file, "a") as f:  # in place: the container's mount is this file
         f.write(PREEMPTION)
-    wait(lambda: cluster.rest_status("/v1/queues")["preemption"]["enabled"], 30, "the reload")
+    wait(lambda: cluster.rest_status("/v1/queues")["preemption"]["enabled"], "the reload", cluster, 30)
     tag = uuid.uuid4().hex[:4]
     (fill_q, fill_shape, fill_n), (late_q, late_shape, late_n) = FILL, LATE
     fill_name, late_name = f"demo-fill-{tag}", f"demo-late-{tag}"
@@ -301,22 +353,29 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weigh
     wait(lambda: cluster.app_by_name(fill_name) and not any(
         all(free.get(r, 0) >= fill_shape[r] for r in fill_shape)
         for free in (resource_map(n["availableResource"]) for n in cluster.running_nodes())),
-        60, f"{fill_q} filling the cluster (no node with room for one more of its containers)")
+        f"{fill_q} filling the cluster (no node with room for one more of its containers)", cluster, 60)
     arrived = time.monotonic()
     cluster.submit_dshell(late_name, late_q.split(".")[-1], late_n, late_shape)
     one = max(late_shape.get(r, 0) / capacity[r] for r in RES if capacity[r])
-    reached = None
-    share = target = 0.0
-    while time.monotonic() - arrived < limit_s:
+    seen = {"share": 0.0, "target": 0.0}
+
+    def at_target() -> bool:
         queue = next(q for q in cluster.rest_status("/v1/queues")["queues"] if q["name"] == late_q)
         # its target counts once the core knows the whole demand: its AM runs and has asked for its tasks
         asked = queue["demand"].get("vcores", 0) >= late_n * late_shape["vcores"]
-        target = queue["pooled_target_share"]  # what preemption restores
-        share = measure(cluster, capacity, weights)[late_q]["dominant"]
-        if asked and share >= target - one:
-            reached = time.monotonic() - arrived
-            break
-        time.sleep(1)
+        seen["target"] = queue["pooled_target_share"]  # what preemption restores
+        seen["share"] = measure(cluster, capacity, weights)[late_q]["dominant"]
+        return asked and seen["share"] >= seen["target"] - one
+
+    def moving() -> tuple:
+        counters = cluster.rest_status("/v1/queues")["preemption"]["counters"]
+        return round(seen["share"], 3), counters["marked"], counters["killed"], cluster.activity()
+
+    try:
+        wait(at_target, f"{late_q} to reach its target", cluster, limit_s, progress=moving)
+        reached: float | None = time.monotonic() - arrived
+    except Stalled as exc:
+        reached, why = None, str(exc).split("\n")[0]
     taken = sum(int(a.get("numNonAMContainerPreempted", 0)) + int(a.get("numAMContainerPreempted", 0))
                 for a in cluster.apps() if a["name"] == fill_name)
     counters = cluster.rest_status("/v1/queues")["preemption"]["counters"]
@@ -325,24 +384,66 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weigh
                   f"the core marked {counters['marked']}, killed {counters['killed']}, "
                   f"work lost {work} container-s")
     if reached is None:
-        console.print(f"[bold red]{late_q} did not reach its target ({target:.3f}) within {limit_s:.0f} s: "
-                      f"at {share:.3f}[/]")
+        console.print(f"[bold red]{late_q} did not reach its target ({seen['target']:.3f}): at {seen['share']:.3f}; "
+                      f"{why}[/]")
         return False
-    console.print(f"[bold]{late_q} reached its target {target:.3f} (within one container) {reached:.0f} s after "
-                  f"arriving on the full cluster[/] (5 s to starve + 5 s grace, its AM first, then its tasks)")
+    console.print(f"[bold]{late_q} reached its target {seen['target']:.3f} (within one container) "
+                  f"{reached:.0f} s after arriving on the full cluster[/] (5 s to starve + 5 s grace, its AM first, then its tasks)")
     return True
 
 
-def wait(cond, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+def wait(cond, what: str, cluster, stall_s: float, progress=None) -> None:
+    """Polls `cond` (an error in it counts as not yet: a server between states answers with
+    anything) until true; fails only when the cluster (or `progress`) has not moved for `stall_s`
+    seconds, or after LIMIT_FACTOR times that in all (tests/e2e/waits.py)."""
+    def holds() -> bool:
         try:
-            if cond():
-                return
-        except Exception:  # noqa: BLE001 (a server between states answers with anything)
-            pass
-        time.sleep(1)
-    raise RuntimeError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+            return bool(cond())
+        except Exception:  # noqa: BLE001
+            return False
+
+    def moving():
+        try:
+            return (progress or cluster.activity)()
+        except Exception as exc:  # noqa: BLE001
+            return repr(exc)
+
+    wait_for(holds, what, progress=moving, stall_s=stall_s, limit_s=LIMIT_FACTOR * stall_s)
+
+
+# Log lines worth a user's eyes when the demo fails: errors, and the scheduler's own lines (the shim
+# logs as yarn-drf, the core as yarn_bridge / scheduler).
+RELEVANT = re.compile(r"\b(ERROR|FATAL|SEVERE)\b|Exception|Traceback|yarn-drf|yarn_bridge|scheduler\.core")
+LOG_TAIL = 400
+LINES_PER_DAEMON = 15
+
+
+def failure_report(exc: BaseException, cluster) -> str:
+    """What the user reads when the demo fails: the reason, then for each daemon its state and the
+    last of its log lines that matter. Never raises: a daemon whose state or log cannot be read is
+    reported as such."""
+    reason = str(exc).split("\n")[0] or type(exc).__name__
+    out = [f"The demo failed: {reason}", f"  ({type(exc).__name__}; the cluster's daemons follow, with the "
+           "log lines that matter: errors and yarn-drf's own)"]
+    for name, container in cluster.daemons():
+        if container is None:
+            out.append(f"--- {name}: not started")
+            continue
+        try:
+            wrapped = container.get_wrapped_container()
+            wrapped.reload()
+            state = wrapped.status
+            lines = cluster.logs(container, tail=LOG_TAIL).splitlines()
+        except Exception as err:  # noqa: BLE001 (the report must come out whatever state Docker is in)
+            out.append(f"--- {name}: its state and log cannot be read ({err})")
+            continue
+        relevant = [line for line in lines if RELEVANT.search(line)][-LINES_PER_DAEMON:]
+        out.append(f"--- {name} ({state}): {len(relevant)} line(s) of its last {len(lines)} that matter"
+                   + ("" if relevant else "; its last lines instead:"))
+        out += ["    " + line for line in (relevant or lines[-5:])]
+    out.append("Rerun with --keep to leave the cluster up and read its logs: docker logs <container> "
+               "(docker ps --filter label=yarn-drf=1)")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 
 ENGINE := docker/engine.sh
 
-.PHONY: engine engine-stop images cluster-demo demo-ha bench-failover cluster-secure
+.PHONY: engine engine-stop images cluster-demo demo-ha bench-failover bench-locality cluster-secure
 
 engine: deps-docker
 	@$(ENGINE) status 2>/dev/null || $(ENGINE) start
@@ -29,6 +29,12 @@ demo-ha: images
 # `make test`; about 6 minutes a run): BENCH_ARGS="--runs 3 --json out.json".
 bench-failover: images
 	@eval "$$($(ENGINE) env)" && $(PY) benchmarks/failover/run.py $(BENCH_ARGS)
+
+# Data locality of MapReduce over HDFS, yarn-drf against CapacityScheduler and FairScheduler on one
+# cluster and one data set (not part of `make test`; 20 minutes to an hour):
+# BENCH_ARGS="--runs 3 --json out.json".
+bench-locality: images
+	@eval "$$($(ENGINE) env)" && $(PY) benchmarks/locality/run.py $(BENCH_ARGS)
 
 # The Kerberos-secured cluster by hand (docker/DOCKER.md): KDC, RM and one NodeManager on free
 # loopback ports; Ctrl-C tears it down, SECURE_ARGS=--keep leaves it running.

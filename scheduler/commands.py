@@ -93,6 +93,8 @@ def _print_tree(spec: QueueSpec, indent: str, width: int) -> None:
     if spec.max or spec.max_fraction is not None:
         parts.append("max " + (f"{spec.max_fraction:.0%} of cluster" if spec.max_fraction is not None
                                else _amounts(spec.max)))
+    if spec.max_container:
+        parts.append("max-container " + _amounts(spec.max_container) + ("" if spec.is_leaf else " (and below)"))
     if spec.max_running_apps is not None:
         parts.append(f"max-running-apps {spec.max_running_apps}")
     if spec.max_am_share is not None:

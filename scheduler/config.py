@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from scheduler.acl import Acl
+from scheduler.acl import NOBODY, Acl
 from scheduler.bounded_yaml import MAX_BYTES, YamlRefused, at, read_yaml
 from scheduler.echo import brief
 from scheduler.resources import DEFAULT_TYPES, NAME_PATTERN
@@ -62,6 +62,8 @@ _MAX_AMOUNT = {
     "else": _INTEGER,
 }
 _WEIGHT_VALUE = {"type": "number", "exclusiveMinimum": 0}
+# Every container holds some memory and CPU: a max-container of 0 for these would refuse every ask.
+CONTAINER_FLOOR_TYPES = ("memory-mb", "vcores")
 # Hadoop takes user names as the OS gives them: anything but whitespace, within reason.
 USER_NAME = r"^\S{1,256}\Z"
 _USER_LIMIT_FIELDS = {"max-running-apps": _INTEGER, "weight": _WEIGHT_VALUE}
@@ -101,6 +103,7 @@ SCHEMA: dict[str, Any] = {
                         "additionalProperties": _MAX_AMOUNT,
                     },
                 },
+                "max-container": _AMOUNTS,
                 "max-running-apps": _INTEGER,
                 "max-am-share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 "node-locality-delay-s": _LOCALITY_DELAY,
@@ -233,6 +236,9 @@ class QueueSpec:
     min: dict[str, int] = field(default_factory=dict)
     max: dict[str, int | float] = field(default_factory=dict)
     max_fraction: float | None = None
+    # the largest container an app here may ask for, per resource type, as written; a type it leaves
+    # out is its nearest ancestor's (max_container_of); none at all: YARN's maximum allocation alone
+    max_container: dict[str, int] = field(default_factory=dict)
     max_running_apps: int | None = None
     max_am_share: float | None = None  # as written; None: its parent's, else DEFAULT_MAX_AM_SHARE
     # delay scheduling (scheduler.locality), as written; None: its parent's, else the defaults there
@@ -240,8 +246,8 @@ class QueueSpec:
     rack_locality_delay_s: float | None = None
     user_limits: UserLimits | None = None  # a leaf's users share it by DRF (None: its apps share it directly)
     order: str = "drf"
-    submit_acl: Acl = field(default_factory=lambda: Acl(""))
-    admin_acl: Acl = field(default_factory=lambda: Acl(""))
+    submit_acl: Acl = NOBODY  # (one shared value: an Acl never changes; placement creates queues by the thousand)
+    admin_acl: Acl = NOBODY
     children: tuple[QueueSpec, ...] = ()
     parent: bool = False  # declared with `children:` (possibly empty, for queues placement creates)
     preemptable: bool = True  # as written; `false` on any ancestor covers the queue too
@@ -280,7 +286,7 @@ class QueueConfig:
         errors = []
         for q in self.root.walk():
             prefix = "queues." + ".children.".join(q.path.split("."))
-            for key, values in (("weight", q.weight), ("min", q.min), ("max", q.max)):
+            for key, values in _vectors(q).items():
                 if isinstance(values, dict):
                     for res in values:
                         if res not in names:
@@ -298,11 +304,11 @@ class QueueConfig:
         def keep(q: QueueSpec) -> QueueSpec:
             prefix = "queues." + ".children.".join(q.path.split("."))
             kept = {}
-            for key, values in (("weight", q.weight), ("min", q.min), ("max", q.max)):
+            for key, values in _vectors(q).items():
                 if isinstance(values, dict):
                     ignored.extend(f"{prefix}.{key}.{res}: ignored, the cluster has no resource type {res}"
                                    for res in values if res not in names)
-                    kept[key] = {res: v for res, v in values.items() if res in names}
+                    kept[key.replace("-", "_")] = {res: v for res, v in values.items() if res in names}
             return replace(q, **kept, children=tuple(keep(c) for c in q.children))
 
         resources = self.resources
@@ -313,6 +319,21 @@ class QueueConfig:
         if not ignored:
             return self, []
         return replace(self, root=keep(self.root), resources=resources), ignored
+
+
+def max_container_of(chain: list[QueueSpec]) -> dict[str, int]:
+    """The max-container in force in the last queue of `chain` (root first, down to it): per type,
+    the amount of the nearest queue that sets one. The file never lets a queue widen its
+    ancestors', so this is also the smallest on the path."""
+    limit: dict[str, int] = {}
+    for spec in chain:
+        limit.update(spec.max_container)
+    return limit
+
+
+def _vectors(q: QueueSpec) -> dict[str, Any]:
+    """A queue's settings keyed by resource type, by their names in the file."""
+    return {"weight": q.weight, "min": q.min, "max": q.max, "max-container": q.max_container}
 
 
 def load_config(path: str | Path) -> QueueConfig:
@@ -465,7 +486,7 @@ class _Semantics:
         root = queues.get("root") if isinstance(queues, dict) else None
         paths: dict[str, bool] = {}  # queue path -> is it a parent
         if isinstance(root, dict) or root is None:
-            self._queue(root or {}, "root", ["queues", "root"], paths)
+            self._queue(root or {}, "root", ["queues", "root"], paths, {})
             if not isinstance(root, dict) or not isinstance(root.get("children"), dict):
                 self._err(["queues", "root"], "must have children (root is always a parent queue in YARN; "
                                               "'children: {}' lets placement rules create its leaves)")
@@ -497,19 +518,41 @@ class _Semantics:
             if isinstance(res, str) and res not in self.known:
                 self._err(path + [res], f"unknown resource type (resources: {', '.join(self.known)})")
 
-    def _queue(self, q: dict, qpath: str, path: list, paths: dict[str, bool]) -> None:
+    def _queue(self, q: dict, qpath: str, path: list, paths: dict[str, bool],
+               inherited: dict[str, tuple[int, str]]) -> None:
         children = q.get("children")
         paths[qpath] = isinstance(children, dict)
-        self._names(q.get("weight"), path + ["weight"])
-        self._names(q.get("min"), path + ["min"])
-        self._names(q.get("max"), path + ["max"])
+        for key in ("weight", "min", "max", "max-container"):
+            self._names(q.get(key), path + [key])
+        inherited = self._max_container(q.get("max-container"), path + ["max-container"], qpath, inherited)
         self._weights(q.get("weight"), path + ["weight"])
         self._limits(q.get("min"), q.get("max"), path)
         self._user_limits(q.get("user-limits"), path + ["user-limits"], isinstance(children, dict))
         if isinstance(children, dict):
             for name, child in children.items():
                 if isinstance(child, dict) or child is None:
-                    self._queue(child or {}, f"{qpath}.{name}", path + ["children", name], paths)
+                    self._queue(child or {}, f"{qpath}.{name}", path + ["children", name], paths, inherited)
+
+    def _max_container(self, amounts, path: list, qpath: str,
+                       inherited: dict[str, tuple[int, str]]) -> dict[str, tuple[int, str]]:
+        """Checks a queue's max-container against its ancestors' (a queue may narrow it, never
+        widen it, as CapacityScheduler's maximum-allocation); returns what its children inherit:
+        resource -> (amount, the queue that set it)."""
+        if not isinstance(amounts, dict):
+            return inherited
+        mine = dict(inherited)
+        for res, amount in amounts.items():
+            if not _is_number(amount) or isinstance(amount, float):
+                continue  # the schema said what is wrong with it
+            if res in CONTAINER_FLOOR_TYPES and amount < 1:
+                self._err(path + [res], f"must be at least 1 (every container holds some {res})")
+            elif res in inherited and amount > inherited[res][0]:
+                limit, where = inherited[res]
+                self._err(path + [res], f"{amount} is above {limit}, the max-container {where} sets "
+                                        "(a queue may narrow its parent's, not widen it)")
+            else:
+                mine[res] = (amount, qpath)
+        return mine
 
     def _weights(self, weight, path: list) -> None:
         """Finite weights above 0 (the schema's bound) must also lie in [MIN_WEIGHT, MAX_WEIGHT]."""
@@ -646,6 +689,7 @@ def _build_queue(q: dict, path: str) -> QueueSpec:
         min={k: int(v) for k, v in (q.get("min") or {}).items()},
         max=limits,
         max_fraction=max_fraction,
+        max_container={k: int(v) for k, v in (q.get("max-container") or {}).items()},
         max_running_apps=None if running is None else int(running),
         max_am_share=None if q.get("max-am-share") is None else float(q["max-am-share"]),
         node_locality_delay_s=_seconds(q.get("node-locality-delay-s")),

@@ -123,13 +123,15 @@ class SchedulerCore:
         self.divided = frozenset(divided)
         self.timeout = config.starvation_timeout_s
         self.queues: dict[str, Queue] = {}
+        self._view = None  # (rebuilt at the next placement, once for the whole tree)
         self.root = self._build(config.root, None)
 
     def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False) -> Queue:
         q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
         q.locality_delays = delays_of(spec, None if parent is None else parent.locality_delays)
         self.queues[q.path] = q
-        self._view = None
+        if self._view is not None:
+            self._view.add(q.path, q.is_leaf)
         if parent is not None:
             parent.children[spec.name] = q
             parent.nested = True  # (a parent re-created draining has a leaf's spec: _keep_draining)
@@ -244,6 +246,8 @@ class SchedulerCore:
         dynamic = old is not None and old.dynamic
         q = self._build(spec, parent, dynamic=dynamic)
         q.draining = not dynamic
+        if q.draining and self._view is not None:
+            self._view.remove(path)
         return q
 
     def _recount(self) -> None:

@@ -16,6 +16,9 @@ from scheduler.echo import brief
 from scheduler.config import QUEUE_NAME, QUEUE_PATH, PlacementRule
 
 
+_QUEUE_NAME, _QUEUE_PATH = re.compile(QUEUE_NAME), re.compile(QUEUE_PATH)
+
+
 @dataclass(frozen=True)
 class Target:
     path: str
@@ -23,14 +26,39 @@ class Target:
 
 
 class QueueView:
-    """What placement needs to know of the queue tree: path -> is it a leaf?"""
+    """What placement needs to know of the queue tree: path -> is it a leaf? The core keeps it up
+    to date queue by queue (add, remove) rather than rebuilding it for every queue placement
+    creates: a rebuild costs a look at every queue, so creating N queues cost O(N^2)."""
 
     def __init__(self, leaves_and_parents: Mapping[str, bool]) -> None:
-        self.kinds = leaves_and_parents  # path -> True for a leaf
+        self.kinds: dict[str, bool] = {}  # path -> True for a leaf
         self.by_leaf_name: dict[str, list[str]] = {}
         for path, leaf in leaves_and_parents.items():
-            if leaf:
-                self.by_leaf_name.setdefault(path.rsplit(".", 1)[-1], []).append(path)
+            self._set(path, leaf)
+
+    def add(self, path: str, leaf: bool) -> None:
+        """A queue joins the tree; its parent, if placement sees it, is a parent queue from now on."""
+        parent = path.rpartition(".")[0]
+        if self.kinds.get(parent):
+            self._set(parent, False)
+        self._set(path, leaf)
+
+    def remove(self, path: str) -> None:
+        """Placement no longer sees the queue (it is draining)."""
+        self._set(path, None)
+
+    def _set(self, path: str, leaf: bool | None) -> None:
+        name = path.rpartition(".")[2]
+        if self.kinds.pop(path, False):
+            same = self.by_leaf_name[name]
+            same.remove(path)
+            if not same:
+                del self.by_leaf_name[name]
+        if leaf is None:
+            return
+        self.kinds[path] = leaf
+        if leaf:
+            self.by_leaf_name.setdefault(name, []).append(path)
 
     def resolve(self, name: str) -> str:
         """An app may name a queue by full path, by path without 'root.', or by a unique leaf name."""
@@ -50,7 +78,7 @@ def queue_name_for(identity: str) -> str | None:
     is no queue name, so it cannot land in alice's queue or create a malformed path.
     """
     name = identity.replace(".", "_dot_")
-    return name if re.match(QUEUE_NAME, name) else None
+    return name if _QUEUE_NAME.match(name) else None
 
 
 def place(rules: Sequence[PlacementRule], view: QueueView, requested: str | None, user: str,
@@ -97,7 +125,7 @@ def _check(rule: PlacementRule, view: QueueView, path: str) -> Target | str:
         return f"queue {brief(path)} is a parent queue; apps go to leaf queues"
     if not rule.create:
         return f"queue {brief(path)} does not exist"
-    if not re.match(QUEUE_PATH, path):
+    if not _QUEUE_PATH.match(path):
         return f"cannot create {brief(path)}: not a queue path (root, then names of letters, digits, '_' and '-')"
     parent = path.rsplit(".", 1)[0]
     if view.kinds.get(parent) is not False:

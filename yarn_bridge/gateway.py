@@ -12,6 +12,12 @@ not) or argument list gets py4j's error reply, and py4j's garbage-collect comman
 so the entry point cannot be replaced or dropped by a peer. Accepted sockets get TCP_NODELAY: py4j
 never sets it, and without it any reply of 8 KB or more stalls ~44 ms.
 
+The core never calls into Java, so the token never leaves this process except in the two handshakes
+of a connection the shim opened. py4j's own shutdown would first connect to the Java side's server
+(port 25333 unless configured) and authenticate there with the token; the shim runs no such server
+(`autoStartJavaServer(false)`), so whoever listened on that port would receive the token. The
+gateway here stops only its own server, and its client refuses to open any connection at all.
+
 Each connection is a `_LeanConnection`: py4j's own command loop spends about 8 µs of Python per call
 (decoding every line through its compatibility helpers, formatting a log line that is then dropped,
 converting arguments generically), as much as the core spends deciding. The lean loop reads the same
@@ -31,10 +37,10 @@ from collections import Counter
 from threading import Thread
 
 from py4j import protocol as proto
-from py4j.clientserver import (ClientServer, ClientServerConnection, JavaParameters, PythonParameters,
-                               PythonServer)
+from py4j.clientserver import (SHUTDOWN_FINALIZER_WORKER, ClientServer, ClientServerConnection, JavaClient,
+                               JavaParameters, PythonParameters, PythonServer)
 from py4j.java_gateway import set_reuse_address
-from py4j.protocol import escape_new_line, get_command_part, unescape_new_line
+from py4j.protocol import Py4JError, escape_new_line, get_command_part, unescape_new_line
 
 from yarn_bridge import handshake
 from yarn_bridge.service import CoreService
@@ -169,7 +175,8 @@ class _LeanConnection(ClientServerConnection):
         sock.sendall(proto.OUTPUT_VOID_COMMAND.encode("utf-8"))
 
     def _serve_commands(self) -> None:
-        readline, sendall = self.stream.readline, self.socket.sendall
+        sock = self.socket
+        readline, sendall = self.stream.readline, sock.sendall
         reset = False
         try:
             while True:
@@ -188,9 +195,24 @@ class _LeanConnection(ClientServerConnection):
                     sendall(proto.ERROR_RETURN_MESSAGE.encode("utf-8"))
         except socket.timeout:
             reset = True
+        except (OSError, EOFError) as exc:  # the peer went away mid-command or mid-reply: its own business
+            log.info("py4j: connection from %s ended early (%s)", _peer(sock), exc or type(exc).__name__)
         except Exception:  # noqa: BLE001 (a broken peer ends its connection, never the server)
             log.info("py4j: connection ended", exc_info=True)
         self.close(reset)
+
+    def close(self, reset: bool = False) -> None:
+        """py4j closes the stream first, which waits for the stream's lock, held by this connection's
+        thread for as long as it waits for the peer's next command (the shim's connections idle
+        between heartbeats): the server's shutdown hung until the shim's next call, or forever.
+        Shutting the socket down first ends that wait at once."""
+        sock = self.socket
+        if sock is not None and not reset:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by the peer
+        super().close(reset)
 
     def _call_proxy(self, obj_id, input):
         method = _part(input)
@@ -281,10 +303,28 @@ class _AdmittingPythonServer(PythonServer):
         return connection
 
 
+class _NoCallsToJava(JavaClient):
+    """py4j's client towards the Java side, which this core never calls: a connection would begin
+    with py4j's auth command, the token in clear, to whatever listens on the Java port."""
+
+    def _create_new_connection(self):
+        raise Py4JError("the yarn-drf core makes no calls into Java")
+
+
 class _AdmittingClientServer(ClientServer):
     def __init__(self, admission: Admission, **kwargs) -> None:
         self._admission = admission
         super().__init__(**kwargs)
+
+    def _create_gateway_client(self):
+        return _NoCallsToJava(self.java_parameters, self.python_parameters,
+                              finalizer_deque=self._create_finalizer_worker())
+
+    def shutdown(self, raise_exception: bool = False) -> None:
+        """Stops listening and closes the shim's connections. py4j's shutdown would first ask the
+        Java side's server to stop, over a new connection: none is opened (the module's docstring)."""
+        self._gateway_client.finalizer_deque.appendleft(SHUTDOWN_FINALIZER_WORKER)
+        self.shutdown_callback_server(raise_exception)
 
     def _create_callback_server(self, callback_server_parameters):
         server = _AdmittingPythonServer(self._gateway_client, self.java_parameters, self.python_parameters,

@@ -45,6 +45,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scheduler.config import max_container_of
 from scheduler.echo import brief
 from scheduler.preemption import FAIR, MIN
 from scheduler.preemption_state import MAX_SAVED_LEAVES, MAX_SAVED_MARKS, SavedLeaf, SavedMark, SavedState
@@ -496,8 +497,17 @@ def placement(app: str, placed: Placement) -> dict[str, Any]:
 
 
 def queue_entry(path: str, q: Queue) -> dict[str, Any]:
-    """One queue of the "queues" list: what Java needs for getQueueInfo, ACLs and limits."""
+    """One queue of the "queues" list: what Java needs for getQueueInfo, ACLs and limits
+    (`max_container` only for a queue where one is in force: it came after version 6)."""
     spec = q.spec
-    return {"name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
-            "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
-            "admin_acl": spec.admin_acl.text, "draining": bool(q.draining)}
+    entry = {"name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
+             "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
+             "admin_acl": spec.admin_acl.text, "draining": bool(q.draining)}
+    chain, parent = [spec], q.parent
+    while parent is not None:  # a queue's parent is a queue
+        chain.append(parent.spec)
+        parent = parent.parent
+    max_container = max_container_of(chain[::-1])
+    if max_container:
+        entry["max_container"] = max_container
+    return entry

@@ -1,10 +1,12 @@
 """The one validated queue-configuration reload, and the file watcher that triggers it.
 
 Every trigger — `yarn rmadmin -refreshQueues` through the shim, `yarn-drf reload` through the
-status server, and a change of the queue file on disk — ends in `Reloader.apply`: the file is
-parsed and validated whole, the core checks it against the running apps, and only then is it
-installed. A refused file changes nothing and every error is reported. Each outcome is logged
-with a diff summary (queues added, removed or draining, and per queue the settings that changed).
+status server, and a change of the queue file on disk — ends in `Reloader.check` then
+`Reloader.install`: the file is parsed and validated whole (without the service's lock, so
+scheduling calls never wait for a parse), the core checks it against the running apps, and only
+then is it installed (under the lock). A refused file changes nothing and every error is
+reported. Each outcome is logged with a diff summary (queues added, removed or draining, and per
+queue the settings that changed).
 """
 from __future__ import annotations
 
@@ -38,11 +40,23 @@ class ReloadResult:
                 "errors": self.errors, "changes": self.changes, "diff": self.diff}
 
 
+@dataclass
+class Checked:
+    """A queue file read and validated, not yet installed (Reloader.check, then Reloader.install)."""
+    path: Path
+    trigger: str
+    config: QueueConfig | None  # None: refused, for `errors`
+    errors: list[str]
+    against: tuple[tuple[str, ...], str]  # the resource types and policy it was validated for
+
+
 class Reloader:
     """Holds which file the service runs and which version of it; applies reloads.
 
-    `on_applied(config, path)` lets the service keep its own copy (it rebuilds the core from it on a
-    resync). `apply` expects the caller to hold `lock`; `reload` takes it.
+    A reload reads and validates the file without the service's `lock` (check), then installs it
+    under the lock (install): scheduling calls wait for the install only, never for the parse of a
+    big or broken file. `on_applied(config, path)` lets the service keep its own copy (it rebuilds
+    the core from it on a resync).
     """
 
     def __init__(self, get_core: Callable[[], SchedulerCore], lock: Any, path: str | Path, *,
@@ -59,26 +73,46 @@ class Reloader:
         self.last: ReloadResult | None = None
 
     def reload(self, path: str | Path | None = None, trigger: str = "api") -> ReloadResult:
+        """Validates the queue file (default: the current one) and installs it, taking the lock for
+        the install only."""
+        checked = self.check(path, trigger)
+        if checked.config is None:
+            return self._refuse(checked.path, trigger, checked.errors)
         with self.lock:
-            return self.apply(path, trigger)
+            return self.install(checked)
 
-    def apply(self, path: str | Path | None = None, trigger: str = "api") -> ReloadResult:
-        """Validates and installs the queue file (default: the current one). Caller holds the lock."""
+    def check(self, path: str | Path | None = None, trigger: str = "api") -> Checked:
+        """Reads and validates the file; the service's lock is not needed (nor should it be held)."""
         path = Path(path) if path else self.path
+        core = self.get_core()  # only its resource types and policy are read, which a reload never changes
+        against = (core.types.names, core.policy.name)
+        try:
+            config = self.loader(path)
+            _try_install(config, against)
+        except ConfigError as exc:
+            return Checked(path, trigger, None, exc.errors, against)
+        except Exception as exc:  # noqa: BLE001 (a bug must be a refusal: the RM and the old config stay)
+            log.exception("reloading %s failed", path)
+            return Checked(path, trigger, None, [_bug(exc)], against)
+        return Checked(path, trigger, config, [], against)
+
+    def install(self, checked: Checked) -> ReloadResult:
+        """Installs a checked file. Caller holds the lock."""
+        path, trigger, config = checked.path, checked.trigger, checked.config
+        if config is None:
+            return self._refuse(path, trigger, checked.errors)
         core = self.get_core()
         old = core.config
         try:
-            config = self.loader(path)
-            # Build a throwaway core first: a config that the running core would fail to install
-            # fails here, before the running core has changed at all.
-            SchedulerCore(config, resource_types=core.types.names, policy=core.policy.name)
+            against = (core.types.names, core.policy.name)
+            if against != checked.against:  # a resync rebuilt the core for other resource types meanwhile
+                _try_install(config, against)
             changes = core.reload(config)
         except ConfigError as exc:
             return self._refuse(path, trigger, exc.errors)
-        except Exception as exc:  # noqa: BLE001 (a bug must be a refusal: the RM and the old config stay)
+        except Exception as exc:  # noqa: BLE001 (as in check)
             log.exception("reloading %s failed", path)
-            return self._refuse(path, trigger, [f"(top level): the reload failed: {type(exc).__name__}: "
-                                                f"{brief(str(exc))} (a yarn-drf bug; please report it)"])
+            return self._refuse(path, trigger, [_bug(exc)])
         self.path, self.version, self.digest = path, self.version + 1, _digest(path)
         diff = describe_changes(old, config, changes, core)
         result = ReloadResult(True, str(path), trigger, self.version, changes=changes, diff=diff)
@@ -109,6 +143,17 @@ class Reloader:
                 {"accepted": last.accepted, "trigger": last.trigger, "errors": last.errors, "diff": last.diff}}
 
 
+def _try_install(config: QueueConfig, against: tuple[tuple[str, ...], str]) -> None:
+    """Builds a throwaway core: a config the running core would fail to install fails here, before
+    the running core has changed at all."""
+    types, policy = against
+    SchedulerCore(config, resource_types=types, policy=policy)
+
+
+def _bug(exc: Exception) -> str:
+    return f"(top level): the reload failed: {type(exc).__name__}: {brief(str(exc))} (a yarn-drf bug; please report it)"
+
+
 def _digest(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
@@ -119,7 +164,7 @@ def _digest(path: Path) -> str | None:
 # ---------------------------------------------------------------------------- diff summary
 
 _FIELDS = (("weight", "weight"), ("min", "min"), ("max", "max"), ("max_fraction", "max"),
-           ("max_running_apps", "max-running-apps"),
+           ("max_container", "max-container"), ("max_running_apps", "max-running-apps"),
            ("max_am_share", "max-am-share"), ("node_locality_delay_s", "node-locality-delay-s"),
            ("rack_locality_delay_s", "rack-locality-delay-s"), ("order", "order"), ("preemptable", "preemptable"))
 

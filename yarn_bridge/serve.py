@@ -21,7 +21,10 @@ import sys
 import threading
 import time
 
+from collections.abc import Callable
 from pathlib import Path
+
+from py4j.clientserver import ClientServer
 
 from scheduler import ConfigError
 from scheduler.multinode import NODE_CHOICES
@@ -32,6 +35,7 @@ from yarn_bridge.token_file import TokenFileError, read_token
 log = logging.getLogger("yarn_bridge.serve")
 DEFAULT_PORT = 25334
 EXIT_BAD_INPUT, EXIT_BRIDGE_PORT_TAKEN, EXIT_STATUS_PORT_TAKEN = 2, 3, 4
+STOP_WAIT_S = 1.0  # how long a stop lets a call in progress finish (the shim stops us on every RM stop)
 
 
 def register(subparsers) -> None:
@@ -152,5 +156,16 @@ def run(args: argparse.Namespace) -> int:
     stop.wait()
     log.info("yarn-drf serve: stopping %s; bridge connections refused %s", dict(service.counters),
              dict(gateway.admission.refused))
-    gateway.shutdown()
+    _stop(gateway, service)
     return 0
+
+
+def _stop(gateway: ClientServer, service: CoreService) -> None:
+    """Closes the bridge so that a call in progress is applied whole or not at all: it may finish for
+    up to STOP_WAIT_S, then the connections close with the service's lock held, so no call starts
+    applying after that. Its reply goes out whole, or the connection closes before the shim reads
+    all of it; a call still running dies with the process. The shim resyncs the next core from a
+    snapshot either way."""
+    if not service.lock.acquire(timeout=STOP_WAIT_S):
+        log.warning("yarn-drf serve: a call still running after %g s is dropped", STOP_WAIT_S)
+    gateway.shutdown()  # the lock stays held: this process ends here

@@ -106,8 +106,7 @@ class CoreService:
             metrics.follow(lambda: self.core, self.lock)
         self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader, metrics=metrics,
                                  on_applied=self._adopt)
-        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "reload": self._reload,
-                          "move": self._move}
+        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "move": self._move}
 
     # ------------------------------------------------------------------ entry point
 
@@ -123,6 +122,8 @@ class CoreService:
         if kind == "snapshot":
             with self._announce:
                 self._newest = max(self._newest, epoch)
+        # a reload reads and validates its file before the lock is taken; what it returns runs under it
+        handler = self._reload(msg) if kind == "reload" else self._handlers[kind]
         with self.lock:
             self.counters[kind] += 1
             if kind == "snapshot":
@@ -136,7 +137,7 @@ class CoreService:
                 return protocol.error(f"{kind}: epoch {epoch} is not the current epoch {self.epoch}; "
                                       "send a snapshot")
             try:
-                return self._handlers[kind](msg)
+                return handler(msg)
             except _Superseded as exc:
                 self.counters["superseded_snapshots"] += 1
                 log.warning("%s", exc)
@@ -373,22 +374,29 @@ class CoreService:
                         "" if fits(ours, free) else " (not decided for until YARN has the core's room)")
         return ids
 
-    def _reload(self, msg: dict) -> str:
-        """`yarn rmadmin -refreshQueues`: the validated reload of the file this service runs, never another."""
+    def _reload(self, msg: dict) -> Callable[[dict], str]:
+        """`yarn rmadmin -refreshQueues`: the validated reload of the file this service runs, never another.
+        The file is read and validated here, before the service's lock is taken (a big or broken file
+        must not hold up scheduling calls); what is returned installs it, under the lock."""
         asked, running = msg.get("path"), self.reloader.path  # protocol checked: a string or absent
-        if asked and os.path.realpath(asked) != os.path.realpath(running):
-            return protocol.reload_refused([
+        if asked and not _same_file(asked, running):
+            refused = protocol.reload_refused([
                 f"{asked} is not the queue file this service runs ({running}): `yarn-drf serve` reads only the "
                 "file it was started with. To use another file, restart it with --queues naming that file "
                 "(in child mode: set yarn-drf.queues.file and restart the ResourceManager)"])
-        try:
-            result = self.reloader.apply(trigger="refreshQueues")
-        except Exception as exc:  # noqa: BLE001 (the py4j entry point never raises into the RM)
-            log.exception("reload of %s failed", running)
-            return protocol.error(f"reload: {exc!r}")
-        if not result.accepted:
-            return protocol.reload_refused(result.errors)
-        return protocol.reload_applied(result.changes, self.queue_list())
+            return lambda _msg: refused
+        checked = self.reloader.check(trigger="refreshQueues")
+
+        def install(_msg: dict) -> str:
+            try:
+                result = self.reloader.install(checked)
+            except Exception as exc:  # noqa: BLE001 (the py4j entry point never raises into the RM)
+                log.exception("reload of %s failed", running)
+                return protocol.error(f"reload: {exc!r}")
+            if not result.accepted:
+                return protocol.reload_refused(result.errors)
+            return protocol.reload_applied(result.changes, self.queue_list())
+        return install
 
     def _move(self, msg: dict) -> str:
         """`yarn application -movetoqueue`: the core moves the app (its usage with it) or says why not.
@@ -574,6 +582,13 @@ class CoreService:
         self._tree_sent = (core.config, len(core.queues))
         return [protocol.queue_entry(path, core.queues[path])
                 for path in sorted(core.queues, key=lambda p: (p.count("."), p))]
+
+
+def _same_file(asked: str, running: Path) -> bool:
+    try:
+        return os.path.realpath(asked) == os.path.realpath(running)
+    except ValueError:  # (a NUL in the path names no file)
+        return False
 
 
 def _ids(items: Any) -> frozenset[int]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -210,6 +211,16 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self._slots.release()
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that closed before its reply was written (a closed tab, a cancelled curl) is its own
+        business: one line, not socketserver's traceback on stderr."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):
+            log.info("status server: client %s:%d left before its reply (%s)", *client_address[:2],
+                     type(exc).__name__)
+            return
+        super().handle_error(request, client_address)
 
 
 def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:

@@ -2,6 +2,7 @@
 
     make bench-scale                         # = make venv shim; .venv/bin/python benchmarks/scale/driver.py
     .venv/bin/python benchmarks/scale/driver.py --nodes 10000 --apps 200 --asks 100 --seconds 30
+    .venv/bin/python benchmarks/scale/driver.py --offer-between-heartbeats false,true
 
 Runs java_shim's ScaleDriver (test tree): a ResourceManager in one JVM with YarnDrfScheduler,
 which starts `yarn-drf serve` as its child over py4j; NODES NodeManagers registered through the
@@ -11,7 +12,9 @@ NodeManager heartbeat: NODES heartbeats a second); another plays each app's AM o
 keeping ASKS containers asked for and releasing what the app got in its previous round (so
 APPS x ASKS allocations a second are asked for). When the scheduler cannot keep up, the threads
 fall behind and the measured rates show it. Prints heartbeats and allocations per second against
-the issue's targets (10,000 and 20,000) and where the time went.
+the issue's targets (10,000 and 20,000) and where the time went. --offer-between-heartbeats
+(yarn-drf.scheduler.offer-between-heartbeats, false by default as in the shim) runs once per value
+given, one after the other.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def java_command(a: argparse.Namespace, status_port: int) -> list[str]:
+def java_command(a: argparse.Namespace, status_port: int, between_heartbeats: bool) -> list[str]:
     test_classes = SHIM / "target" / "test-classes"
     for f in (SHIM_JAR, test_classes / "org" / "yarndrf" / "shim" / "bench" / "ScaleDriver.class",
               SHIM / "target" / "classpath.txt"):
@@ -45,7 +48,8 @@ def java_command(a: argparse.Namespace, status_port: int) -> list[str]:
             raise SystemExit(f"scale: {f.relative_to(REPO)} is missing; run `make shim` first")
     cp = ":".join([str(SHIM_JAR), str(test_classes), (SHIM / "target" / "classpath.txt").read_text().strip()])
     serve = f"{Path(sys.executable).parent / 'yarn-drf'} serve --status-port {status_port}"
-    return ["java", *OPENS.read_text().split(), f"-Xmx{a.heap_mb}m", "-cp", cp,
+    return ["java", *OPENS.read_text().split(), f"-Xmx{a.heap_mb}m",
+            f"-Dyarndrf.offer-between-heartbeats={str(between_heartbeats).lower()}", "-cp", cp,
             "org.yarndrf.shim.bench.ScaleDriver", str(a.nodes), str(a.apps), str(a.asks),
             str(a.warmup_s), str(a.seconds), serve, str(a.queues.resolve()), str(status_port),
             *([str(a.bridge_timeout_ms)] if a.bridge_timeout_ms else [])]
@@ -71,7 +75,8 @@ def report(r: dict) -> str:
     ]
     rows.append(("bridge counters (shim)", "", r["bridge"]))
     head = (f"**{r['nodes']:,} nodes, {r['apps']} apps asking for {r['asks_per_app']} each, "
-            f"{r['seconds']:.0f} s measured**\n\n| figure | value | note |\n|---|---:|---|\n")
+            f"{r['seconds']:.0f} s measured, offer-between-heartbeats "
+            f"{str(r['offer_between_heartbeats']).lower()}**\n\n| figure | value | note |\n|---|---:|---|\n")
     return head + "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows) + "\n"
 
 
@@ -87,17 +92,34 @@ def main(argv: list[str] | None = None) -> int:
                     help="yarn-drf.bridge.timeout-ms (default: the shim's); a call deciding for "
                          "10,000 nodes and 20,000 asks at once takes longer than the default")
     ap.add_argument("--queues", type=Path, default=HERE / "queues.yaml")
+    ap.add_argument("--offer-between-heartbeats", type=between_heartbeats, default=[False],
+                    help="yarn-drf.scheduler.offer-between-heartbeats: false, true, or false,true "
+                         "for a run of each (default false, the shim's default)")
     a = ap.parse_args(argv)
-    proc = subprocess.run(java_command(a, free_port()), capture_output=True, text=True,
+    for between in a.offer_between_heartbeats:
+        r = run(a, between)
+        print(json.dumps(r))
+        print(report(r))
+    return 0
+
+
+def between_heartbeats(text: str) -> list[bool]:
+    values = {"false": False, "true": True}
+    try:
+        return [values[v.strip()] for v in text.split(",")]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"expected false, true or both comma-separated, got {text!r}")
+
+
+def run(a: argparse.Namespace, between: bool) -> dict:
+    """One run of the driver: its figures, with the setting they were measured under."""
+    proc = subprocess.run(java_command(a, free_port(), between), capture_output=True, text=True,
                           timeout=a.warmup_s + a.seconds + 600)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-5000:])
         raise SystemExit(f"scale: the driver failed (exit {proc.returncode})")
-    r = json.loads(lines[-1])
-    print(json.dumps(r))
-    print(report(r))
-    return 0
+    return {**json.loads(lines[-1]), "offer_between_heartbeats": between}
 
 
 if __name__ == "__main__":

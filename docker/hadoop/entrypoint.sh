@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Container start: write the Hadoop configuration from the environment, prepare the shared volume,
-# then run the role: `resourcemanager`, `nodemanager`, `zookeeper` and `publish-conf` (HA clusters,
-# below), or any command (a client).
+# then run the role: `resourcemanager`, `nodemanager`, `namenode` and `datanode` (HDFS),
+# `zookeeper` and `publish-conf` (HA clusters, below), or any command (a client).
 set -euo pipefail
 python3 /opt/hadoop/bin/render_conf.py "${1:-}"
 # The shared volume holds the job staging area and the user's home (LocalFileSystem's home
@@ -22,6 +22,12 @@ case "${1:-}" in
       "clientPortAddress=127.0.0.1" "admin.enableServer=false" "4lw.commands.whitelist=ruok,srvr" \
       > "$HADOOP_CONF_DIR/zoo.cfg"
     exec yarn org.apache.zookeeper.server.ZooKeeperServerMain "$HADOOP_CONF_DIR/zoo.cfg" ;;
+  # HDFS (docker/DOCKER.md, "HDFS"): a NameNode formatted at its first start, and a DataNode per
+  # NodeManager host.
+  namenode)
+    [ -f /var/lib/hadoop/dfs/name/current/VERSION ] || hdfs namenode -format -nonInteractive
+    exec hdfs namenode ;;
+  datanode) exec hdfs datanode ;;
   # HA: the configuration store every RM reads was written above (render_conf.py publish-conf).
   publish-conf) ;;
   "") exec bash ;;

@@ -14,7 +14,13 @@ secure_conf.py and applies when its environment variables are set.
 
 With the stock CapacityScheduler, capacity-scheduler.xml is derived from the queue YAML (weights
 become weight-mode capacities, ACLs carry over), so the baseline cluster has the same queues and
-ACLs as the yarn-drf scheduler reading the same file.
+ACLs as the yarn-drf scheduler reading the same file; with FairScheduler, its allocation file
+(weights, ACLs, DRF).
+
+With HDFS_NAMENODE set the default file system is that HDFS (hdfs-site.xml: the NameNode, and the
+DataNode of the container's host NM_HOST); with CLUSTER_HOSTS each NodeManager host has a name
+(and loopback address) of its own and a rack (Hadoop's TableMapping), so YARN node names, HDFS
+block locations and MapReduce's locality asks name the same hosts.
 
 With RM_HA_IDS set (e.g. `rm1,rm2`) the configuration is that of a ResourceManager HA cluster
 (`ha_settings`): per-RM-id addresses, ZooKeeper for the state store and the embedded leader
@@ -28,6 +34,7 @@ Usage: render_conf.py [ROLE]   (the entrypoint's role: resourcemanager, nodemana
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -36,6 +43,7 @@ from xml.sax.saxutils import escape
 from secure_conf import krb5_conf, secure_files, status_token_option
 
 CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+FAIR_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
 HADOOP_HOME = "/opt/hadoop"
 SHARED = "/shared"  # a volume every container mounts at the same path: the cluster's file system
 FS_CONFIGURATION_PROVIDER = "org.apache.hadoop.yarn.FileSystemBasedConfigurationProvider"
@@ -80,9 +88,9 @@ def site_files() -> dict[str, dict[str, str]]:
     classpath = f"{HADOOP_HOME}/etc/hadoop,{HADOOP_HOME}/lib/*"
     user = env("HADOOP_OS_USER", "hadoop")
     core = {
-        # No HDFS: a volume mounted at the same path in every container is the shared file system
-        # (staging of jobs, distributed-shell jars, localization).
-        "fs.defaultFS": "file:///",
+        # Without HDFS (the default) a volume mounted at the same path in every container is the
+        # shared file system (staging of jobs, distributed-shell jars, localization).
+        "fs.defaultFS": f"hdfs://{namenode()}" if namenode() else "file:///",
         "hadoop.tmp.dir": "/tmp/hadoop-${user.name}",
         "hadoop.security.authentication": "simple",
         # Web UI and REST requests (127.0.0.1 only) act as this user; the default "dr.who" may not
@@ -93,8 +101,9 @@ def site_files() -> dict[str, dict[str, str]]:
         "yarn.resourcemanager.hostname": rm,
         **{key: f"{rm}:{port}" for key, port in rm_ports.items()},
         "yarn.resourcemanager.scheduler.class": env("YARN_SCHEDULER_CLASS", CAPACITY_SCHEDULER),
-        # Every NodeManager runs on the same host: node names must carry the port to be distinct.
-        "yarn.scheduler.include-port-in-node-name": "true",
+        # Every NodeManager runs on the same host: node names must carry the port to be distinct,
+        # unless each has a host name of its own (CLUSTER_HOSTS, hdfs_settings).
+        "yarn.scheduler.include-port-in-node-name": "false" if cluster_hosts() else "true",
         # yarn-drf's shim (read only when it is the scheduler): the queue YAML and the loopback
         # port of the Python scheduler it starts as its child.
         "yarn-drf.queues.file": env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"),
@@ -104,6 +113,8 @@ def site_files() -> dict[str, dict[str, str]]:
             f" --status-port {env_int('YARN_DRF_STATUS_PORT', 0)}" if env_int("YARN_DRF_STATUS_PORT", 0) else ""),
         # The RM web UI's Scheduler page for yarn-drf (the queue tree and the dashboard's address).
         "yarn.http.rmwebapp.scheduler.page.class": "org.yarndrf.shim.web.SchedulerPage",
+        # /ws/v1/cluster/scheduler for yarn-drf (YARN's own answer for its three schedulers).
+        "yarn.webapp.custom.webservice.class": "org.yarndrf.shim.web.YarnDrfWebServices",
         "yarn.acl.enable": "true",
         "yarn.admin.acl": env("YARN_ADMIN_ACL", user),
         "yarn.scheduler.minimum-allocation-mb": "128",
@@ -170,6 +181,72 @@ def site_files() -> dict[str, dict[str, str]]:
         "mapred-site.xml": mapred,
         "resource-types.xml": resource_types,
         "node-resources.xml": node_resources,
+    }
+
+
+def namenode() -> str:
+    """The HDFS NameNode's RPC address (HDFS_NAMENODE, host:port), or "" for no HDFS."""
+    return env("HDFS_NAMENODE", "")
+
+
+def cluster_hosts() -> dict[str, str]:
+    """CLUSTER_HOSTS: the NodeManager (and DataNode) hosts by name with their racks,
+    `nm-cpu=/rack-a,nm-gpu=/rack-b`; {} when the NodeManagers share one host name."""
+    hosts: dict[str, str] = {}
+    for item in filter(None, (i.strip() for i in env("CLUSTER_HOSTS", "").split(","))):
+        name, sep, rack = item.partition("=")
+        if not (sep and name.strip() and rack.strip().startswith("/")):
+            sys.exit(f"render_conf: CLUSTER_HOSTS item {item!r} is not NAME=/RACK")
+        hosts[name.strip()] = rack.strip()
+    return hosts
+
+
+def topology_table(hosts: dict[str, str]) -> str:
+    """Hadoop's TableMapping file for the hosts' racks. Hadoop resolves a name to its address before
+    it looks it up (CachedDNSToSwitchMapping), so each host is listed by name and by address."""
+    lines = []
+    for name, rack in hosts.items():
+        try:
+            address = socket.gethostbyname(name)
+        except OSError as err:
+            sys.exit(f"render_conf: CLUSTER_HOSTS host {name!r} does not resolve ({err}): "
+                     "give every container its address (docker --add-host)")
+        lines += [f"{name} {rack}", f"{address} {rack}"]
+    return "\n".join(lines) + "\n"
+
+
+def hdfs_settings() -> dict[str, str]:
+    """hdfs-site.xml (HDFS_NAMENODE set): the NameNode's and this host's DataNode's addresses.
+
+    A DataNode reports the host name of its NodeManager (NM_HOST), so HDFS block locations name
+    YARN nodes and a MapReduce split's hosts become node-local asks; clients reach DataNodes by
+    that name. Every server of a host binds that host's (loopback) address."""
+    host = env("NM_HOST", "127.0.0.1")
+    return {
+        "dfs.namenode.rpc-address": namenode(),
+        "dfs.namenode.http-address": f"127.0.0.1:{env_int('NN_HTTP_PORT', 9870)}",
+        "dfs.namenode.name.dir": "file:///var/lib/hadoop/dfs/name",
+        "dfs.datanode.data.dir": "file:///var/lib/hadoop/dfs/data",
+        "dfs.replication": str(env_int("HDFS_REPLICATION", 1)),
+        # A fresh NameNode has no blocks to wait for: leave safe mode at once (default 30 s).
+        "dfs.namenode.safemode.extension": "0",
+        "dfs.datanode.hostname": host,
+        "dfs.datanode.address": f"{host}:{env_int('DN_PORT', 9866)}",
+        "dfs.datanode.http.address": f"{host}:{env_int('DN_HTTP_PORT', 9864)}",
+        "dfs.datanode.ipc.address": f"{host}:{env_int('DN_IPC_PORT', 9867)}",
+        "dfs.client.use.datanode.hostname": "true",
+        "dfs.datanode.use.datanode.hostname": "true",
+    }
+
+
+def topology_settings(conf_dir: Path, hosts: dict[str, str]) -> dict[str, str]:
+    """core-site.xml's rack mapping of CLUSTER_HOSTS (its table written beside it), read alike by
+    the RM, the AMs and HDFS."""
+    table = conf_dir / "topology.table"
+    table.write_text(topology_table(hosts))
+    return {
+        "net.topology.node.switch.mapping.impl": "org.apache.hadoop.net.TableMapping",
+        "net.topology.table.file.name": str(table),
     }
 
 
@@ -276,10 +353,8 @@ def publish(conf_dir: Path, queues: Path, store: Path) -> None:
         print(f"render_conf: published {store / name}")
 
 
-def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
-    """capacity-scheduler.xml for the queues of the yarn-drf YAML: weights, submit/admin ACLs, user
-    weights of `user-limits`, and the `user` placement rule with `create` (CapacityScheduler's
-    queue mapping, used when an app names no queue, into a parent that creates its leaves)."""
+def queue_file(queues_yaml: Path) -> dict:
+    """The yarn-drf queue YAML, with its `queues.root` checked to be a mapping."""
     import yaml  # Debian's python3-yaml in the image
 
     try:
@@ -289,6 +364,46 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
     root = (doc or {}).get("queues", {}).get("root")
     if not isinstance(root, dict):
         sys.exit(f"render_conf: {queues_yaml}: queues.root: missing or not a mapping")
+    return doc
+
+
+def queue_root(queues_yaml: Path) -> dict:
+    """The `queues.root` mapping of the yarn-drf YAML."""
+    return queue_file(queues_yaml)["queues"]["root"]
+
+
+def queue_weight(spec: dict) -> float:
+    """A queue's one weight (per-resource weights: the largest; Capacity/FairScheduler have one)."""
+    weight = spec.get("weight", 1)
+    return float(max(weight.values()) if isinstance(weight, dict) else weight)
+
+
+def fair_allocations(queues_yaml: Path) -> str:
+    """FairScheduler's allocation file for the queues of the yarn-drf YAML: weights, submit/admin
+    ACLs, DRF in every queue (FairScheduler's own DRF, as benchmarks/sls compares it)."""
+    def visit(name: str, spec: dict, is_root: bool, depth: int) -> list[str]:
+        pad = "  " * depth
+        lines = [f'{pad}<queue name="{escape(name)}">']
+        if not is_root:
+            lines.append(f"{pad}  <weight>{queue_weight(spec):g}</weight>")
+        # As in capacity_scheduler: root's default ACL is "*", so it is set, " " for nobody.
+        lines.append(f"{pad}  <aclSubmitApps>{escape(spec.get('submit-acl', ' '))}</aclSubmitApps>")
+        lines.append(f"{pad}  <aclAdministerApps>{escape(spec.get('admin-acl', ' '))}</aclAdministerApps>")
+        for child, child_spec in (spec.get("children") or {}).items():
+            lines += visit(child, child_spec or {}, False, depth + 1)
+        return lines + [f"{pad}</queue>"]
+
+    body = visit("root", queue_root(queues_yaml), True, 1)
+    return "\n".join(['<?xml version="1.0"?>', "<!-- written by render_conf.py at container start -->",
+                      "<allocations>", "  <defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy>",
+                      *body, "</allocations>"]) + "\n"
+
+
+def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
+    """capacity-scheduler.xml for the queues of the yarn-drf YAML: weights, submit/admin ACLs, user
+    weights of `user-limits`, and the `user` placement rule with `create` (CapacityScheduler's
+    queue mapping, used when an app names no queue, into a parent that creates its leaves)."""
+    doc = queue_file(queues_yaml)
     props = {
         "yarn.scheduler.capacity.resource-calculator":
             "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator",
@@ -302,10 +417,7 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
         props[f"{key}.acl_submit_applications"] = spec.get("submit-acl", " ")
         props[f"{key}.acl_administer_queue"] = spec.get("admin-acl", " ")
         if not is_root:
-            weight = spec.get("weight", 1)
-            if isinstance(weight, dict):  # per-resource weights: CapacityScheduler has one number
-                weight = max(weight.values())
-            props[f"{key}.capacity"] = f"{float(weight):g}w"
+            props[f"{key}.capacity"] = f"{queue_weight(spec):g}w"
         children = spec.get("children") or {}
         if "children" in spec and not children:
             # A parent that placement fills (`children: {}`); without this CapacityScheduler reads a
@@ -329,7 +441,7 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
             for name, child in children.items():
                 visit(f"{path}.{name}", child or {}, False)
 
-    visit("root", root, True)
+    visit("root", doc["queues"]["root"], True)
     created = [f"u:%user:{rule.get('parent', 'root')}.%user" for rule in doc.get("placement") or []
                if isinstance(rule, dict) and rule.get("rule") == "user" and rule.get("create")]
     if created:
@@ -376,10 +488,18 @@ def main(argv: list[str]) -> int:
     role = argv[1] if len(argv) > 1 else ""
     if ha_ids():
         apply_ha(files, ha_ids(), role)
-    if files["yarn-site.xml"]["yarn.resourcemanager.scheduler.class"] == CAPACITY_SCHEDULER:
-        queues = Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"))
-        if queues.is_file():
-            files["capacity-scheduler.xml"] = capacity_scheduler(queues)
+    scheduler = files["yarn-site.xml"]["yarn.resourcemanager.scheduler.class"]
+    queues = Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"))
+    if scheduler == CAPACITY_SCHEDULER and queues.is_file():
+        files["capacity-scheduler.xml"] = capacity_scheduler(queues)
+    if scheduler == FAIR_SCHEDULER and queues.is_file():
+        allocations = conf_dir / "fair-scheduler.xml"
+        allocations.write_text(fair_allocations(queues))
+        files["yarn-site.xml"]["yarn.scheduler.fair.allocation.file"] = str(allocations)
+    if namenode():
+        files["hdfs-site.xml"] = hdfs_settings()
+    if cluster_hosts():
+        files["core-site.xml"].update(topology_settings(conf_dir, cluster_hosts()))
     add_security(files, conf_dir)
     for fname, props in overrides().items():
         files.setdefault(fname, {}).update(props)

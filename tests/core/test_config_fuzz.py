@@ -220,7 +220,7 @@ for i, (what, data) in enumerate(mutants({seed}, {count})):
                 out["core"] = "ran"
         if i % {every} == 0:  # the reload path and the command read the file with the same parser
             case_file.write_bytes(data)
-            result = reloader.apply(case_file, trigger="fuzz")
+            result = reloader.reload(case_file, trigger="fuzz")
             out["reload"], out["reload_errors"] = result.accepted, result.errors
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
                 out["check_config"] = check_config(argparse.Namespace(file=str(case_file)))

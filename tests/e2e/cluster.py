@@ -14,11 +14,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker
 import requests
 from testcontainers.core.container import DockerContainer
+
+from tests.e2e.waits import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 HADOOP_IMAGE = "yarn-drf/hadoop:3.4.1"
@@ -33,6 +35,10 @@ MR_EXAMPLES_JAR = "/opt/hadoop/lib/hadoop-mapreduce-examples-3.4.2.jar"
 SPARK_JOB_JAR = "/opt/spark/examples/yarn-drf-spark-job.jar"
 SPARK_JOB_CLASS = "org.yarndrf.spark.SleepShuffle"
 GPU = "gpu-mem"
+START_LIMIT_FACTOR = 4  # a start whose daemons keep logging gives up after this many times its stall budget
+
+if TYPE_CHECKING:
+    from tests.e2e.hdfs import Hdfs
 
 
 @dataclass(frozen=True)
@@ -123,13 +129,18 @@ class Cluster:
     web_port: int
     volume: str
     shapes: tuple[NodeShape, ...] = SHAPES
+    # the HDFS its NodeManagers' hosts share (tests/e2e/hdfs.py; started and stopped by its owner)
+    hdfs: Hdfs | None = None
     rm: DockerContainer | None = None
     nms: dict[str, DockerContainer] = field(default_factory=dict)
     client: docker.DockerClient = field(default_factory=docker.from_env)
 
     # ---- lifecycle -------------------------------------------------------------------------
     @classmethod
-    def create(cls, scheduler: str, queues_file: Path, shapes: tuple[NodeShape, ...] = SHAPES) -> "Cluster":
+    def create(cls, scheduler: str, queues_file: Path, shapes: tuple[NodeShape, ...] = SHAPES,
+               hdfs: Hdfs | None = None) -> "Cluster":
+        """A cluster on free ports; with `hdfs` (whose hosts are the shapes' names), each
+        NodeManager runs on its DataNode's host and HDFS is the default file system."""
         ports = free_ports(7 + 4 * len(shapes))
         env = {
             "RM_HOST": "127.0.0.1",
@@ -140,13 +151,14 @@ class Cluster:
             "RM_WEB_PORT": str(ports[4]),
             "YARN_DRF_BRIDGE_PORT": str(ports[5]),
             "YARN_DRF_STATUS_PORT": str(ports[6]),
+            **(hdfs.env() if hdfs else {}),
         }
         cluster = cls(scheduler=scheduler, queues_file=queues_file, env=env, web_port=ports[4],
-                      volume=f"yarn-drf-e2e-{uuid.uuid4().hex[:8]}", shapes=shapes)
+                      volume=f"yarn-drf-e2e-{uuid.uuid4().hex[:8]}", shapes=shapes, hdfs=hdfs)
         cluster._nm_ports = ports[7:]
         return cluster
 
-    def start(self, timeout_s: float = 180) -> None:
+    def start(self, timeout_s: float = 120) -> None:
         self.client.volumes.create(self.volume, labels={"yarn-drf": "1"})
         self.rm = self._container(RM_IMAGE, "resourcemanager", {
             **self.env, "YARN_SCHEDULER_CLASS": self.scheduler,
@@ -164,13 +176,16 @@ class Cluster:
                 "NM_VCORES": str(shape.vcores), "NM_MEMORY_MB": str(shape.memory_mb),
                 "NM_GPU_MEM": str(shape.gpu_mem), "NM_RPC_PORT": str(p[0]),
                 "NM_LOCALIZER_PORT": str(p[1]), "NM_WEB_PORT": str(p[2]), "NM_SHUFFLE_PORT": str(p[3]),
+                **({"NM_HOST": shape.name} if self.hdfs else {}),
                 **shape.card_settings(),
             })
             nm.start()
             self.nms[shape.name] = nm
 
     def _container(self, image: str, command: str, env: dict[str, str], queues: bool = False) -> DockerContainer:
-        c = DockerContainer(image).with_command(command).with_kwargs(network_mode="host", labels={"yarn-drf": "1"})
+        hosts = self.hdfs.extra_hosts() if self.hdfs else None
+        c = DockerContainer(image).with_command(command).with_kwargs(
+            network_mode="host", labels={"yarn-drf": "1"}, extra_hosts=hosts)
         c.with_volume_mapping(self.volume, "/shared", "rw")
         if queues:
             c.with_volume_mapping(str(self.queues_file), "/etc/yarn-drf/queues.yaml", "ro")
@@ -223,16 +238,22 @@ class Cluster:
         return r.json()
 
     def wait_rest(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
+        """Until the RM's REST API answers; fails when no daemon wrote a log line for `timeout_s`
+        (a loaded machine starts slowly but its daemons keep logging), or a daemon exited."""
+        def answers() -> bool:
             self.assert_alive()
             try:
                 self.rest("/info")
-                return
+                return True
             except requests.RequestException:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"RM REST API not up within {timeout_s}s:\n{self.logs(self.rm)}")
-                time.sleep(0.5)
+                return False
+
+        wait_for(answers, "the RM's REST API", progress=self.log_ends, stall_s=timeout_s,
+                 limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5, describe=lambda: self.logs(self.rm))
+
+    def log_ends(self) -> tuple[str, ...]:
+        """The last log line of each daemon: it changes while they start."""
+        return tuple(self.logs(c, tail=1) for _, c in self.daemons() if c is not None)
 
     def nodes(self) -> list[dict[str, Any]]:
         return (self.rest("/nodes").get("nodes") or {}).get("node") or []
@@ -241,16 +262,17 @@ class Cluster:
         return [n for n in self.nodes() if n["state"] == "RUNNING"]
 
     def wait_for_nodes(self, count: int, timeout_s: float) -> list[dict[str, Any]]:
+        """Until `count` NodeManagers run; the budget as wait_rest's."""
         self.wait_rest(timeout_s)
-        deadline = time.monotonic() + timeout_s
-        while True:
+
+        def registered() -> list[dict[str, Any]] | None:
             self.assert_alive()
             nodes = self.running_nodes()
-            if len(nodes) >= count:
-                return nodes
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{len(nodes)} of {count} NodeManagers registered within {timeout_s}s")
-            time.sleep(0.5)
+            return nodes if len(nodes) >= count else None
+
+        return wait_for(registered, f"{count} NodeManagers to register", progress=self.log_ends,
+                        stall_s=timeout_s, limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5,
+                        describe=lambda: f"{len(self.running_nodes())} of {count} registered")
 
     def apps(self, states: str = "") -> list[dict[str, Any]]:
         q = f"?states={states}" if states else ""
@@ -270,6 +292,17 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise AssertionError(f"app {name} not in {states} within {timeout_s}s: {app}")
             time.sleep(0.5)
+
+    def activity(self) -> tuple:
+        """What changes while the cluster's work moves (waits.wait_for's progress): each app's state,
+        progress and running containers, and the nodes' used room; () while the REST API is down."""
+        try:
+            apps = tuple(sorted((a["id"], a["state"], a.get("progress"), a.get("runningContainers"),
+                                 a.get("allocatedMB")) for a in self.apps()))
+            used = tuple(sorted((n["id"], n.get("numContainers")) for n in self.nodes()))
+        except requests.RequestException:
+            return ()
+        return apps, used
 
     def status_port(self) -> int:
         return int(self.env["YARN_DRF_STATUS_PORT"])

@@ -16,6 +16,7 @@ from pathlib import Path
 from tests.e2e.cluster import GPU, SHAPES, resource_map
 from tests.e2e.drf import RESOURCES, queue_usage
 from tests.e2e.hdrf import HDRF, Placed, add_users, load_tree, unfair_choices, user_key
+from tests.e2e.waits import wait_for
 
 QUEUES = Path(__file__).resolve().parents[2] / "conf" / "docker-queues.yaml"
 USERS_PARENT = "root.users"  # where the placement rule `user` creates a queue per user
@@ -58,24 +59,28 @@ JOBS = (  # each wants far more than its share
     Job("ml", "ml", None, {"memory-mb": 2048, "vcores": 1, GPU: 2048}, 30),           # GPU-memory-heavy
     Job("carol", None, "carol", {"memory-mb": 2048, "vcores": 1}, 30, spark=True),   # Spark, no queue named
 )
+LIMIT_FACTOR = 4  # a wait_until that keeps seeing progress gives up after this many times its budget
 
 
 def wait_until(predicate, timeout_s: float, what: str, cluster=None):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if cluster is not None:
-            cluster.assert_alive()
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            state = ""
-            if cluster is not None:
-                state = "\napps: " + "; ".join(
-                    f"{a['name']} {a['state']} {a['runningContainers']} {a['diagnostics'][:300]}" for a in cluster.apps())
-                state += "\nRM log:\n" + cluster.logs(cluster.rm, tail=40)
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}{state}")
-        time.sleep(1)
+    """Polls `predicate` until it returns something true. With a cluster, `timeout_s` is how long
+    the cluster may go without any change (its apps' states, containers and progress: a loaded
+    machine gets as long as the cluster keeps moving), up to LIMIT_FACTOR times it in all; a daemon
+    that exits fails at once. Without one it is the whole budget."""
+    if cluster is None:
+        return wait_for(predicate, what, progress=lambda: None, stall_s=timeout_s, limit_s=timeout_s)
+
+    def alive_and(predicate=predicate):
+        cluster.assert_alive()
+        return predicate()
+
+    def state() -> str:
+        apps = "; ".join(f"{a['name']} {a['state']} {a['runningContainers']} {a['diagnostics'][:300]}"
+                         for a in cluster.apps())
+        return f"apps: {apps}\nRM log:\n{cluster.logs(cluster.rm, tail=40)}"
+
+    return wait_for(alive_and, what, progress=cluster.activity, stall_s=timeout_s,
+                    limit_s=LIMIT_FACTOR * timeout_s, describe=state)
 
 
 def wait_stable(cluster, quiet_s: float = 6, timeout_s: float = 120) -> dict:

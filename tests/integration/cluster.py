@@ -136,6 +136,7 @@ class Cluster:
             **self.common_props(),
             "yarn.resourcemanager.scheduler.class": "org.yarndrf.shim.YarnDrfScheduler",
             "yarn.http.rmwebapp.scheduler.page.class": "org.yarndrf.shim.web.SchedulerPage",
+            "yarn.webapp.custom.webservice.class": "org.yarndrf.shim.web.YarnDrfWebServices",
             "yarn-drf.queues.file": str(self.queues_yaml),
             "yarn-drf.serve.command": f"{sys.executable} -m yarn_bridge.cli serve --status-port {self.ports['status']}",
             "yarn-drf.serve.log": str(self.root / "serve.log"),

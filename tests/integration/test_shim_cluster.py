@@ -93,6 +93,34 @@ def test_the_rms_scheduler_page_shows_the_queue_tree_and_links_the_dashboard(clu
         assert r.status == 200 and r.headers["Content-Type"].startswith("text/html")
 
 
+# What YARN UI2's yarn-queue/fair-queue serializer reads of each queue (Hadoop 3.4's UI2 source).
+UI2_FAIR_QUEUE_FIELDS = {"queueName", "maxApps", "minResources", "maxResources", "usedResources",
+                         "demandResources", "steadyFairResources", "fairResources", "clusterResources",
+                         "pendingContainers", "allocatedContainers", "reservedContainers",
+                         "schedulingPolicy", "preemptable"}
+
+
+def test_the_rest_scheduler_endpoint_lists_the_cores_queue_tree_fair_shaped(cluster):
+    info = cluster.rest("scheduler")["scheduler"]["schedulerInfo"]
+    assert info["type"].split("Scheduler")[0] == "fair"  # UI2 picks its queue model by this word
+    queues, stack = {}, [info["rootQueue"]]
+    while stack:
+        q = stack.pop()
+        queues[q["queueName"]] = q
+        stack.extend(q.get("childQueues", {}).get("queue", []))
+    with urllib.request.urlopen(f"http://127.0.0.1:{cluster.ports['status']}/v1/queues", timeout=10) as r:
+        core = {q["name"]: q for q in json.loads(r.read())["queues"]}
+    assert set(queues) == set(core)
+    for name, q in queues.items():
+        assert UI2_FAIR_QUEUE_FIELDS <= set(q), f"{name} lacks {UI2_FAIR_QUEUE_FIELDS - set(q)}"
+        if core[name]["leaf"]:
+            assert {"numPendingApps", "numActiveApps"} <= set(q)
+        if core[name]["parent"]:
+            assert q["drfWeight"] == core[name]["weight"]
+    leaves = [q for name, q in queues.items() if core[name]["leaf"]]
+    assert sum(q["usedResources"]["memory"] for q in leaves) == queues["root"]["usedResources"]["memory"]
+
+
 def test_app_for_a_queue_its_user_may_not_use_is_rejected_with_the_reason(cluster):
     client = cluster.dshell("restricted", 1, spec(CPU), user="bob", name="bob-restricted", command="true")
     app = cluster.wait_for(lambda: cluster.app_named("bob-restricted"), 120, "bob's app known to the RM")

@@ -24,11 +24,14 @@ FILES = {
 }
 
 
-@cache
 def asset(name: str) -> Asset | None:
-    """The dashboard file served at /ui/NAME (read once), or None for a name that is not one."""
-    entry = FILES.get(name)
-    if entry is None:
-        return None
-    file, content_type = entry
+    """The dashboard file served at /ui/NAME, or None for a name that is not one. Only the names of
+    FILES are ever read or kept: anyone can request any name, so a cache keyed by the request would
+    grow without bound."""
+    return _read(name) if name in FILES else None
+
+
+@cache  # (bounded: called with the keys of FILES only)
+def _read(name: str) -> Asset:
+    file, content_type = FILES[name]
     return Asset(files(__package__).joinpath(file).read_bytes(), content_type)

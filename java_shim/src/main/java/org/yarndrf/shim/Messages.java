@@ -1364,6 +1364,7 @@ public final class Messages {
     JsonNode mf = spec.get("max_fraction");
     return new QueueSettings(path, r.bool(spec.get("leaf"), "leaf", true), r.weight(spec.get("weight")),
         amounts, fractions, mf == null || mf.isNull() ? Double.NaN : r.fraction(mf, "max_fraction"),
+        r.amounts(spec.get("max_container"), "max_container"),
         r.text(spec.get("submit_acl"), "submit_acl"), r.text(spec.get("admin_acl"), "admin_acl"));
   }
 
@@ -1423,14 +1424,34 @@ public final class Messages {
         String field = "max." + e.getKey();
         JsonNode v = e.getValue();
         if (v.isIntegralNumber()) {
-          if (!v.canConvertToLong() || v.longValue() < 0) {
-            throw bad(field, v, "is not a whole number from 0 to " + Long.MAX_VALUE);
-          }
-          amounts.put(e.getKey(), v.longValue());
+          amounts.put(e.getKey(), amount(v, field));
         } else {
           fractions.put(e.getKey(), fraction(v, field));
         }
       }
+    }
+
+    /** An optional object of whole amounts by resource type (absent: none). */
+    Map<String, Long> amounts(JsonNode node, String field) throws MalformedReplyException {
+      Map<String, Long> out = new HashMap<>();
+      if (node == null || node.isNull()) {
+        return out;
+      }
+      if (!node.isObject()) {
+        throw bad(field, node, "is not an object");
+      }
+      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext();) {
+        Map.Entry<String, JsonNode> e = it.next();
+        out.put(e.getKey(), amount(e.getValue(), field + "." + e.getKey()));
+      }
+      return out;
+    }
+
+    long amount(JsonNode v, String field) throws MalformedReplyException {
+      if (!v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() < 0) {
+        throw bad(field, v, "is not a whole number from 0 to " + Long.MAX_VALUE);
+      }
+      return v.longValue();
     }
 
     double positive(JsonNode n, String field) throws MalformedReplyException {

@@ -16,25 +16,30 @@ public final class QueueSettings {
   final Map<String, Double> maxFractions;
   /** The whole-queue max as a fraction of the cluster; NaN if none. */
   final double maxFraction;
+  /** The largest container an app of this queue may ask for, per resource type (inherited). */
+  final Map<String, Long> maxContainer;
   /** Parsed here by Hadoop's own class, from the text the core parsed with the same rules. */
   final AccessControlList submitAcl;
   final AccessControlList adminAcl;
 
   QueueSettings(String path, boolean leaf, double weight, Map<String, Long> maxAmounts,
-      Map<String, Double> maxFractions, double maxFraction, String submitAcl, String adminAcl) {
+      Map<String, Double> maxFractions, double maxFraction, Map<String, Long> maxContainer,
+      String submitAcl, String adminAcl) {
     this.path = path;
     this.leaf = leaf;
     this.weight = weight;
     this.maxAmounts = Collections.unmodifiableMap(maxAmounts);
     this.maxFractions = Collections.unmodifiableMap(maxFractions);
     this.maxFraction = maxFraction;
+    this.maxContainer = Collections.unmodifiableMap(maxContainer);
     this.submitAcl = new AccessControlList(submitAcl);
     this.adminAcl = new AccessControlList(adminAcl);
   }
 
   /** A queue YARN knows before the core has described it: weight 1, no max, nobody in its ACLs. */
   static QueueSettings defaults(String path) {
-    return new QueueSettings(path, false, 1.0, new HashMap<>(), new HashMap<>(), Double.NaN, "", "");
+    return new QueueSettings(path, false, 1.0, new HashMap<>(), new HashMap<>(), Double.NaN,
+        new HashMap<>(), "", "");
   }
 
   /** The configured maximum of one resource type, or -1 if unlimited (as the core computes it). */

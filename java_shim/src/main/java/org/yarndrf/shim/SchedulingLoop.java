@@ -150,6 +150,8 @@ public final class SchedulingLoop implements Runnable {
   private long seq;
   /** When (System.nanoTime) the core's last reply asked for a call by; NO_CALL_DUE: none. */
   private long callDueNanos = NO_CALL_DUE;
+  /** When (System.nanoTime) the last schedule call went out: the recheck counts from it. */
+  private long lastCallNanos = System.nanoTime();
 
   /** Schedule calls that got a reply, and what they covered in all (the timing hooks). */
   public final AtomicLong calls = new AtomicLong();
@@ -306,6 +308,7 @@ public final class SchedulingLoop implements Runnable {
       return;
     }
     long collected = System.nanoTime();
+    lastCallNanos = collected;
     Messages.ScheduleReply reply = bridge.schedule(request);
     long answered = System.nanoTime();
     if (reply == null) {
@@ -353,7 +356,7 @@ public final class SchedulingLoop implements Runnable {
     } else if (!ready) {
       waitMs = READY_POLL_MS;
     } else {
-      waitMs = untilCallDue(recheckMs > 0 && yarn.hasOutstandingAsks() ? recheckMs : 0);
+      waitMs = untilCallDue(recheckMs > 0 && yarn.hasOutstandingAsks() ? untilRecheckMs() : 0);
     }
     synchronized (this) {
       if (!work && !stopping) {
@@ -361,8 +364,25 @@ public final class SchedulingLoop implements Runnable {
       }
       boolean woken = work;
       work = false;
-      return !woken;
+      // A wake that brings no call (a heartbeat of a full node) must not put the timers off:
+      // NodeManagers heartbeat more often than the recheck, and a starved queue's preemption
+      // round rides on the calls the timers make.
+      return !woken || (ready && timerDue());
     }
+  }
+
+  /** The recheck's wait left, counted from the last call (at least 1 ms: 0 means "until woken"). */
+  private long untilRecheckMs() {
+    long since = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastCallNanos);
+    return Math.max(1, recheckMs - since);
+  }
+
+  /** Whether the recheck (while asks are outstanding) or the call the core asked for is due. */
+  private boolean timerDue() {
+    long now = System.nanoTime();
+    boolean recheck = recheckMs > 0 && yarn.hasOutstandingAsks()
+        && now - lastCallNanos >= TimeUnit.MILLISECONDS.toNanos(recheckMs);
+    return recheck || (callDueNanos != NO_CALL_DUE && now - callDueNanos >= 0);
   }
 
   /** `waitMs` (0: until woken) cut short by the call the core asked for, if it comes sooner. */

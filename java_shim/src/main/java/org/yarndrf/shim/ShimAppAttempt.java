@@ -6,6 +6,7 @@ import java.util.Set;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.UpdateContainerError;
 import org.apache.hadoop.yarn.server.resourcemanager.RMAuditLogger;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
@@ -55,6 +56,11 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
   synchronized Set<ContainerId> preemptionMarks() {
     return preemptionMarks.isEmpty() ? null
         : Collections.unmodifiableSet(new HashSet<>(preemptionMarks));
+  }
+
+  /** An update the AM asked for is refused: its next allocate response says why. */
+  void refuseUpdate(UpdateContainerError error) {
+    addToUpdateContainerErrors(error);
   }
 
   /**

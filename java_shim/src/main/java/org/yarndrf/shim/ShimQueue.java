@@ -141,6 +141,62 @@ public final class ShimQueue implements Queue {
     return null;
   }
 
+  /**
+   * The largest container an app here may get: YARN's maximum allocation, lowered per resource
+   * type by the queue file's max-container in force here (the core resolves the inheritance). A
+   * max-container above YARN's maximum is clamped to it: YARN's maximum follows the largest node
+   * that registered, so the file cannot know it.
+   */
+  Resource maxContainer(Resource clusterMaximum) {
+    Resource out = Resources.clone(clusterMaximum);
+    for (Map.Entry<String, Long> e : settings.maxContainer.entrySet()) {
+      ResourceInformation ri = resourceOf(out, e.getKey());
+      if (ri != null && e.getValue() < ri.getValue()) {
+        out.setResourceValue(e.getKey(), e.getValue());
+      }
+    }
+    return out;
+  }
+
+  /** Null if `ask` fits within {@link #maxContainer}, else why not, naming the type and the queue. */
+  String refuseContainer(Resource ask, Resource clusterMaximum) {
+    Resource most = maxContainer(clusterMaximum);
+    for (ResourceInformation ri : ask.getResources()) {
+      ResourceInformation limit = resourceOf(most, ri.getName());
+      if (limit != null && ri.getValue() > limit.getValue()) {
+        return "it asks for a container of " + ri.getValue() + " " + ri.getName()
+            + ", above the largest queue " + path + " allows (" + limit.getValue() + ": its"
+            + " max-container, or YARN's maximum allocation)";
+      }
+    }
+    return null;
+  }
+
+  private static ResourceInformation resourceOf(Resource r, String name) {
+    try {
+      return r.getResourceInformation(name);
+    } catch (RuntimeException e) {  // a type this cluster does not have
+      return null;
+    }
+  }
+
+  /** The weight YARN reports: the queue's number, or its largest per-resource weight. */
+  public double weight() {
+    return settings.weight;
+  }
+
+  /** Its own configured maximum as amounts: the cluster's amount of a type it sets none of. */
+  public Resource maxResources(Resource cluster) {
+    Resource out = Resources.clone(cluster);
+    for (ResourceInformation ri : cluster.getResources()) {
+      long limit = limitFor(ri.getName(), cluster);
+      if (limit >= 0 && limit < ri.getValue()) {
+        out.setResourceValue(ri.getName(), limit);
+      }
+    }
+    return out;
+  }
+
   /** The configured maximum of one resource type, or -1 if unlimited. */
   long limitFor(String resource, Resource cluster) {
     return settings.limitFor(resource, clusterValue(cluster, resource));
@@ -202,7 +258,7 @@ public final class ShimQueue implements Queue {
     return info;
   }
 
-  static double dominantShare(Resource used, Resource cluster) {
+  public static double dominantShare(Resource used, Resource cluster) {
     double best = 0;
     for (ResourceInformation ri : cluster.getResources()) {
       if (ri.getValue() > 0) {

@@ -20,6 +20,7 @@ import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFu
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -29,6 +30,7 @@ import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
+import org.apache.hadoop.yarn.api.records.RejectedSchedulingRequest;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
@@ -38,6 +40,7 @@ import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContextImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
@@ -228,11 +231,21 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     preemptionStore = PreemptionStore.open(conf, rmContext);
     preemptionStore.load();  // before the loop's first snapshot, which gives it to the core
+    boolean awaitingNodes = rmContext.isWorkPreservingRecoveryEnabled()
+        && !rmContext.isSchedulerReadyForAllocatingContainers();
     loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
     bridge.awaitFirstAnswer(
         conf.getLong(ShimConf.START_TIMEOUT_MS, ShimConf.DEFAULT_START_TIMEOUT_MS));
+    if (awaitingNodes && rmContext instanceof RMContextImpl) {
+      // YARN starts a restarted RM's wait for its NodeManagers when it recovers, before it starts
+      // the scheduler, and they cannot re-register before the scheduler started (the resource
+      // tracker starts after it): the wait counts from now, not through the core's start.
+      ((RMContextImpl) rmContext).setSchedulerRecoveryStartAndWaitTime(conf.getLong(
+          YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS,
+          YarnConfiguration.DEFAULT_RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS));
+    }
     coreStarted = true;
     super.serviceStart();
   }
@@ -358,9 +371,26 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
+  /**
+   * The largest container an app of this queue may ask for: YARN checks every ask against it, at
+   * submission (the AM's, refused with InvalidResourceRequestException) and in each allocate call.
+   * A name YARN does not know as a queue yet (placement decides later) gets YARN's maximum.
+   */
+  @Override
+  public Resource getMaximumResourceCapability(String queueName) {
+    ShimQueue q = queues.find(queueName);
+    Resource cluster = getMaximumResourceCapability();
+    return q == null ? cluster : q.maxContainer(cluster);
+  }
+
   @Override
   public int getNumClusterNodes() {
     return nodeTracker.nodeCount();
+  }
+
+  /** The root of the queue tree YARN sees (the core's last reply's). */
+  public ShimQueue rootQueue() {
+    return queues.root();
   }
 
   @Override
@@ -594,10 +624,29 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       // Containers of earlier attempts that a restarted RM recovered after this AM registered
       // (their NodeManager came back late): the AM learns of them here, as from YARN's schedulers.
       List<Container> fromEarlierAttempts = application.pullPreviousAttemptContainers();
+      List<RejectedSchedulingRequest> rejected = RequestRefusals.rejected(schedulingRequests);
+      int updatesRefused = RequestRefusals.refuseUpdates(updateRequests, application::refuseUpdate);
+      if (rejected != null || updatesRefused > 0) {
+        LOG.warn("yarn-drf: {} asked for what yarn-drf does not serve; rejected {} scheduling"
+            + " request(s) ({}) and refused {} container update(s) ({})", attemptId,
+            rejected == null ? 0 : rejected.size(), RequestRefusals.CONSTRAINTS_REFUSED,
+            updatesRefused, RequestRefusals.UPDATE_REFUSED);
+      }
       // Marked containers go as a strict contract (FairScheduler's choice): these are taken.
       return new Allocation(allocated, headroom, application.preemptionMarks(), null, null,
-          application.pullUpdatedNMTokens(), null, null, null, null, fromEarlierAttempts, null);
+          application.pullUpdatedNMTokens(), null, null, null, null, fromEarlierAttempts,
+          rejected);
     }
+  }
+
+  /**
+   * True so that, under {@code yarn.resourcemanager.placement-constraints.handler=scheduler},
+   * YARN hands an AM's scheduling requests to {@link #allocate}, which rejects each in the
+   * response and serves the rest of the call (false would make YARN refuse the whole call).
+   */
+  @Override
+  public boolean placementConstraintEnabled() {
+    return true;
   }
 
   private static boolean isEmpty(List<String> list) {
@@ -815,12 +864,34 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     RMApp rmApp = rmContext.getRMApps().get(appId);
     if (rmApp != null) {
       rmApp.setQueue(queue.getQueueName());
+      if (!recovering) {
+        storePlacedQueue(rmApp, queue.getQueueName());
+      }
     }
     LOG.info("yarn-drf: accepted {} from {} into {}", appId, user, queue.getQueueName());
     if (!recovering) {
       rmContext.getDispatcher().getEventHandler()
           .handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
     }
+  }
+
+  /**
+   * Writes the placed queue's full path into the app's stored submission context, as RMAppManager
+   * stores a move. YARN saved the app with the queue it was submitted to (a short name, or what a
+   * placement rule read); a restarted RM recovers it into the stored queue before its core has
+   * given it the tree, so only a full path finds the queue the app ran in.
+   */
+  private void storePlacedQueue(RMApp rmApp, String path) {
+    ApplicationSubmissionContext context = rmApp.getApplicationSubmissionContext();
+    if (path.equals(context.getQueue())) {
+      return;
+    }
+    context.setQueue(path);
+    ApplicationStateData state = ApplicationStateData.newInstance(rmApp.getSubmitTime(),
+        rmApp.getStartTime(), context, rmApp.getUser(), rmApp.getCallerContext());
+    state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
+    state.setLaunchTime(rmApp.getLaunchTime());
+    rmContext.getStateStore().updateApplicationState(state);
   }
 
   /**
@@ -839,7 +910,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     ShimQueue queue = p.accepted ? queues.find(p.queue) : null;
     String refusal = !p.accepted ? (p.reason.isEmpty() ? "refused by placement" : p.reason)
-        : queue == null ? "placed in unknown queue " + p.queue : null;
+        : queue == null ? "placed in unknown queue " + p.queue : amTooLarge(appId, queue);
     if (refusal == null) {
       register(appId, queue, sub.message.user, false, sub.unmanagedAM, sub.message.priority);
       return;
@@ -852,6 +923,22 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     rmContext.getDispatcher().getEventHandler()
         .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
+  }
+
+  /**
+   * Why the app's AM cannot run in the queue a placement rule chose (YARN checked it against the
+   * queue it named), or null if it fits that queue's max-container.
+   */
+  private String amTooLarge(ApplicationId appId, ShimQueue queue) {
+    RMApp rmApp = rmContext.getRMApps().get(appId);
+    List<ResourceRequest> amAsks = rmApp == null ? null : rmApp.getAMResourceRequests();
+    for (ResourceRequest r : amAsks == null ? Collections.<ResourceRequest>emptyList() : amAsks) {
+      String why = queue.refuseContainer(r.getCapability(), getMaximumResourceCapability());
+      if (why != null) {
+        return "its AM cannot run in " + queue.getQueueName() + ": " + why;
+      }
+    }
+    return null;
   }
 
   private static ApplicationId applicationIdOf(String text) {
@@ -1034,8 +1121,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final class LoopSide implements SchedulingLoop.Yarn {
     @Override
     public boolean mayAllocate() {
+      // Not read before serviceStart restarted the wait: YARN latches the first "ready".
       return !rmContext.isWorkPreservingRecoveryEnabled()
-          || rmContext.isSchedulerReadyForAllocatingContainers();
+          || coreStarted && rmContext.isSchedulerReadyForAllocatingContainers();
     }
 
     @Override

@@ -2,10 +2,10 @@ package org.yarndrf.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.yarndrf.shim.Waits.until;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
@@ -95,6 +95,29 @@ class HeartbeatOffersTest {
     return got.size();
   }
 
+  /**
+   * A full node's heartbeats wake the loop without bringing a call; the recheck must still call the
+   * core while an ask waits (a starved queue's preemption round rides on those calls: without them
+   * the demo's late queue never got its AM).
+   */
+  @Test
+  void heartbeatsOfAFullNodeDoNotPutOffTheRecheckWhileAnAskWaits() throws Exception {
+    RMApp app = submit();
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    List<Container> got = new ArrayList<>();
+    am.allocate("*", 1024, 8, new ArrayList<ContainerId>());  // seven fit beside the AM
+    nm.nodeHeartbeat(true);
+    until(() -> pull(am, got) == 7, "the node full");
+    int before = callsSoFar();
+    long end = System.nanoTime() + 2_000_000_000L;  // 100 rechecks of 20 ms
+    while (System.nanoTime() < end) {
+      nm.nodeHeartbeat(true);  // every 5 ms: always sooner than the recheck
+      Thread.sleep(5);
+    }
+    int calls = callsSoFar() - before;
+    assertTrue(calls >= 5, calls + " calls in 2 s of heartbeats with an ask waiting (recheck 20 ms)");
+  }
+
   private RMApp submit() throws Exception {
     return AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
         .withUser("alice").withQueue("a"));
@@ -117,10 +140,4 @@ class HeartbeatOffersTest {
     return n;
   }
 
-  private static void until(BooleanSupplier done, String what) throws Exception {
-    for (int i = 0; i < 1000 && !done.getAsBoolean(); i++) {
-      Thread.sleep(10);
-    }
-    assertTrue(done.getAsBoolean(), what);
-  }
 }

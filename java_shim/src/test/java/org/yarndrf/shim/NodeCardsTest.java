@@ -3,6 +3,7 @@ package org.yarndrf.shim;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.yarndrf.shim.Waits.until;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,7 +12,6 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerState;
@@ -67,12 +67,6 @@ class NodeCardsTest {
             NodeAttribute.PREFIX_DISTRIBUTED, "yarn-drf-gpu-cards", NodeAttributeType.STRING, cards))));
   }
 
-  private static void until(BooleanSupplier done, String what) throws Exception {
-    for (int i = 0; i < 500 && !done.getAsBoolean(); i++) {
-      Thread.sleep(10);
-    }
-    assertTrue(done.getAsBoolean(), what);
-  }
 
   private List<List<Long>> updatedCards() {
     List<List<Long>> out = new ArrayList<>();

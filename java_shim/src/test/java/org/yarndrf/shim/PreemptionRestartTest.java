@@ -3,6 +3,7 @@ package org.yarndrf.shim;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.yarndrf.shim.Waits.until;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,7 +14,6 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
@@ -223,10 +223,4 @@ class PreemptionRestartTest {
   }
 
   /** Polls `done` until it holds, for up to a minute (the machine may be loaded). */
-  private static void until(BooleanSupplier done, String what) throws Exception {
-    for (int i = 0; i < 6000 && !done.getAsBoolean(); i++) {
-      Thread.sleep(10);
-    }
-    assertTrue(done.getAsBoolean(), what);
-  }
 }

@@ -3,6 +3,7 @@ package org.yarndrf.shim;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.yarndrf.shim.Waits.until;
 
 import java.io.File;
 import java.net.InetSocketAddress;
@@ -14,7 +15,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeys;
 import org.apache.hadoop.util.curator.ZKCuratorManager;
@@ -215,10 +215,4 @@ class PreemptionStoreTest {
     }
   }
 
-  private static void until(BooleanSupplier done, String what) throws Exception {
-    for (int i = 0; i < 3000 && !done.getAsBoolean(); i++) {
-      Thread.sleep(10);
-    }
-    assertTrue(done.getAsBoolean(), what);
-  }
 }

@@ -4,13 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.yarndrf.shim.Waits.until;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
@@ -79,12 +79,6 @@ class PreemptionTest {
     }
   }
 
-  private void until(BooleanSupplier done, String what) throws Exception {
-    for (int i = 0; i < 500 && !done.getAsBoolean(); i++) {
-      Thread.sleep(10);
-    }
-    assertTrue(done.getAsBoolean(), what);
-  }
 
   private Messages.Preemption planned(ContainerId id, long killInMs) {
     return new Messages.Preemption(id.toString(), app.getApplicationId().toString(),
@@ -105,6 +99,10 @@ class PreemptionTest {
 
   private QueueMetrics queueMetrics() {
     return scheduler.getApplicationAttempt(am.getApplicationAttemptId()).getQueue().getMetrics();
+  }
+
+  private int liveContainers() {
+    return scheduler.getApplicationAttempt(am.getApplicationAttemptId()).getLiveContainers().size();
   }
 
   private RMAppAttemptMetrics attemptMetrics() {
@@ -156,9 +154,9 @@ class PreemptionTest {
     until(() -> scheduler.bridgeCounters().contains("ignored=4"), "all four ignored");
     assertEquals(1, queueMetrics().getAggregatePreemptedContainers());
     assertEquals(1, attemptMetrics().getNumNonAMContainersPreempted());
+    until(() -> liveContainers() == 8, "the new task placed");
     core.settle();
-    assertEquals(8, scheduler.getApplicationAttempt(am.getApplicationAttemptId())
-        .getLiveContainers().size(), "the AM, the seven tasks left and the new one run on");
+    assertEquals(8, liveContainers(), "the AM, the seven tasks left and the new one run on");
     assertNull(poll().getPreemptionMessage());
   }
 

@@ -1,7 +1,7 @@
 package org.yarndrf.shim;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.yarndrf.shim.Waits.until;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -11,7 +11,6 @@ import java.nio.file.Paths;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.yarndrf.shim.bridge.LiveProcesses;
@@ -83,10 +82,4 @@ final class RealCore {
   }
 
   /** Waits for `condition`, as long as the core's start may take on a loaded machine. */
-  static void until(BooleanSupplier condition, String what) throws InterruptedException {
-    for (int i = 0; i < 2400 && !condition.getAsBoolean(); i++) {
-      Thread.sleep(25);
-    }
-    assertTrue(condition.getAsBoolean(), what);
-  }
 }

@@ -1,16 +1,19 @@
 package org.yarndrf.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.yarndrf.shim.Waits.until;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.function.BooleanSupplier;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerState;
@@ -23,12 +26,16 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContextImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.MemoryRMStateStore;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
+import org.apache.hadoop.yarn.util.ControlledClock;
 import org.junit.jupiter.api.AfterEach;
+import org.yarndrf.shim.bridge.CoreChannel;
+import org.yarndrf.shim.bridge.CoreUnavailableException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -139,6 +146,74 @@ class RecoveringRmTest {
     assertEquals(task, earlier.get(0).getId());
   }
 
+  @Test
+  void aRestartedRmRecoversAnAppIntoTheQueueTheCorePlacedItInNotTheNameItWasSubmittedWith()
+      throws Exception {
+    YarnConfiguration conf = recovering();
+    FakeCore core = new FakeCore();  // places every submission in root.a, as a placement rule would
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    MockNM nm = rm.registerNode("127.0.0.1:1234", 8192, 8);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
+        .withUser("alice").withQueue("by-rule"));
+    AsyncApps.launch(rm, app);
+    ApplicationId id = app.getApplicationId();
+    until(() -> "root.a".equals(((MemoryRMStateStore) rm.getRMStateStore()).getState()
+        .getApplicationState().get(id).getApplicationSubmissionContext().getQueue()),
+        "the placed queue stored with the app");
+
+    restart(conf);
+    nm.setResourceTrackerService(restarted.getResourceTrackerService());
+    nm.registerNode();
+    YarnDrfScheduler after = (YarnDrfScheduler) restarted.getResourceScheduler();
+    assertEquals("root.a", after.getSchedulerApplications().get(id).getQueue().getQueueName(),
+        "recovered into its queue, not a placeholder named as submitted");
+    assertEquals("root.a", restarted.getRMContext().getRMApps().get(id).getQueue());
+  }
+
+  /**
+   * A restarted RM waits yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms for its
+   * NodeManagers before it allocates; YARN starts that wait before the scheduler, and they cannot
+   * come back before the scheduler started, so a core slower to start than the wait must not use
+   * it up (Hadoop's TestWorkPreservingRMRestart saw a container allocated during recovery).
+   */
+  @Test
+  void theWaitForNodesAfterARestartCountsFromWhenTheCoreAnswered() throws Exception {
+    YarnConfiguration conf = recovering();
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, new FakeCore());
+    rm.registerNode("127.0.0.1:1234", 8192, 8);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
+        .withUser("alice").withQueue("a"));
+    AsyncApps.launch(rm, app);  // the restarted RM recovers an app: it waits for its nodes
+
+    conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 4000);
+    ControlledClock clock = new ControlledClock();
+    clock.setTime(1000);
+    restarted = new MockRM(conf, rm.getRMStateStore());
+    ((RMContextImpl) restarted.getRMContext()).setSystemClock(clock);
+    FakeCore core = new FakeCore();
+    AtomicBoolean answered = new AtomicBoolean();
+    ((YarnDrfScheduler) restarted.getResourceScheduler()).setCoreChannel(new CoreChannel() {
+      @Override
+      public String call(String message) throws CoreUnavailableException {
+        if (answered.compareAndSet(false, true)) {
+          clock.tickMsec(5000);  // the core's start outlasts the wait
+        }
+        return core.call(message);
+      }
+
+      @Override
+      public void close() {
+        core.close();
+      }
+    });
+    restarted.start();
+    assertTrue(answered.get());
+    assertFalse(restarted.getRMContext().isSchedulerReadyForAllocatingContainers(),
+        "the wait starts when the core has answered");
+    clock.tickMsec(4001);
+    assertTrue(restarted.getRMContext().isSchedulerReadyForAllocatingContainers());
+  }
+
   private static AllocateResponse poll(MockAM am) {
     try {
       return am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>());
@@ -147,10 +222,4 @@ class RecoveringRmTest {
     }
   }
 
-  private static void until(BooleanSupplier done, String what) throws Exception {
-    for (int i = 0; i < 1000 && !done.getAsBoolean(); i++) {
-      Thread.sleep(10);
-    }
-    assertTrue(done.getAsBoolean(), what);
-  }
 }

@@ -2,10 +2,10 @@ package org.yarndrf.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.yarndrf.shim.Waits.until;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -54,12 +54,6 @@ class SchedulingLoopTest {
     }
   }
 
-  private void until(BooleanSupplier done, String what) throws Exception {
-    for (int i = 0; i < 400 && !done.getAsBoolean(); i++) {
-      Thread.sleep(10);
-    }
-    assertTrue(done.getAsBoolean(), what);
-  }
 
   private void heartbeatAll() throws Exception {
     for (MockNM nm : nms) {

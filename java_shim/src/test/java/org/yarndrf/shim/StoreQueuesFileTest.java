@@ -121,7 +121,7 @@ class StoreQueuesFileTest {
         scheduler().corePrivateDir().resolve("token").toString());
     int pid = cores.keySet().iterator().next();
     assertEquals(0, new ProcessBuilder("kill", "-9", String.valueOf(pid)).start().waitFor());
-    RealCore.until(() -> {
+    Waits.until(() -> {
       try {
         Map<Integer, List<String>> now = LiveProcesses.withArgument(
             scheduler().corePrivateDir().resolve("token").toString());

@@ -87,6 +87,9 @@ public final class ScaleDriver {
     }
     conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
     conf.setInt(YarnConfiguration.RM_MAX_COMPLETED_APPLICATIONS, 0);
+    // driver.py --offer-between-heartbeats: the run compares both ways of offering nodes.
+    conf.setBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
+        Boolean.getBoolean("yarndrf.offer-between-heartbeats"));
     ResourceManager rm = new ResourceManager();
     rm.init(conf);
     rm.start();
