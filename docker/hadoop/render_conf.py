@@ -383,7 +383,10 @@ def fair_allocations(queues_yaml: Path) -> str:
     ACLs, DRF in every queue (FairScheduler's own DRF, as benchmarks/sls compares it)."""
     def visit(name: str, spec: dict, is_root: bool, depth: int) -> list[str]:
         pad = "  " * depth
-        lines = [f'{pad}<queue name="{escape(name)}">']
+        # A parent that placement fills (`children: {}`): FairScheduler reads a queue without
+        # children as a leaf unless its type says otherwise.
+        kind = ' type="parent"' if "children" in spec and not spec["children"] else ""
+        lines = [f'{pad}<queue name="{escape(name)}"{kind}>']
         if not is_root:
             lines.append(f"{pad}  <weight>{queue_weight(spec):g}</weight>")
         # As in capacity_scheduler: root's default ACL is "*", so it is set, " " for nobody.
