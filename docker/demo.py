@@ -128,10 +128,26 @@ def queue_weights(queues_file: Path) -> dict[str, dict[str, float]]:
     return {n.path: n.weight for n in load_tree(queues_file, {CREATED[:-1]: created}).walk()}
 
 
-def named_queue(leaf: str) -> str:
-    """The queue an app for `leaf` names: the leaf's short name, or for a leaf placement creates,
-    the parent's (the distributed-shell client needs a queue that exists)."""
-    return CREATED.split(".")[1] if leaf.startswith(CREATED) else leaf.split(".")[-1]
+@dataclass(frozen=True)
+class Submission:
+    """One app of the workload: the queue it names (a leaf's short name, or for a leaf placement
+    creates, the parent's: the distributed-shell client needs a queue that exists), its user (None:
+    the client's own, hadoop), its containers."""
+
+    name: str
+    queue: str
+    user: str | None
+    shape: dict[str, int]
+    count: int
+
+
+def submissions(tag: str) -> list[Submission]:
+    """The workload's apps, one per leaf and user, named with `tag`."""
+    def named(leaf: str) -> str:
+        return CREATED.split(".")[1] if leaf.startswith(CREATED) else leaf.split(".")[-1]
+
+    return [Submission(f"demo-{user or leaf.split('.')[-1]}-{tag}", named(leaf), user, shape, n)
+            for leaf, (shape, n, users) in WORKLOAD.items() for user in users]
 
 
 @dataclass
@@ -270,12 +286,10 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
                   f"RM web UI http://127.0.0.1:{cluster.web_port}, core status "
                   f"http://127.0.0.1:{cluster.status_port()}/")
     console.print(f"[bold]yarn-drf dashboard: {dashboard}[/] (open it while the demo runs)")
-    tag = uuid.uuid4().hex[:4]
-    names = []
-    for q, (shape, n, users) in WORKLOAD.items():
-        for user in users:
-            names.append(f"demo-{user or q.split('.')[-1]}-{tag}")
-            cluster.submit_dshell(names[-1], named_queue(q), n, shape, command=CONTAINER_CMD, user=user)
+    apps = submissions(uuid.uuid4().hex[:4])
+    for app in apps:
+        cluster.submit_dshell(app.name, app.queue, app.count, app.shape, command=CONTAINER_CMD, user=app.user)
+    names = [app.name for app in apps]
     # The run's clock starts once every app's AM runs and has asked for its containers: on a loaded
     # machine the five clients and AMs take a while, and the verdict's second half must still see
     # the steady state.

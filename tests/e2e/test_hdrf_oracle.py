@@ -31,13 +31,14 @@ queues:
 TREE_PATH = {"root.dev": DEV, "root.ml": "root.research.ml"}  # the flat leaves' places in the tree
 
 
-def settled(queues_yaml: str) -> SchedulerCore:
+def settled(queues_yaml: str, jobs=JOBS) -> SchedulerCore:
     """The jobs' apps (as the core places them, "default" for a job that names no queue) on the
-    Docker cluster's nodes, every node offered in turn until nothing more fits."""
+    Docker cluster's nodes, every node offered in turn until nothing more fits. `jobs`: anything
+    with test_drf.Job's name, queue, user, shape and count."""
     core = SchedulerCore(parse_config(queues_yaml))
     for shape in SHAPES:
         core.add_node(shape.name, shape.capacity())
-    for job in JOBS:
+    for job in jobs:
         assert core.submit_app(job.name, job.user or "hadoop", job.queue or "default").accepted
         core.update_request(job.name, 1, job.shape, job.count)
     for round_ in range(1000):
@@ -47,7 +48,7 @@ def settled(queues_yaml: str) -> SchedulerCore:
     raise AssertionError("never settled")
 
 
-def judged(core: SchedulerCore) -> list[str]:
+def judged(core: SchedulerCore, jobs=JOBS) -> list[str]:
     """The oracle's verdict on the core's containers, in the order it placed them."""
     tree = load_tree(QUEUES, {USERS_PARENT: ["carol"]})
     add_users(tree, {DEV: ["alice", "bob"]})
@@ -65,7 +66,7 @@ def judged(core: SchedulerCore) -> list[str]:
         usage[b] = {r: usage.get(b, {}).get(r, 0) + resources.get(r, 0) for r in RESOURCES}
         placed.append(Placed(c.node.id, resources, order))
         tasks.setdefault(b, []).append(placed[-1])
-    asking = {bottom(core.apps[job.name]): job.shape for job in JOBS}
+    asking = {bottom(core.apps[job.name]): job.shape for job in jobs}
     free = {n.id: core.types.to_dict(core.types.sub(n.capacity, n.allocated)) for n in core.nodes.values()}
     capacity = {r: sum(s.capacity()[r] for s in SHAPES) for r in RESOURCES}
     return unfair_choices(HDRF(tree, capacity), usage, asking, tasks, placed, free)
