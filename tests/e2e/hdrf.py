@@ -161,12 +161,45 @@ def unfair_choices(oracle: HDRF, usage: Mapping[str, Vector], asking: Mapping[st
     return out
 
 
+def starved_unlawfully(oracle: HDRF, asking: Mapping[str, Vector], tasks: Mapping[str, list[Placed]],
+                       held: Mapping[str, list[Placed]], free: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """For every child (of a parent, or user of a leaf) that still asks and got no task container
+    at all (`tasks`), every task container a sibling got: on that node, with the room it had then,
+    the starved child's request did not fit, or its share was at least the sibling's just before
+    that container (the shares from `held`, {bottom node: every container it holds}, counting
+    those started before it). Each exception, described; none means the starvation was H-DRF's."""
+    placed = [p for ps in held.values() for p in ps]
+    out = []
+    for parent in oracle.tree.walk():
+        live = [c for c in parent.children if any(b.path in asking for b in bottoms(c))]
+        for lo in (c for c in live if not any(tasks.get(b.path) for b in bottoms(c))):
+            wants = [asking[b.path] for b in bottoms(lo) if b.path in asking]
+            for hi in (c for c in live if c is not lo):
+                for c in (p for b in bottoms(hi) for p in tasks.get(b.path, [])):
+                    room = _room_then(free, placed, c)
+                    if not any(fits(shape, room) for shape in wants):
+                        continue
+                    before = {b: {r: sum(p.resources.get(r, 0) for p in ps if p.started < c.started)
+                                  for r in RESOURCES} for b, ps in held.items()}
+                    shares = oracle.shares(before, asking, room)
+                    if shares[lo.path] < shares[hi.path] - EPS:
+                        out.append(f"{hi.path} got a container on {c.node} (room then {room}) at share "
+                                   f"{shares[hi.path]:.4f}, while {lo.path}, which got none, could use that "
+                                   f"node at share {shares[lo.path]:.4f}")
+    return out
+
+
+def _room_then(free: Mapping[str, Mapping[str, int]], placed: list[Placed], c: Placed) -> Vector:
+    """The free room of c's node when c was placed: now plus every container started there since."""
+    return {r: free.get(c.node, {}).get(r, 0) + sum(p.resources.get(r, 0) for p in placed
+                                                    if p.node == c.node and p.started >= c.started)
+            for r in RESOURCES}
+
+
 def _why_not(oracle: HDRF, usage, asking, placed: list[Placed], free, parent: Node, hi: Node, bottom: str,
              c: Placed) -> str:
     """Why giving `c` to `hi` was not H-DRF's choice, or "" if it was."""
-    room = {r: free.get(c.node, {}).get(r, 0) + sum(p.resources.get(r, 0) for p in placed
-                                                    if p.node == c.node and p.started >= c.started)
-            for r in RESOURCES}
+    room = _room_then(free, placed, c)
     before = {k: dict(v) for k, v in usage.items()}
     before[bottom] = {r: before[bottom].get(r, 0) - c.resources.get(r, 0) for r in RESOURCES}
     shares = oracle.shares(before, asking, room)

@@ -9,7 +9,7 @@ from pathlib import Path
 from scheduler import SchedulerCore, parse_config
 from tests.e2e.cluster import SHAPES
 from tests.e2e.drf import RESOURCES
-from tests.e2e.hdrf import HDRF, Placed, add_users, load_tree, unfair_choices, user_key
+from tests.e2e.hdrf import HDRF, Node, Placed, add_users, load_tree, starved_unlawfully, unfair_choices, user_key
 from tests.e2e.test_drf import DEV, JOBS, QUEUES, USERS_PARENT
 
 # The default tree's leaves as siblings under root, with the same weights and users.
@@ -82,3 +82,19 @@ def test_the_cores_decisions_on_the_default_tree_pass_the_oracle():
 def test_flat_weighted_drf_of_the_same_leaves_fails_the_oracle():
     unfair = judged(settled(FLAT))
     assert any(line.startswith("root.research ") for line in unfair), unfair
+
+
+def test_a_queue_starved_on_a_node_it_could_use_while_lower_is_named_and_one_that_fits_nowhere_is_not():
+    one = dict.fromkeys(RESOURCES, 1.0)
+    tree = Node("root", one, [Node("root.a", one), Node("root.b", one)])
+    capacity = dict.fromkeys(RESOURCES, 10)
+    ams = {"root.a": [Placed("n1", {"vcores": 1}, 0)], "root.b": [Placed("n1", {"vcores": 1}, 0)]}
+    b_tasks = [Placed("n1", {"vcores": 1}, t) for t in (1, 2, 3)]
+    held = {"root.a": ams["root.a"], "root.b": ams["root.b"] + b_tasks}
+    free = {"n1": {"memory-mb": 10, "vcores": 5, "gpu-mem": 10}}  # 10 vcores: 2 AMs, 3 tasks
+    tasks = {"root.b": b_tasks}
+    small = {"root.a": {"vcores": 1}, "root.b": {"vcores": 1}}
+    unfair = starved_unlawfully(HDRF(tree, capacity), small, tasks, held, free)
+    assert len(unfair) == 2 and all(line.startswith("root.b got a container on n1") for line in unfair), unfair
+    too_big = {"root.a": {"vcores": 9}, "root.b": {"vcores": 1}}  # a never fits the room left
+    assert starved_unlawfully(HDRF(tree, capacity), too_big, tasks, held, free) == []
