@@ -142,9 +142,9 @@ def unfair_choices(oracle: HDRF, usage: Mapping[str, Vector], asking: Mapping[st
                    ) -> list[str]:
     """For every parent (and leaf with users) and every child of it that still asks, its last task
     container (`tasks`: {bottom node: its task containers}): on that node, with the room it had
-    then (`free` now plus every container of `placed` started there since), every sibling that
-    still asks and had a request fitting that room had a share at least the child's before that
-    container. Each exception, described; none means every last decision was H-DRF's."""
+    then (`free` now plus it and every container of `placed` started there after it), every
+    sibling that still asks and had a request fitting that room had a share at least the child's
+    before that container. Each exception, described; none means every last decision was H-DRF's."""
     out = []
     for parent in oracle.tree.walk():
         live = [c for c in parent.children if any(b.path in asking for b in bottoms(c))]
@@ -190,9 +190,12 @@ def starved_unlawfully(oracle: HDRF, asking: Mapping[str, Vector], tasks: Mappin
 
 
 def _room_then(free: Mapping[str, Mapping[str, int]], placed: list[Placed], c: Placed) -> Vector:
-    """The free room of c's node when c was placed: now plus every container started there since."""
-    return {r: free.get(c.node, {}).get(r, 0) + sum(p.resources.get(r, 0) for p in placed
-                                                    if p.node == c.node and p.started >= c.started)
+    """The free room of c's node when c was placed: now plus c and every container started there
+    after it. The containers of one heartbeat may share c's millisecond and have come before it:
+    they are not counted, so this is the least room c can have been placed in (a sibling is judged
+    able to use the node only if it surely was)."""
+    return {r: free.get(c.node, {}).get(r, 0) + c.resources.get(r, 0)
+            + sum(p.resources.get(r, 0) for p in placed if p.node == c.node and p.started > c.started)
             for r in RESOURCES}
 
 
