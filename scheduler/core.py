@@ -78,6 +78,7 @@ class SchedulerCore:
         self._zero = self.types.zero
         self.node_choice = get_node_choice(node_choice)
         self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
+        self._carried: list[Node] = []  # on_nodes: the nodes a call stopped at its limit did not finish
         self._offer: Offer | None = None  # inside on_nodes: the call's nodes (scheduler.locality)
         self.clock = clock
         self.nodes: dict[str, Node] = {}
@@ -1224,25 +1225,38 @@ class SchedulerCore:
     # ------------------------------------------------------------------ the decision
 
     def on_nodes(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0) -> list[Assignment]:
-        """Decides for many nodes at once: the bridge's schedule call, which lists every node with
-        free room. The nodes are taken in the given order, rotated by one more at every call so no
-        node is always first; `self.node_choice` decides how (multinode.py). At most `limit`
-        assignments when given: the nodes left over are offered again by a later call."""
+        """Decides for many nodes at once: the bridge's schedule call, which lists the nodes with
+        free room that heartbeated since. The nodes are taken in the given order, rotated by one
+        more at every call so no node is always first; `self.node_choice` decides how
+        (multinode.py). At most `limit` assignments when given: the nodes that call did not
+        finish go first in the next one, unrotated, as they waited longest."""
         nodes = [n for n in map(self.nodes.get, node_ids) if n is not None]
         if len(nodes) < len(node_ids):
             self._ignore("on_nodes", f"{len(node_ids) - len(nodes)} unknown node(s)")
-        if not nodes:
+        carried, self._carried = self._carried, []
+        if carried:
+            # (a carried node may have left the cluster, or have heartbeated again)
+            held = set(carried)
+            nodes = [n for n in nodes if n not in held]
+            carried = [n for n in carried if self.nodes.get(n.id) is n]
+        if not nodes and not carried:
             return []
         if self._stale:
             self._refresh()
-        start = self._rotation % len(nodes)
+        start = self._rotation % len(nodes) if nodes else 0
         self._rotation += 1
-        order = nodes[start:] + nodes[:start]
+        order = carried + nodes[start:] + nodes[:start]
         self._offer = Offer(order)
         try:
-            return self.node_choice(self, order, self._now(now), limit)
+            out, self._carried = self.node_choice(self, order, self._now(now), limit)
+            return out
         finally:
             self._offer = None
+
+    @property
+    def carrying(self) -> bool:
+        """Whether the last call stopped at its limit with nodes left for the next one."""
+        return bool(self._carried)
 
     def on_heartbeat(self, node_id: str, now: float | None = None, limit: int = 0) -> list[Assignment]:
         """The per-node decision: assignments for this node in fair order, until nothing more

@@ -37,24 +37,26 @@ if TYPE_CHECKING:
 # many rooms a busy, heterogeneous cluster has.
 MAX_ROOMS = 64
 
-# (core, nodes, now, limit): the assignments for those nodes, at most `limit` of them (0: no limit)
-NodeChoice = Callable[["SchedulerCore", Sequence["Node"], float, int], list["Assignment"]]
+# (core, nodes, now, limit): the assignments for those nodes, at most `limit` of them (0: no
+# limit), and the nodes a call stopped at its limit did not finish, in the order to go on with
+Decided = tuple[list["Assignment"], list["Node"]]
+NodeChoice = Callable[["SchedulerCore", Sequence["Node"], float, int], Decided]
 
 
-def each_node(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int = 0) -> list[Assignment]:
+def each_node(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int = 0) -> Decided:
     """The per-node decision for every node in turn, each until nothing more fits it (or the
-    call made `limit` assignments)."""
+    call made `limit` assignments: the node it stopped on and those after it are unfinished)."""
     out: list[Assignment] = []
-    for node in nodes:
+    for i, node in enumerate(nodes):
         if not core.root.shapes:
             break  # nothing pending anywhere
         out += core.on_heartbeat(node.id, now, limit=limit - len(out) if limit else 0)
         if limit and len(out) >= limit:
-            break
-    return out
+            return out, list(nodes[i:])
+    return out, []
 
 
-def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int = 0) -> list[Assignment]:
+def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int = 0) -> Decided:
     """One container at a time, each on the node where the request fairness serves next fits best.
 
     A node leaves the call once the per-node decision finds nothing more for it. While the head
@@ -79,7 +81,7 @@ def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int 
             free.update(core.nodes[got[0].node_id])  # (locality may have placed it on another node of the call)
         else:
             free.drop(node)
-    return out
+    return out, free.nodes() if limit and len(out) >= limit else []
 
 
 def fairness_head(core: SchedulerCore) -> tuple[App, Request] | None:
@@ -118,6 +120,10 @@ class FreeRoom:
 
     def first(self) -> Node:
         return next(iter(self._order))
+
+    def nodes(self) -> list[Node]:
+        """The nodes still in the call, in the call's order."""
+        return list(self._order)
 
     def update(self, node: Node) -> None:
         """The node's room changed (it was given a container)."""

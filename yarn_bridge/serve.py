@@ -29,7 +29,7 @@ from py4j.clientserver import ClientServer
 from scheduler import ConfigError
 from scheduler.multinode import NODE_CHOICES
 from yarn_bridge.gateway import LOOPBACK, PortInUse, start_gateway
-from yarn_bridge.service import CoreService
+from yarn_bridge.service import MAX_ASSIGNMENTS_PER_CALL, CoreService
 from yarn_bridge.token_file import TokenFileError, read_token
 
 log = logging.getLogger("yarn_bridge.serve")
@@ -37,6 +37,14 @@ DEFAULT_PORT = 25334
 EXIT_BAD_INPUT, EXIT_BRIDGE_PORT_TAKEN, EXIT_STATUS_PORT_TAKEN = 2, 3, 4
 STOP_WAIT_S = 1.0  # how long a stop lets a call in progress finish (the shim stops us on every RM stop)
 
+
+
+def _positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="run the scheduling core for the ResourceManager's shim (py4j)",
@@ -54,6 +62,10 @@ def register(subparsers) -> None:
                    help="where a call's containers go among its nodes with room: each-node (node by node, in "
                         "turn; default) or best-fit (DRFH: the node whose free room has the request's shape; packs "
                         "tighter, less fair: benchmarks/core/node_choice_fairness.py)")
+    p.add_argument("--max-assignments-per-call", type=_positive, default=MAX_ASSIGNMENTS_PER_CALL,
+                   help=f"assignments one schedule call makes at most (default {MAX_ASSIGNMENTS_PER_CALL}); the "
+                        "nodes it did not finish go first in the next call. Shorter calls see new asks sooner "
+                        "(fairer: benchmarks/RESULTS.md); longer ones pay the call's fixed cost less often")
     p.add_argument("--status-port", type=int, default=None,
                    help="serve status, why-pending and Prometheus metrics on http://127.0.0.1:PORT/ "
                         "(default off; the status CLI expects 25335; 0: any free port, see --port-file)")
@@ -123,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
         from yarn_bridge.metrics import Metrics  # prometheus_client: only the status server reads it
         metrics = Metrics()
     try:
-        service = CoreService(args.queues, policy=args.policy, node_choice=args.node_choice, metrics=metrics)
+        service = CoreService(args.queues, policy=args.policy, node_choice=args.node_choice, metrics=metrics,
+                              max_assignments_per_call=args.max_assignments_per_call)
     except ConfigError as exc:
         print(f"yarn-drf serve: invalid queue configuration {args.queues}:", file=sys.stderr)
         for err in exc.errors:

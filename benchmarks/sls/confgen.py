@@ -183,7 +183,7 @@ def preemption_props(scheduler: str, cfg: QueueConfig) -> dict[str, object]:
 
 
 def yarn_site_xml(scheduler: str, conf_dir: Path, serve_command: str, queues_file: Path,
-                  cfg: QueueConfig, bridge_timeout_ms: int | None = None) -> str:
+                  cfg: QueueConfig, yarn_drf_conf: dict[str, str] | None = None) -> str:
     props: dict[str, object] = {
         "yarn.resourcemanager.scheduler.class": SCHEDULERS[scheduler],
         # Every RM server on loopback, ephemeral ports (the run is in its own network namespace).
@@ -222,8 +222,7 @@ def yarn_site_xml(scheduler: str, conf_dir: Path, serve_command: str, queues_fil
             "yarn-drf.serve.command": serve_command,
             "yarn-drf.serve.log": str(conf_dir.parent / "yarn-drf-serve.log"),
         })
-        if bridge_timeout_ms is not None:
-            props["yarn-drf.bridge.timeout-ms"] = bridge_timeout_ms
+        props.update(yarn_drf_conf or {})
     return _props(props)
 
 
@@ -260,7 +259,7 @@ log4j.logger.org.yarndrf=INFO
 
 
 def write_conf(conf_dir: Path, scheduler: str, queues_yaml: Path, node: NodeShape,
-               serve_command: str, timer_window: int, bridge_timeout_ms: int | None = None) -> None:
+               serve_command: str, timer_window: int, yarn_drf_conf: dict[str, str] | None = None) -> None:
     """Writes the classpath configuration directory of one run."""
     cfg = load_config(queues_yaml)
     conf_dir.mkdir(parents=True, exist_ok=True)
@@ -268,7 +267,7 @@ def write_conf(conf_dir: Path, scheduler: str, queues_yaml: Path, node: NodeShap
         # Simulated nodes have made-up host names: name token services by host, never resolve.
         "core-site.xml": _props({"hadoop.security.token.service.use_ip": "false"}),
         "yarn-site.xml": yarn_site_xml(scheduler, conf_dir, serve_command, queues_yaml.resolve(),
-                                       cfg, bridge_timeout_ms),
+                                       cfg, yarn_drf_conf),
         "resource-types.xml": resource_types_xml(),
         "sls-runner.xml": sls_runner_xml(node, timer_window),
         "fair-scheduler.xml": fair_allocation_xml(cfg),

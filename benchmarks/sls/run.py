@@ -50,13 +50,13 @@ def java_command(conf_dir: Path, run_out: Path, nodes: Path, trace: Path, timeou
 
 def run_one(scheduler: str, dir_: Path, *, nodes: Path, trace: Path, queues: Path,
             timeout_s: int, heap_mb: int, timer_window: int,
-            bridge_timeout_ms: int | None = None) -> Path:
+            yarn_drf_conf: dict[str, str] | None = None) -> Path:
     """One SLS run; returns SLS's output directory (holding bench.json)."""
     conf_dir = dir_ / "conf"
     sls_out = dir_ / "sls"
     serve = f"{Path(sys.executable).parent / 'yarn-drf'} serve"
     confgen.write_conf(conf_dir, scheduler, queues, workload.NODE, serve, timer_window,
-                       bridge_timeout_ms)
+                       yarn_drf_conf)
     cmd = java_command(conf_dir, sls_out, nodes, trace, timeout_s, heap_mb)
     log = dir_ / "run.log"
     t0 = time.monotonic()
@@ -113,11 +113,23 @@ def add_run_args(ap: argparse.ArgumentParser, timeout_s: int) -> None:
                     help="SLS timer samples kept (covers every call of a benchmark run)")
     ap.add_argument("--bridge-timeout-ms", type=int, default=None,
                     help="yarn-drf.bridge.timeout-ms for the yarn-drf runs (default: the shim's)")
+    ap.add_argument("--yarn-drf-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a yarn-site property for the yarn-drf runs (repeat for more), e.g. "
+                         "yarn-drf.scheduler.max-nodes-per-call=64, or yarn-drf.serve.command=\"PATH/yarn-drf "
+                         "serve --max-assignments-per-call 32\" (replaces the venv's command)")
     ap.add_argument("--retries", type=int, default=1,
                     help="repeat a run whose SLS JVM died without results (default 1)")
     ap.add_argument("--reuse", action="store_true",
                     help="take a run's results from an earlier invocation with the same --out "
                          "when it left them (run the schedulers one at a time, then report all)")
+
+
+def yarn_drf_conf(args: argparse.Namespace) -> dict[str, str]:
+    """The yarn-site properties the yarn-drf runs add (--bridge-timeout-ms, --yarn-drf-conf)."""
+    conf = dict(kv.split("=", 1) for kv in args.yarn_drf_conf)
+    if args.bridge_timeout_ms is not None:
+        conf["yarn-drf.bridge.timeout-ms"] = str(args.bridge_timeout_ms)
+    return conf
 
 
 def checked_run_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -129,6 +141,9 @@ def checked_run_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> l
     for s in schedulers:
         if s not in confgen.SCHEDULERS:
             ap.error(f"--schedulers: unknown scheduler {s!r} (choose from {', '.join(confgen.SCHEDULERS)})")
+    for kv in args.yarn_drf_conf:
+        if "=" not in kv or not kv.split("=", 1)[0].startswith("yarn-drf."):
+            ap.error(f"--yarn-drf-conf: expected yarn-drf.KEY=VALUE, got {kv!r}")
     if not netns.available():
         raise SystemExit("sls: cannot create a network namespace (needs root); the benchmark "
                          "isolates SLS's servers that way")
@@ -143,7 +158,7 @@ def run_or_reuse(scheduler: str, dir_: Path, args: argparse.Namespace, nodes: Pa
     return earlier or run_with_retries(
         scheduler, dir_, args.retries, nodes=nodes, trace=trace, queues=args.queues,
         timeout_s=args.timeout_s, heap_mb=args.heap_mb, timer_window=args.timer_window,
-        bridge_timeout_ms=args.bridge_timeout_ms)
+        yarn_drf_conf=yarn_drf_conf(args))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,7 +32,7 @@ def service(tmp_path) -> CoreService:
     # The story's later requests (containers starting where the core put them) follow the replies
     # of the best-fit node choice; which node a container goes to is the service's option, not the
     # format's, so the story keeps to that choice rather than the default.
-    return CoreService(path, node_choice="best-fit")
+    return CoreService(path, node_choice="best-fit", headroom_interval_s=0)
 
 
 def answer(service: CoreService, message: dict) -> str:
@@ -102,7 +102,7 @@ def play(tmp_path, story: str) -> tuple[CoreService, dict[str, dict]]:
     path = tmp_path / "preemption.yaml"
     path.write_text((CONTRACT / "preemption.yaml").read_text())
     clock = StoryClock()
-    service = CoreService(path, clock=clock, wall_clock=clock.wall)
+    service = CoreService(path, clock=clock, wall_clock=clock.wall, headroom_interval_s=0)
     replies = {e["name"]: e["message"] for e in examples(f"{story}.reply.json")}
     requests = examples(f"{story}.request.json")
     assert [e["name"] for e in requests] == list(replies)

@@ -27,11 +27,26 @@ queues:
 NODES = ("n1:1", "n2:1")
 
 
+class Clock:
+    """The service's clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.fixture
-def svc(tmp_path) -> CoreService:
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def svc(tmp_path, clock) -> CoreService:
     path = tmp_path / "queues.yaml"
     path.write_text(QUEUES)
-    service = CoreService(path)
+    service = CoreService(path, clock=clock)
     reply = call(service, type="snapshot", epoch=5, resources=["memory-mb", "vcores", "gpu-mem"],
                  nodes=[{"node": n, "capacity": NODE, "rack": f"/r{i}"} for i, n in enumerate(NODES)])
     assert reply["ok"], reply
@@ -96,11 +111,12 @@ def oracle_headroom(svc: CoreService, app_id: str) -> list[int]:
     return [max(0, r) for r in room_left]
 
 
-def test_headroom_goes_to_each_app_when_it_changes_and_is_its_queues_remaining_max(svc):
+def test_headroom_goes_to_each_app_when_it_changes_and_is_its_queues_remaining_max(svc, clock):
     admit(svc, 1, ("app_s", "small"), ("app_b", "big"))
     told: dict[str, list[int]] = {}
     seq = 2
     for asks in ([ask(1, "app_s", 3), ask(2, "app_b", 2)], [], [ask(3, "app_b", 5, memory=2048)]):
+        clock.now += svc.headroom_interval_s
         reply = schedule(svc, seq, asks=asks)
         seq += 1
         for app, *amounts in reply.get("headroom", []):
@@ -108,10 +124,27 @@ def test_headroom_goes_to_each_app_when_it_changes_and_is_its_queues_remaining_m
         for app in ("app_s", "app_b"):
             assert told[app] == oracle_headroom(svc, app), (app, seq)
     assert told["app_s"] == [4096 - 3 * 1024, 1, told["app_b"][2]], "small is at 3 of its 4 vcores"
+    clock.now += svc.headroom_interval_s
     quiet = schedule(svc, seq)
     assert "headroom" not in quiet, "no usage changed: no headroom sent"
     again = schedule(svc, seq + 1, deltas=[{"op": "attempt_added", "app": "app_s"}])
     assert [row[0] for row in again["headroom"]] == ["app_s"], "a new attempt is told its headroom"
+
+
+def test_headroom_is_recomputed_for_every_app_at_most_once_an_interval_and_at_once_for_a_new_app(svc, clock):
+    first = admit(svc, 1, ("app_s", "small"), ("app_b", "big"))
+    assert {row[0] for row in first["headroom"]} == {"app_s", "app_b"}
+    clock.now += svc.headroom_interval_s / 2
+    busy = schedule(svc, 3, asks=[ask(2, "app_b", 4)])
+    assert busy["assignments"] and "headroom" not in busy, "usage moved within the interval: not yet"
+    new = admit(svc, 4, ("app_n", "big"))
+    assert [row[0] for row in new.get("headroom", [])] == ["app_n"], "a new app is told at once, alone"
+    clock.now += svc.headroom_interval_s
+    due = schedule(svc, 6, asks=[ask(4, "app_s", 1)])
+    told = {app: amounts for app, *amounts in due["headroom"]}
+    assert told.keys() >= {"app_s", "app_b"}
+    for app, amounts in told.items():
+        assert amounts == oracle_headroom(svc, app), app
 
 
 def test_an_apps_blacklist_keeps_the_core_off_those_nodes_and_racks_until_removed(svc):

@@ -191,15 +191,16 @@ def test_container_rows_apply_after_app_events_and_bad_rows_are_counted_not_appl
     assert not not_rows["ok"] and "list of rows" in not_rows["error"]
 
 
-def test_a_call_assigns_at_most_its_bound_and_the_next_call_goes_on(queues_file, monkeypatch):
-    monkeypatch.setattr("yarn_bridge.service.MAX_ASSIGNMENTS_PER_CALL", 3)
-    svc = CoreService(queues_file)
+def test_a_call_assigns_at_most_its_bound_and_the_next_call_goes_on_with_its_nodes(queues_file):
+    """The nodes of a heartbeat are offered once: the calls after one that stopped at its bound
+    list no node, and still go on with the nodes it did not finish."""
+    svc = CoreService(queues_file, max_assignments_per_call=3)
     nodes = [{"node": f"n{i}:1", "capacity": NODE, "rack": "/r1"} for i in range(2)]
     assert snapshot(svc, nodes=nodes, apps=[{"app": "app_1", "user": "alice", "queue": "root.cpu", "groups": []}])["ok"]
     ids = [n["node"] for n in nodes]
     first = schedule(svc, nodes=ids, asks=[ask(1, "app_1", 7)])["assignments"]
-    second = schedule(svc, seq=2, nodes=ids)["assignments"]
-    third = schedule(svc, seq=3, nodes=ids)["assignments"]
+    second = schedule(svc, seq=2, nodes=())["assignments"]
+    third = schedule(svc, seq=3, nodes=())["assignments"]
     assert [len(first), len(second), len(third)] == [3, 3, 1]
     assert len({a["assignment_id"] for a in first + second + third}) == 7
 

@@ -60,6 +60,37 @@ def test_a_call_with_a_limit_makes_the_first_assignments_of_the_unlimited_call_a
     assert [(a.app_id, a.node_id) for a in limited] == key[:limit]
 
 
+@given(limit=st.integers(1, 12), choice=st.sampled_from(["each-node", "best-fit"]),
+       shapes=st.lists(st.tuples(st.integers(1, 4), st.sampled_from([512, 1024, 3072]), st.integers(1, 9)),
+                       min_size=1, max_size=4),
+       heartbeats=st.lists(st.sets(st.sampled_from(["n0", "n1", "n2", "n3"]), min_size=1), min_size=1, max_size=4))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_calls_stopped_at_their_limit_go_on_with_their_nodes_and_together_decide_as_one_unlimited_call(
+        limit, choice, shapes, heartbeats):
+    """Each node is decided once per heartbeat: a call that stops at its limit leaves the rest of
+    its nodes to the next calls (which list only the nodes that heartbeated since), and the limited
+    calls together place every container the unlimited calls would, on the same nodes, for the
+    same apps, in the same order (each-node), or the same containers per app (best-fit, whose
+    best room may change between calls as the rooms do)."""
+    nodes = {f"n{i}": {"vcores": 4, "memory-mb": 4096} for i in range(4)}
+    cores = [make_core(flat_yaml([1, 2]), nodes, node_choice=choice) for _ in range(2)]
+    for core in cores:
+        for i, (vcores, memory, count) in enumerate(shapes):
+            core.submit_app(f"a{i}", "u", f"q{i % 2}")
+            core.update_request(f"a{i}", 1, {"vcores": vcores, "memory-mb": memory}, count)
+    limited, unlimited = cores
+    want = [(a.app_id, a.node_id) for offer in heartbeats for a in unlimited.on_nodes(sorted(offer), now=0.0)]
+    got = []
+    for offer in heartbeats:
+        got += [(a.app_id, a.node_id) for a in limited.on_nodes(sorted(offer), now=0.0, limit=limit)]
+        while limited.carrying:  # the shim calls again at once, with no new heartbeat
+            got += [(a.app_id, a.node_id) for a in limited.on_nodes([], now=0.0, limit=limit)]
+    if choice == "each-node":
+        assert got == want
+    else:
+        assert sorted(app for app, _ in got) == sorted(app for app, _ in want)
+
+
 def test_unknown_nodes_are_counted_and_the_known_ones_decided():
     core = make_core(flat_yaml([1]), {"n0": {"vcores": 2, "memory-mb": 2048}})
     core.submit_app("a", "u", "q0")

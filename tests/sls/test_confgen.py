@@ -94,8 +94,9 @@ def test_each_scheduler_gets_its_class_and_settings(tmp_path: Path) -> None:
     assert drf["yarn-drf.queues.file"] == str(queues.resolve())
     assert "yarn-drf.bridge.timeout-ms" not in drf  # the shim's own default unless asked
     confgen.write_conf(tmp_path / "t", "yarn-drf", queues, confgen.NodeShape(1, 1, 1), "x", 10,
-                       bridge_timeout_ms=2000)
-    assert _props((tmp_path / "t" / "yarn-site.xml").read_text())["yarn-drf.bridge.timeout-ms"] == "2000"
+                       {"yarn-drf.bridge.timeout-ms": "2000", "yarn-drf.scheduler.max-nodes-per-call": "64"})
+    extra = _props((tmp_path / "t" / "yarn-site.xml").read_text())
+    assert (extra["yarn-drf.bridge.timeout-ms"], extra["yarn-drf.scheduler.max-nodes-per-call"]) == ("2000", "64")
 
 
 def test_the_yaml_preemption_settings_reach_fair_and_capacity_and_off_means_no_preemption(

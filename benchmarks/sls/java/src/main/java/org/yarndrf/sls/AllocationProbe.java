@@ -140,10 +140,34 @@ public final class AllocationProbe {
         e.put("app", app.toString());
         e.put("key", key(key));
         e.put("n", delta);
+        put(e.putArray("res"), vector(rr.getCapability()));
         emit(e);
       }
     }
     probeNanos += System.nanoTime() - t0;
+  }
+
+  /**
+   * yarn-drf's schedule call ended its commit (only yarn-drf has calls): when it finished
+   * collecting (the asks the core decided with are those recorded before), and the assignments
+   * it committed. Times since the start, as the other records'.
+   */
+  static void called(long collectedNanos, long committedNanos, int assignments, long applied) {
+    AllocationProbe p = installed;
+    if (p != null) {
+      p.call(collectedNanos, committedNanos, assignments, applied);
+    }
+  }
+
+  private synchronized void call(long collectedNanos, long committedNanos, int assignments,
+      long applied) {
+    ObjectNode e = json.createObjectNode();
+    e.put("ev", "call");
+    e.put("collected", ms(collectedNanos));
+    e.put("t", ms(committedNanos));
+    e.put("assignments", assignments);
+    e.put("applied", applied);
+    emit(e);
   }
 
   /** A container was allocated (RMContainer NEW -> ALLOCATED); its node is not charged yet. */
@@ -160,6 +184,7 @@ public final class AllocationProbe {
     e.put("app", app.toString());
     e.put("key", key(c.getAllocatedSchedulerKey()));
     e.put("q", queue);
+    e.put("node", String.valueOf(c.getAllocatedNode()));
     put(e.putArray("res"), res);
     SchedulerNode node = scheduler.getSchedulerNode(c.getAllocatedNode());
     if (node != null) {
@@ -198,6 +223,7 @@ public final class AllocationProbe {
     e.put("t", ms(t0));
     e.put("c", c.getContainerId().toString());
     e.put("exit", c.getContainerExitStatus());
+    e.put("node", String.valueOf(c.getAllocatedNode()));
     emit(e);
     if (queue != null && c.getAllocatedResource() != null) {
       long[] res = vector(c.getAllocatedResource());

@@ -20,6 +20,8 @@ final class LoopTimes implements SchedulingLoop.Observer {
 
   @Override
   public synchronized void called(SchedulingLoop.CallRecord c) {
+    long now = System.nanoTime();
+    AllocationProbe.called(now - c.commitNanos - c.callNanos, now, c.assignments, c.applied);
     if (n == nodes.length) {
       nodes = Arrays.copyOf(nodes, 2 * n);
       applied = Arrays.copyOf(applied, 2 * n);
