@@ -253,14 +253,15 @@ class CoreService:
         nodes, held = self._nodes_with_room(core, msg.get("nodes") or ())
         assignments = core.on_nodes(nodes, limit=self.max_assignments_per_call, held=held)
         built = core.take_built()
-        tree = self.queue_list(built) if built or (core, core.config) != self._tree_sent else None
+        tree, grown = self._tree_changes(core, built)
         changed = bool(assignments or msg.get("deltas") or msg.get("started") or msg.get("finished")
                        or len(self._headroom_sent) != len(core.apps))
         self._headroom_owed |= changed
         reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
                                         self._headroom_changes(core, now) if self._headroom_owed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
-                                        plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now))
+                                        plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now),
+                                        grown)
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
             rtt = msg.get("rtt_ms")
@@ -619,37 +620,52 @@ class CoreService:
 
     def queue_list(self, built: list[str] | None = None) -> list[dict[str, Any]]:
         """Every queue, parents first. Every caller sends it to Java, so it also records that
-        Java has this tree. Between reloads and resyncs the core only builds queues (placement
-        creates them, a recovered app re-creates its own), each after its parent: the list then
-        takes the new entries, a queue built again at its own path (a draining one re-created)
-        has its entry replaced, and a leaf a new queue went under has its own made again (it is
-        a parent now); the others stay as they were sent. `built`: what the caller took from the
-        core (SchedulerCore.take_built) since."""
+        Java has this tree. `built`: what the caller took from the core (SchedulerCore.take_built)
+        since the list was last sent."""
         core = self.core
         built = core.take_built() if built is None else built
         if self._tree_sent == (core, core.config):
-            listed, where = self._listed, self._listed_at
-            for path in built:
-                q = core.queues[path]
-                entry = protocol.queue_entry(path, q)
-                at = where.get(path)
-                if at is None:
-                    where[path] = len(listed)
-                    listed.append(entry)
-                else:
-                    listed[at] = entry
-                above = where[path.rsplit(".", 1)[0]]
-                if listed[above]["leaf"]:
-                    listed[above] = protocol.queue_entry(q.parent.path, q.parent)
+            self._grown(built)
         else:
             self._listed = [protocol.queue_entry(path, core.queues[path])
                             for path in sorted(core.queues, key=lambda p: (p.count("."), p))]
             self._listed_at = {entry["name"]: i for i, entry in enumerate(self._listed)}
-        self._tree_sent = (core, core.config)
-        if built and len(built) < len(core.queues):  # (not the whole tree of a reload or resync)
+            self._tree_sent = (core, core.config)
+        return self._listed
+
+    def _tree_changes(self, core: SchedulerCore, built: list[str]) -> tuple[list | None, list | None]:
+        """What a schedule reply tells Java of the tree: ("queues", the whole list) after a
+        reload or resync Java has not had, else ("queues_built", the entries of the queues built
+        since) when placement or a recovered app built any; (None, None) when nothing changed."""
+        if self._tree_sent != (core, core.config):
+            return self.queue_list(built), None
+        return None, (self._grown(built) if built else None)
+
+    def _grown(self, built: list[str]) -> list[dict[str, Any]]:
+        """Between reloads and resyncs the core only builds queues (placement creates them, a
+        recovered app re-creates its own), each after its parent: the list Java holds takes the
+        new entries, a queue built again at its own path (a draining one re-created) has its entry
+        replaced, and a leaf a new queue went under has its own made again (it is a parent now);
+        the others stay as they were sent. Returns the entries added or replaced, parents first."""
+        core, listed, where = self.core, self._listed, self._listed_at
+        changed: set[int] = set()
+        for path in built:
+            q = core.queues[path]
+            at = where.get(path)
+            if at is None:
+                at = where[path] = len(listed)
+                listed.append(protocol.queue_entry(path, q))
+            else:
+                listed[at] = protocol.queue_entry(path, q)
+            changed.add(at)
+            above = where[path.rsplit(".", 1)[0]]
+            if listed[above]["leaf"]:
+                listed[above] = protocol.queue_entry(q.parent.path, q.parent)
+                changed.add(above)
+        if built:
             log.info("built %d queue(s) (placement rules with create: true, or recovered apps), from %s",
                      len(built), built[0])
-        return self._listed
+        return [listed[at] for at in sorted(changed)]
 
 
 @contextmanager

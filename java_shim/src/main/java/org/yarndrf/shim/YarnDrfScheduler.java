@@ -1380,8 +1380,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
     @Override
     public void commit(Messages.ScheduleReply reply) {
-      if (reply.queues != null) {  // the tree changed on the core's side: a reload, a new queue
+      if (reply.queues != null) {  // the core's tree is new to the shim: a reload, a resync
         queues.update(reply.queues);
+      }
+      if (!reply.queuesBuilt.isEmpty()) {  // placement or a recovered app built queues
+        queues.grow(reply.queuesBuilt);
       }
       for (Messages.Placement p : reply.placements) {
         placed(p);

@@ -200,7 +200,7 @@ final class FakeCore implements CoreChannel {
     headroom = null;
     String state = stateNext;
     stateNext = null;
-    return Messages.scheduleReplyText(s.seq, out, placements, tree,
+    return Messages.scheduleReplyText(s.seq, out, placements, tree, null,
         room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
         preempt, kill, due == Messages.NO_CALL_DUE ? callInMs
             : callInMs == Messages.NO_CALL_DUE ? due : Math.min(due, callInMs), state);
