@@ -1,4 +1,4 @@
-"""Bridge requests as the shim sends them (BRIDGE.md), for the tests that drive the service directly."""
+"""Bridge requests as the shim sends them (docs/bridge.md), for the tests that drive the service directly."""
 from __future__ import annotations
 
 import json

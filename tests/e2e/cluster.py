@@ -35,7 +35,7 @@ MR_EXAMPLES_JAR = "/opt/hadoop/lib/hadoop-mapreduce-examples-3.4.2.jar"
 SPARK_JOB_JAR = "/opt/spark/examples/yarn-drf-spark-job.jar"
 SPARK_JOB_CLASS = "org.yarndrf.spark.SleepShuffle"
 GPU = "gpu-mem"
-# Node labels on (README "Node labels"), centralized: tests set them with `yarn rmadmin`
+# Node labels on (docs/design.md, "Node labels"), centralized: tests set them with `yarn rmadmin`
 # (Cluster.label_nodes); with no label set, nothing changes.
 NODE_LABELS = {
     "YARN-SITE.XML_yarn.node-labels.enabled": "true",
@@ -54,7 +54,7 @@ class NodeShape:
     vcores: int
     memory_mb: int
     gpu_mem: int
-    # GPU cards (MiB each), declared in the NodeManager's configuration as README "GPU cards" says.
+    # GPU cards (MiB each), declared in the NodeManager's configuration as docs/deploy.md, "GPU cards on the NodeManagers", says.
     # YARN keeps node attributes per host, and every NodeManager here runs on this one host: a
     # cluster with a card node must have no other NodeManager.
     cards: tuple[int, ...] = ()
@@ -63,7 +63,7 @@ class NodeShape:
         return {"memory-mb": self.memory_mb, "vcores": self.vcores, GPU: self.gpu_mem}
 
     def card_settings(self) -> dict[str, str]:
-        """The NodeManager's settings for its cards (README, "GPU cards"), as render_conf overrides."""
+        """The NodeManager's settings for its cards (docs/deploy.md, "GPU cards on the NodeManagers"), as render_conf overrides."""
         if not self.cards:
             return {}
         return {

@@ -1,8 +1,7 @@
 """Spark on YARN, unchanged, on yarn-drf: the project's SleepShuffle job through spark-submit in
 cluster and client mode, GPU memory asked by executors (with and without a unit), dynamic
 allocation with shuffle tracking growing and shrinking, and Spark holding its hierarchical DRF share
-against distributed-shell apps; a MapReduce wordcount runs alongside (docker/spark, README "Spark on
-yarn-drf")."""
+against distributed-shell apps; a MapReduce wordcount runs alongside (docker/spark, docs/spark.md)."""
 from __future__ import annotations
 
 import uuid
@@ -96,7 +95,7 @@ def test_spark_dynamic_allocation_grows_while_tasks_run_and_gives_executors_back
     name = f"spark-da-{uuid.uuid4().hex[:6]}"
     conf = {
         "spark.dynamicAllocation.enabled": "true",
-        # No external shuffle service on this cluster (README): executors holding shuffle data
+        # No external shuffle service on this cluster (docs/spark.md): executors holding shuffle data
         # are tracked instead, and released once it is no longer needed.
         "spark.dynamicAllocation.shuffleTracking.enabled": "true",
         "spark.dynamicAllocation.shuffleTracking.timeout": "2s",

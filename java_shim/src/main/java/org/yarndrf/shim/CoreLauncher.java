@@ -24,7 +24,7 @@ import org.yarndrf.shim.bridge.ServeSupervisor;
 import org.yarndrf.shim.bridge.TokenFile;
 
 /**
- * Connects the shim to its core as yarn-site.xml says (BRIDGE.md, "yarn-site.xml keys"): the
+ * Connects the shim to its core as yarn-site.xml says (docs/yarn-site.md): the
  * bridge token (read from its file, or a fresh one in child mode), the py4j channels to
  * 127.0.0.1 (one with the call timeout, one sized for snapshots), a private directory that goes
  * when the core stops (the token and port file of a child, copies of a queue file from the RM's
