@@ -2,7 +2,7 @@
 recomputed from scratch from YARN's running containers and the queue YAML, read here with PyYAML
 alone, not with the scheduler's code.
 
-The rule is README's "Hierarchical DRF: a parent's share": a leaf's share is its weighted dominant
+The rule is docs/design.md's "Hierarchical DRF: a parent's share": a leaf's share is its weighted dominant
 share; a parent's vector is the sum of its children's vectors, each cut back to M, the lowest share
 among its children that still ask for more (a child above M counts as `vector * M / share`), and its
 share is that vector's weighted dominant share. A leaf with `user-limits` is the parent of its users
