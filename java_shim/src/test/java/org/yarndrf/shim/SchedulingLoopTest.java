@@ -180,6 +180,66 @@ class SchedulingLoopTest {
     assertTrue(reportedHeartbeats() <= beats + 20 * 2, reportedHeartbeats() + " of " + beats);
   }
 
+  /** Asks for `count` containers and heartbeats until they come; what came, each once. */
+  private List<org.apache.hadoop.yarn.api.records.Container> allocate(MockAM am, int count)
+      throws Exception {
+    List<org.apache.hadoop.yarn.api.records.Container> got = new ArrayList<>(
+        am.allocate("*", 512, count, new ArrayList<ContainerId>()).getAllocatedContainers());
+    // 30 rounds in a row without a new container end it, however slow the machine.
+    for (int idle = 0; idle < 30; idle++) {
+      heartbeatAll();
+      Thread.sleep(20);
+      List<org.apache.hadoop.yarn.api.records.Container> more = am.allocate(
+          new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>()).getAllocatedContainers();
+      if (!more.isEmpty()) {
+        got.addAll(more);
+        idle = -1;
+      }
+    }
+    return got;
+  }
+
+  private static long distinct(List<org.apache.hadoop.yarn.api.records.Container> got) {
+    return got.stream().map(org.apache.hadoop.yarn.api.records.Container::getId).distinct()
+        .count();
+  }
+
+  @Test
+  void aCallThatTimedOutAfterTheCoreAppliedItIsAskedAgainNotResyncedAndCommittedOnce()
+      throws Exception {
+    start(3, 0);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+    core.settle();
+    long snapshots = core.count("snapshot");
+    core.scheduleThenTimeOut = 1;
+    List<org.apache.hadoop.yarn.api.records.Container> got = allocate(am, 6);
+    assertEquals(6, got.size(), "each assignment of the answered retry committed once");
+    assertEquals(6, distinct(got));
+    assertEquals(1, core.repeats, "the same request went again");
+    assertEquals(snapshots, core.count("snapshot"), "no resync: " + scheduler.bridgeCounters());
+    assertTrue(scheduler.bridgeCounters().contains(" failures=0 ")
+        && scheduler.bridgeCounters().contains(" timeouts=1 ")
+        && scheduler.bridgeCounters().contains(" retried=1 "), scheduler.bridgeCounters());
+  }
+
+  @Test
+  void aCoreThatAnswersNoneOfTheAttemptsIsResyncedAndNothingIsAllocatedTwice() throws Exception {
+    start(3, 0);
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+    core.settle();
+    long snapshots = core.count("snapshot");
+    core.scheduleThenTimeOut = 1 + CallTimeouts.RETRIES;
+    List<org.apache.hadoop.yarn.api.records.Container> got = allocate(am, 6);
+    assertEquals(6, got.size(), "allocated after the resync, once");
+    assertEquals(6, distinct(got));
+    assertEquals(CallTimeouts.RETRIES, core.repeats);
+    assertEquals(snapshots + 1, core.count("snapshot"), scheduler.bridgeCounters());
+  }
+
   private long reportedHeartbeats() {
     return core.requestsOf(Messages.Schedule.class).stream().mapToLong(s -> s.heartbeats).sum();
   }
