@@ -3,14 +3,11 @@ would now put YARN's running apps elsewhere (or nowhere), a restarted core takes
 queue YARN runs it in, and its usage per node and per queue equals YARN's exactly."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.bridge.invariants import check_accounting
 from tests.bridge import messages
+from tests.bridge.invariants import check_accounting
 from tests.bridge.messages import schedule, submit
-from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
 TYPES = ["memory-mb", "vcores", "gpu-mem"]
