@@ -135,12 +135,12 @@ public final class CoreSession {
 
   private <T> T exchange(CoreChannel via, String what, String request, boolean ignoreBackoff,
       boolean timeoutFails, ReplyDecoder<T> decoder) {
+    lastCallTimedOut = false;
     if (!ignoreBackoff && !mayCall()) {
       skipped.incrementAndGet();
       return null;
     }
     calls.incrementAndGet();
-    lastCallTimedOut = false;
     String reply;
     try {
       reply = via.call(request);
