@@ -192,11 +192,6 @@ final class BridgeClient {
     return lastCallMs;
   }
 
-  /** The first attempt's wait of the next schedule call ({@link CallTimeouts}). */
-  int callTimeoutMs() {
-    return timeouts.timeoutMs();
-  }
-
   /** `yarn rmadmin -refreshQueues`: the core re-reads its queue file (`path`: what YARN names). */
   ReloadOutcome reload(String path) {
     Messages.ReloadReply reply = session.exchangeSlow("reload",

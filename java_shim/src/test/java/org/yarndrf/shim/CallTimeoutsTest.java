@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.api.Test;
 
-/** A schedule call's timeout follows the calls measured: max(configured, 3 x p90), capped. */
+/**
+ * A schedule call's timeout follows the calls measured: the configured one doubled until it
+ * reaches 3 x p90 of the recent calls, capped.
+ */
 class CallTimeoutsTest {
   @Test
   void theConfiguredTimeoutHoldsUntilEnoughCallsWereMeasured() {
@@ -14,16 +17,19 @@ class CallTimeoutsTest {
       assertEquals(250, t.timeoutMs(), "after " + i + " calls");
     }
     t.took(1000);
-    assertEquals(3000, t.timeoutMs());
+    assertEquals(4000, t.timeoutMs(), "250 doubled until it reaches 3 x 1000");
   }
 
   @Test
   void slowCallsRaiseTheTimeoutToThreeTimesTheirNinetiethPercentileAndFastOnesLowerItAgain() {
     CallTimeouts t = new CallTimeouts(250, () -> 5000);
     for (int i = 1; i <= 20; i++) {
-      t.took(i * 10);  // 10 .. 200 ms: p90 is 180
+      t.took(i * 10);  // 10 .. 200 ms: p90 is 180, 3 x p90 540
     }
-    assertEquals(540, t.timeoutMs());
+    assertEquals(1000, t.timeoutMs());
+    t.took(110);
+    t.took(110);  // p90 of 22 calls: the 20th, still 180 ms
+    assertEquals(1000, t.timeoutMs());
     for (int i = 0; i < CallTimeouts.WINDOW; i++) {
       t.took(20);
     }

@@ -10,8 +10,9 @@ import org.slf4j.LoggerFactory;
  * One conversation with the core over a {@link CoreChannel}: every failure (unreachable, timeout,
  * malformed reply, a listener that is not the core) is logged, counted and turned into "no
  * answer", and leaves the session needing a resync, because the core may have half-applied the
- * batch; except a timeout of a call its caller will send again ({@link #exchangeOrTimeOut}). While failing, calls are spaced by a {@link Backoff}. A core that stops answering for
- * long can be reported to whoever can restart it ({@link #whenUnresponsive}).
+ * batch; except a timeout of a call its caller will send again ({@link #exchangeOrTimeOut}).
+ * While failing, calls are spaced by a {@link Backoff}. A core that stops answering for long can
+ * be reported to whoever can restart it ({@link #whenUnresponsive}).
  *
  * <p>Locking: its own; in the shim, one thread (the scheduling loop) makes every call.
  */
