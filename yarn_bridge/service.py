@@ -5,6 +5,8 @@ app in the queue YARN runs it in; a "schedule" applies the changes since the las
 places the apps submitted meanwhile, and decides at once for every node listed (each with room
 for some outstanding ask). A change that cannot be applied is logged and counted, never raised:
 the rest of the request still runs.
+Each schedule call is applied once: the shim answers a timeout by sending the same request
+again, which gets the reply the first attempt got (BRIDGE.md, "Retries").
 The core's preemption round runs in a schedule call once a round is due (every
 `preemption_interval_s`, or at a starvation timeout); its plan goes back in the reply for the
 shim to tell AMs and kill, with the time the next round or kill is due (`call_in_ms`), and the
