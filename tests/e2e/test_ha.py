@@ -260,7 +260,8 @@ def _processes_settled(c, active: str, standby: str, cores: bool) -> str | None:
     directory holding one token file, and the standby's its JVM alone and neither; else what
     differs."""
     for rm_id, want in ((active, 1 if cores else 0), (standby, 0)):
-        serves, files, others = c.serve_pids(rm_id), _token_files(c, rm_id), _other_processes(c, rm_id)
+        serves = c.serve_pids(rm_id)
+        files, others = _token_files(c, rm_id), _other_processes(c, rm_id, serves)
         if len(serves) != want or len(files) != 2 * want or others:
             return f"{rm_id}: yarn-drf serve {serves}, core directories and token files {files}, other processes {others}"
     return None
@@ -274,12 +275,19 @@ def _token_files(c, rm_id: str) -> list[str]:
     return out.split()
 
 
-def _other_processes(c, rm_id: str) -> list[str]:
-    """Processes in the RM container besides tini, the RM's JVM, its core and this probe."""
-    code, out = c.rm_exec(rm_id, ["ps", "-eo", "pid=,args="])
+def _other_processes(c, rm_id: str, serves: list[int]) -> list[str]:
+    """Processes in the RM container besides tini, the RM's JVM, its core (with the core's reload
+    parse worker, a child of a live `yarn-drf serve`: an orphaned one counts) and this probe."""
+    code, out = c.rm_exec(rm_id, ["ps", "-eo", "pid=,ppid=,args="])
     assert code == 0, out
     known = ("tini", "resourcemanager.ResourceManager", "yarn-drf serve", "ps -eo")
-    return [line for line in out.splitlines() if not any(k in line for k in known)]
+    others = []
+    for line in out.splitlines():
+        _, ppid, args = line.split(None, 2)
+        if any(k in args for k in known) or ("yarn_bridge.reload_worker" in args and int(ppid) in serves):
+            continue
+        others.append(line)
+    return others
 
 
 # ---- REST helpers ------------------------------------------------------------------------

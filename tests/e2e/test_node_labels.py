@@ -61,6 +61,7 @@ def test_labelled_spark_and_mapreduce_run_on_their_partition_and_unlabelled_work
                                                                                           gpu_partition):
     c, gpu_node, tag = idle_cluster, gpu_partition, uuid.uuid4().hex[:6]
     seen = Placements(c)
+    earlier = {a["id"] for a in c.apps()}  # (the shared cluster keeps the apps of the tests before)
     # Unlabelled work that wants more than the two unlabelled nodes' 20 vcores: it would spill onto
     # the GPU node if the exclusive partition lent its room.
     flood = f"flood-{tag}"
@@ -76,7 +77,9 @@ def test_labelled_spark_and_mapreduce_run_on_their_partition_and_unlabelled_work
                      "-Dmapreduce.job.node-label-expression=gpu",
                      "-m", "3", "-r", "1", "-mt", "3000", "-rt", "1000"], mr_log)
     spark = app_id(c, lambda a: a["name"] == spark_name, "the Spark app")
-    mapreduce = app_id(c, lambda a: a["applicationType"] == "MAPREDUCE", "the MapReduce job")
+    # (SleepJob names every job "Sleep job": the new MapReduce app is this test's)
+    mapreduce = app_id(c, lambda a: a["applicationType"] == "MAPREDUCE" and a["id"] not in earlier,
+                       "the MapReduce job")
     seen.until_done([spark, mapreduce], 420)
     for app, log in ((spark, spark_name), (mapreduce, mr_log)):
         assert len(seen.seen.get(app, {})) >= 2, (app, seen.seen.get(app), c.client_log(log))
