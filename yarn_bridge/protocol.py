@@ -1,4 +1,4 @@
-"""The bridge message format, version 6 (BRIDGE.md; golden messages in tests/bridge/contract/):
+"""The bridge message format, version 6 (docs/bridge.md; golden messages in tests/bridge/contract/):
 every request decoded and every reply encoded on the Python side, here and nowhere else.
 
 Java sends one request per call; each request has "v" and "type". Replies always have "v" and

@@ -5,6 +5,8 @@ app in the queue YARN runs it in; a "schedule" applies the changes since the las
 places the apps submitted meanwhile, and decides at once for every node listed (each with room
 for some outstanding ask). A change that cannot be applied is logged and counted, never raised:
 the rest of the request still runs.
+Each schedule call is applied once: the shim answers a timeout by sending the same request
+again, which gets the reply the first attempt got (docs/bridge.md, "Retries").
 The core's preemption round runs in a schedule call once a round is due (every
 `preemption_interval_s`, or at a starvation timeout); its plan goes back in the reply for the
 shim to tell AMs and kill, with the time the next round or kill is due (`call_in_ms`), and the
@@ -23,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -121,12 +124,15 @@ class CoreService:
         # The preemption state Java has (from a reply, or given back with the last snapshot): a
         # reply carries the core's only when it differs.
         self._state_sent = SavedState()
+        # The last schedule call applied: (epoch, seq, request text, reply). A shim whose call timed
+        # out asks again with the same request, which gets this reply instead of being applied twice.
+        self._last_call: tuple[int, int, str, str] | None = None
         self.metrics = metrics
         if metrics is not None:
             metrics.follow(lambda: self.core, self.lock)
         self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader, metrics=metrics,
                                  on_applied=self._adopt)
-        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "move": self._move}
+        self._handlers = {"snapshot": self._snapshot, "move": self._move}
 
     # ------------------------------------------------------------------ entry point
 
@@ -143,7 +149,8 @@ class CoreService:
             with self._announce:
                 self._newest = max(self._newest, epoch)
         # a reload reads and validates its file before the lock is taken; what it returns runs under it
-        handler = self._reload(msg) if kind == "reload" else self._handlers[kind]
+        handler = (self._reload(msg) if kind == "reload" else partial(self._schedule_once, text=text)
+                   if kind == "schedule" else self._handlers[kind])
         with self.lock:
             self.counters[kind] += 1
             if kind == "snapshot":
@@ -171,6 +178,25 @@ class CoreService:
                 return protocol.error(f"{kind}: internal error {exc!r}; send a snapshot")
 
     # ------------------------------------------------------------------ requests
+
+    def _schedule_once(self, msg: dict, text: str) -> str:
+        """Applies a schedule call once: the request of the last call again (the shim's retry after
+        a timeout, or its first attempt reaching the lock after the retry) gets the reply that call
+        got and changes nothing; an older seq of this epoch, or the last seq with other changes, is
+        refused (the shim resynchronises), since applying it would apply its changes twice or out of
+        order."""
+        epoch, seq = msg["epoch"], msg["seq"]
+        last = self._last_call
+        if last is not None and last[0] == epoch and seq <= last[1]:
+            if seq == last[1] and text == last[2]:
+                self.counters["repeated_calls"] += 1
+                return last[3]
+            self.counters["stale_requests"] += 1
+            return protocol.error(f"schedule: seq {seq} is not after seq {last[1]}, the last one applied in epoch "
+                                  f"{epoch}" + (" (with other changes)" if seq == last[1] else "") + "; send a snapshot")
+        reply = self._schedule(msg)
+        self._last_call = (epoch, seq, text, reply)
+        return reply
 
     def _snapshot(self, msg: dict) -> str:
         epoch = msg["epoch"]
@@ -208,7 +234,7 @@ class CoreService:
         self._check_newest(epoch)
         core.preemption.carry(self.core.preemption)
         self._state_sent = self._restore(core, msg.get("preemption_state"))
-        self.core, self.epoch = core, epoch
+        self.core, self.epoch, self._last_call = core, epoch, None
         # Java keeps the AM diagnostics it has; the headrooms all go again with the next call.
         self._headroom_sent = {}
         self._am_told = {app: text for app, text in self._am_told.items() if app in core.apps}

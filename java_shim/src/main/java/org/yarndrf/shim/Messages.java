@@ -24,7 +24,7 @@ import org.yarndrf.nm.GpuCards;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
 /**
- * The bridge's message format, version {@link #VERSION} (yarn_bridge/BRIDGE.md): every request the
+ * The bridge's message format, version {@link #VERSION} (docs/bridge.md): every request the
  * shim builds and every reply it decodes, as the typed values below, here and nowhere else. The
  * golden messages of tests/bridge/contract/ are what both sides are checked against: ContractTest
  * builds each golden request through this class and decodes each golden reply; the Python tests
@@ -113,7 +113,7 @@ public final class Messages {
     }
   }
 
-  /** An app or node event; which fields it has depends on its op (BRIDGE.md, "Deltas"). */
+  /** An app or node event; which fields it has depends on its op (docs/bridge.md, "Deltas"). */
   public static final class Delta {
     public final String op;
     public final NodeInfo node;  // node_added; node_updated and node_removed use part of it
@@ -1432,7 +1432,7 @@ public final class Messages {
   // ================================================================== the queue list
 
   /**
-   * The core's "queues" list (BRIDGE.md), every entry read and checked before any queue changes;
+   * The core's "queues" list (docs/bridge.md), every entry read and checked before any queue changes;
    * the exception names the queue and the field. Numbers are checked, never wrapped or rounded
    * into range: a limit read as Jackson's asLong() reads 18446744073709551621 (as 5) would let a
    * queue past its max. Parents come before their children.

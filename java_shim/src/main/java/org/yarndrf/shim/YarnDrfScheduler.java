@@ -151,6 +151,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private volatile SchedulingLoop loop;
   /** Which nodes each schedule call offers (NodeOffers); set up at init. */
   private NodeOffers<NodeId> nodeOffers;
+  /** yarn-drf.bridge.timeout-ms: a call slower than this makes the next ones offer fewer nodes. */
+  private int callBudgetMs;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
   private boolean offerBetweenHeartbeats;
 
@@ -207,6 +209,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.queues = new QueueTree(conf, this::containerRecovered);
     this.nodeOffers = new NodeOffers<>(
         this.conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
+    this.callBudgetMs = this.conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS);
     this.offerBetweenHeartbeats = this.conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
         ShimConf.DEFAULT_OFFER_BETWEEN_HEARTBEATS);
     this.committer = newCommitter(events, dirtyApps);
@@ -1261,6 +1264,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         return;
       }
       queues.update(tree);
+    }
+
+    @Override
+    public void callTook(long ms) {
+      nodeOffers.callTook(ms, callBudgetMs);
     }
 
     @Override
