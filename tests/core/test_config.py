@@ -35,10 +35,10 @@ def test_minimal_form_works_end_to_end():
     assert core.submit_app("x", "anyone", "b").queue == "root.b"  # root's ACLs default to "*"
 
 
-def test_the_docker_clusters_default_tree_is_the_one_the_readme_shows_and_places_as_it_says():
+def test_the_docker_clusters_default_tree_is_the_one_the_manual_shows_and_places_as_it_says():
     text = (REPO / "conf" / "docker-queues.yaml").read_text()
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("### The Docker cluster's default tree"):]
+    page = (REPO / "docs" / "queues.md").read_text()
+    section = page[page.index("## The Docker cluster's default tree"):]
     shown = section[section.index("```yaml\n") + 8:section.index("\n```\n")]
     assert shown + "\n" == text[text.index("resources:"):]
     core = SchedulerCore(parse_config(text))
