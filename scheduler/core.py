@@ -37,7 +37,7 @@ from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.preemption import PreemptionPlan, Preemptor
 from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceError, Vector, dominant_resource,
-                                 dominant_share, fit_test, fits, fits_any, LinearForm, QuantisedRatio, vadd,
+                                 dominant_share, fits, fits_any, fits_asked, LinearForm, QuantisedRatio, vadd,
                                  vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
@@ -115,7 +115,6 @@ class SchedulerCore:
         self._placeable: dict[Vector, bool] = {}  # shape -> fits some node's capacity
         self._placeable_bits: tuple[int, int] | None = None  # (shapes known, mask of the placeable)
         self._bits: dict[Vector, int] = {}  # request shape -> its bit in queue masks
-        self._fit_tests: dict[Vector, tuple[int, Callable[[Vector], bool]]] = {}  # shape -> (bit, fits room?)
         self._heads: dict[int, set[Queue]] = {}  # head_mask -> nested queues heading with that mask
         self.head: Queue | None = None  # the leaf first in fair order (see _reserve_for_head)
         self.head_since = 0.0
@@ -1251,7 +1250,8 @@ class SchedulerCore:
             top = q.heap.peek_entry()  # (tier, the child with the lowest key)
             up = q.up
             if top is not None and top[0] == 1 and not (q.idle or q.asides):
-                if type(top[1]) is User and len(q.heap) == 1:
+                lowest: Sharer = top[1]
+                if type(lowest) is User and len(q.heap) == 1:
                     # a leaf whose one user is all its sums hold: the leaf's vector is that user's,
                     # its usage, exactly (not through the quantised sums), so a leaf with one user
                     # decides exactly as a leaf without users
@@ -1260,7 +1260,7 @@ class SchedulerCore:
                 else:
                     units = q.act  # every child counts M * its direction: the sums say it all
                     share = self._aggregate(units)
-                    q.share = top[1].share * share / _QUANTUM
+                    q.share = lowest.share * share / _QUANTUM
             elif top is None and _one_user(q):  # (as above: its one user is idle or set aside)
                 units, up = q.usage, q.up_raw
                 share = q.share = q.weigh(units)
@@ -1318,13 +1318,13 @@ class SchedulerCore:
         bit = self._bits.get(shape)
         if bit is None:
             bit = self._bits[shape] = 1 << len(self._bits)
-            self._fit_tests[shape] = (bit, fit_test(shape))
         return bit
 
     def _track_head(self, q: Queue) -> None:
         if q.parent is None or not q.nested:  # the root's head is never blocked for its key
             return
-        head = q.head = q.heap.peek()
+        head: Sharer | None = q.heap.peek()
+        q.head = head
         mask = 0 if head is None or q.aside else head.mask
         if mask != q.head_mask:
             heads = self._heads
@@ -1340,11 +1340,10 @@ class SchedulerCore:
     def _fitting(self, free: Vector) -> int:
         """The mask of the shapes pending anywhere that fit `free` (0: nothing pending fits)."""
         fit = 0
-        tests = self._fit_tests
+        bits = self._bits
         for shape in self.root.shapes:
-            bit, test = tests[shape]
-            if test(free):
-                fit |= bit
+            if fits_asked(shape, free):
+                fit |= bits[shape]
         return fit
 
     def _unblock(self, fit: int, aside: list) -> None:
@@ -1368,10 +1367,10 @@ class SchedulerCore:
             if not blocked:
                 return
             changed: list[Queue] = []
-            depth = blocked[0].path.count(".")
+            depth = blocked[0].depth
             for q in blocked:
-                if q.path.count(".") != depth:
-                    depth = q.path.count(".")
+                if q.depth != depth:
+                    depth = q.depth
                     self._rekey_above(changed)
                     changed.clear()
                 if not self._unblock_head(q, fit, aside, changed):
@@ -1389,7 +1388,7 @@ class SchedulerCore:
                 if moved:
                     changed.append(q)
                 return False
-            head = q.heap.peek()
+            head: Sharer | None = q.heap.peek()
             if head is None:
                 parent = q.parent
                 assert parent is not None  # a parent in `heads` is below the root
@@ -1566,9 +1565,10 @@ class SchedulerCore:
         app's locality and blacklist."""
         heap = q.heap
         while True:
-            child = heap.peek()
-            if child is None:
+            head = heap.peek()
+            if head is None:
                 return None
+            child: Queue = head  # (typed: compiled, its attributes are read natively, not looked up)
             room = headroom if child.max is None else _room(child, headroom)
             budget = free if room is None else vmin(free, room)
             # below the root, _unblock has checked the shapes of every head against `free`
@@ -1602,19 +1602,21 @@ class SchedulerCore:
         without one is set aside as a child queue is (_pick): that re-keys its leaf, so the walk
         starts again from the root (_RETRY) unless no other user of the leaf is left."""
         while True:
-            app = heap.peek()
-            if app is None:
+            head = heap.peek()
+            if head is None:
                 return None
-            if type(app) is User:
-                got = self._pick_app(leaf, app.heap, budget, node, now, aside)
+            if type(head) is User:
+                user: User = head  # (typed: compiled, its attributes are read natively, not looked up)
+                got = self._pick_app(leaf, user.heap, budget, node, now, aside)
                 if got is not None:
                     return got
-                self._set_aside(app, aside)
+                self._set_aside(user, aside)
                 if not heap:
                     return None
                 self._requeue_queues(leaf, keep=True)
                 return _RETRY
-            elif not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
+            app: App = head
+            if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and (
                             node.cards is None or node.cards.holds(req.capability)) and (
@@ -1695,6 +1697,8 @@ class SchedulerCore:
         """Re-keys `queues` and the queues above them (the root aside) once each, deepest first:
         keys depend on the state alone, so this is what re-keying above each one in turn would
         leave."""
+        if not queues:
+            return
         above: dict[Queue, None] = {}
         for q in queues:
             while q.parent is not None and q not in above:
@@ -2171,7 +2175,7 @@ def _one_user(q: Sharer) -> bool:
 
 
 def _deepest_first(q: Queue) -> tuple[int, str]:
-    return -q.path.count("."), q.path
+    return -q.depth, q.path
 
 
 def _room(q: Queue, headroom: Vector | None) -> Vector:
