@@ -1209,7 +1209,8 @@ class SchedulerCore:
         owner = app.owner
         heap = app.queue.heap if owner is None else owner.heap
         if app.runnable and app.pending:
-            heap.push(app, *self._app_key(app))
+            tier, value = self._app_key(app)  # (not *: compiled, a starred call goes the generic way)
+            heap.push(app, tier, value)
         else:
             heap.remove(app)
         if owner is not None:
@@ -1293,7 +1294,8 @@ class SchedulerCore:
         elif q.min_inv is None:
             on_top = heap.push(q, 1, int(q.share * _KEY_SCALE), order)
         else:
-            on_top = heap.push(q, *self._queue_key(q), order)
+            tier, value = self._queue_key(q)
+            on_top = heap.push(q, tier, value, order)
         if up is not None and (on_top or q is parent.head):  # else the head is the same child
             self._track_head(parent)
 
@@ -1589,12 +1591,13 @@ class SchedulerCore:
         the heartbeat; the caller re-keys the queues above it."""
         parent = child.parent
         assert parent is not None  # the root is never set aside
-        aside.append((child, parent.heap.order_of(child)))
+        order = parent.heap.order_of(child)
+        aside.append((child, order))
         child.aside = True
         parent.asides.append(child)
         if isinstance(child, Queue):  # (a user heads no heap of queues or users)
             self._track_head(child)
-        self._push_queue(child, keep=True)
+        self._push_queue(child, order=order)
 
     def _pick_app(self, leaf: Queue, heap: KeyedHeap, budget: Vector, node: Node, now: float, aside: list):
         """The next assignment from `heap` (the leaf's, or one of its users'): its head app's
@@ -1689,8 +1692,10 @@ class SchedulerCore:
                     self._track_head(item)
                 parents.append(parent)
             else:
-                owner = item.owner
-                (item.queue.heap if owner is None else owner.heap).push(item, *self._app_key(item), order)
+                app: App = item
+                owner = app.owner
+                tier, value = self._app_key(app)
+                (app.queue.heap if owner is None else owner.heap).push(app, tier, value, order)
         self._rekey_above(parents)
 
     def _rekey_above(self, queues: list[Queue]) -> None:
