@@ -1364,13 +1364,21 @@ class SchedulerCore:
             return  # no parent (nor leaf with users) below the root, or none with demand
         if fit == self.root.mask:
             return  # every shape pending anywhere fits
+        if len(aside) >= UNBLOCK_BUDGET:
+            return  # (the first blocked queue would find the budget spent and change nothing)
         while True:
-            blocked = sorted((q for mask in heads if not mask & fit for q in heads[mask]), key=_deepest_first)
+            # Deepest first, by path (the sequence number keeps a sort's stability), taken off a
+            # heap as they come: the budget often ends the pass after a few of hundreds blocked,
+            # and sorting them all cost more than the set-asides themselves.
+            blocked = [(-q.depth, q.path, i, q) for i, q in
+                       enumerate(q for mask in heads if not mask & fit for q in heads[mask])]
             if not blocked:
                 return
+            heapify(blocked)
             changed: list[Queue] = []
-            depth = blocked[0].depth
-            for q in blocked:
+            depth = blocked[0][3].depth
+            while blocked:
+                q = heappop(blocked)[3]
                 if q.depth != depth:
                     depth = q.depth
                     self._rekey_above(changed)

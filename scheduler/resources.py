@@ -217,5 +217,10 @@ class QuantisedRatio:
         self.factors = factors
 
     def __call__(self, v: Sequence[float], s: float) -> tuple[int, ...]:
-        return tuple([int(v[j] * f / s) if f else 0 for j, f in enumerate(self.factors)])
+        factors = self.factors
+        if len(factors) == 3:  # (straight-line for three types: a tuple built from a list costs more than the rest)
+            f0, f1, f2 = factors[0], factors[1], factors[2]
+            return (int(v[0] * f0 / s) if f0 else 0, int(v[1] * f1 / s) if f1 else 0,
+                    int(v[2] * f2 / s) if f2 else 0)
+        return tuple([int(v[j] * f / s) if f else 0 for j, f in enumerate(factors)])
 
