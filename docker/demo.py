@@ -2,12 +2,15 @@
 """The yarn-drf demo on the Docker mini-cluster (`make cluster-demo`).
 
 Starts a ResourceManager running yarn-drf and three NodeManagers of different shapes, submits a
-mixed workload from three queues (prod: CPU-heavy, weight 2; dev: memory-heavy; ml: GPU-memory
-heavy), prints a live table of each queue's usage and dominant share as measured from YARN's REST
-API and the address of yarn-drf's live dashboard, writes a plot of dominant share over time, prints
-a verdict comparing the measured shares with each queue's target (read from the scheduler's status
-server: where the core's decisions take the demand on these three nodes, whole containers; the pooled
-weighted-DRF share is shown beside it) and tears the cluster down (--keep leaves it running).
+mixed workload to the default queue tree (conf/docker-queues.yaml: prod, CPU-heavy, weight 2;
+research.dev, memory-heavy, from two users, alice weighing twice bob; research.ml, GPU-memory heavy,
+per-resource weights; and an app of carol's that names the parent users, which placement puts in
+the root.users.carol it creates), prints a live table of each queue's usage and dominant share, parents
+included, as measured from YARN's REST API and the address of yarn-drf's live dashboard, writes a
+plot of dominant share over time, prints a verdict comparing the measured shares with each queue's
+target (read from the scheduler's status server: where the core's hierarchical-DRF decisions take
+the demand on these three nodes, whole containers; the pooled share is shown beside it) and tears the
+cluster down (--keep leaves it running).
 --screenshot PNG also saves the dashboard as headless Chromium shows it at the end of the run.
 
 Then the preemption phase: the apps are killed, preemption is switched on by rewriting the queue
@@ -27,6 +30,7 @@ import sys
 import time
 import uuid
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,14 +48,20 @@ from tests.e2e.waits import Stalled, wait_for  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
-WEIGHTS = {"root.prod": 2.0, "root.dev": 1.0, "root.ml": 1.0}
-# queue -> (container shape, number of containers); containers are short, so allocations churn and
-# every freed container goes to the queue furthest below its weighted share.
+# leaf -> (container shape, containers per app, the users submitting one app each: None is the
+# client's own user, hadoop); containers are short, so allocations churn and every freed container
+# goes down the tree to the queue (and, in dev, the user) furthest below its share. The apps name
+# their leaf, but carol's names the parent root.users (the distributed-shell client needs a queue
+# that exists): no app runs in a parent, so the `user` rule places it, creating root.users.carol.
 WORKLOAD = {
-    "root.prod": ({"memory-mb": 512, "vcores": 1}, 120),                   # CPU-heavy
-    "root.dev": ({"memory-mb": 3072, "vcores": 1}, 60),                    # memory-heavy
-    "root.ml": ({"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60),    # GPU-memory-heavy
+    "root.prod": ({"memory-mb": 512, "vcores": 1}, 120, (None,)),                    # CPU-heavy
+    "root.research.dev": ({"memory-mb": 3072, "vcores": 1}, 40, ("alice", "bob")),   # memory-heavy, two users
+    "root.research.ml": ({"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60, (None,)),  # GPU-memory-heavy
+    "root.users.carol": ({"memory-mb": 2048, "vcores": 1}, 60, ("carol",)),          # created by placement
 }
+CREATED = "root.users."  # leaves the demo's placement rule creates: their apps name the parent
+# Every queue the table shows: the workload's leaves and their parents below root, in tree order.
+SHOWN = sorted({".".join(leaf.split(".")[:i]) for leaf in WORKLOAD for i in range(2, leaf.count(".") + 2)})
 # Containers run 10-29 s (bash's $RANDOM): staggered ends free resources one by one.
 CONTAINER_CMD = "sleep $((10 + RANDOM % 20))"
 AM = {"memory-mb": 256, "vcores": 1}  # the distributed-shell AM of each app
@@ -68,7 +78,7 @@ preemption:
 """
 WORKLOAD_STALL_S = 120  # the apps' start, without any change in the cluster
 LIMIT_FACTOR = 4  # a wait that keeps seeing progress gives up after this many times its stall budget
-FILL = ("root.dev", {"memory-mb": 512, "vcores": 1}, 40)  # more than the cluster's 28 vcores hold
+FILL = ("root.research.dev", {"memory-mb": 512, "vcores": 1}, 40)  # more than the cluster's 28 vcores hold
 LATE = ("root.prod", {"memory-mb": 512, "vcores": 1}, 24)
 
 
@@ -93,21 +103,99 @@ def targets(cluster) -> dict[str, tuple[float, float]]:
     return {q["name"]: (q["target_share"], q["pooled_target_share"]) for q in r.json()["queues"]}
 
 
-def measure(cluster, capacity: dict[str, int]) -> dict[str, dict]:
+def measure(cluster, capacity: dict[str, int], weights: dict[str, dict[str, float]]) -> dict[str, dict]:
+    """Each shown queue's usage, containers, dominant and weighted share, from the RM REST API (a
+    parent's usage is its leaves')."""
     from tests.e2e.drf import dominant_share, queue_usage
+    from tests.e2e.hdrf import weighted_share
 
     running = cluster.running_containers()
     usage = queue_usage(running)
     out = {}
-    for q in WORKLOAD:
-        u = usage.get(q, dict.fromkeys(RES, 0))
-        out[q] = {"usage": u, "containers": sum(1 for c in running.values() if c["queue"] == q),
-                  "dominant": dominant_share(u, capacity)}
+    for q in SHOWN:
+        below = [leaf for leaf in usage if leaf == q or leaf.startswith(q + ".")]
+        u = {r: sum(usage[leaf][r] for leaf in below) for r in RES}
+        out[q] = {"usage": u, "containers": sum(1 for c in running.values() if c["queue"] in below),
+                  "dominant": dominant_share(u, capacity), "weighted": weighted_share(u, weights[q], capacity)}
     return out
 
 
+def queue_weights(queues_file: Path) -> dict[str, dict[str, float]]:
+    """Every queue's weight vector from the queue file, the leaves placement creates included."""
+    from tests.e2e.hdrf import load_tree
+
+    created = [leaf.removeprefix(CREATED) for leaf in WORKLOAD if leaf.startswith(CREATED)]
+    return {n.path: n.weight for n in load_tree(queues_file, {CREATED[:-1]: created}).walk()}
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One app of the workload: the queue it names (a leaf's short name, or for a leaf placement
+    creates, the parent's: the distributed-shell client needs a queue that exists), its user (None:
+    the client's own, hadoop), its containers."""
+
+    name: str
+    queue: str
+    user: str | None
+    shape: dict[str, int]
+    count: int
+
+
+def submissions(tag: str) -> list[Submission]:
+    """The workload's apps, one per leaf and user, named with `tag`."""
+    def named(leaf: str) -> str:
+        return CREATED.split(".")[1] if leaf.startswith(CREATED) else leaf.split(".")[-1]
+
+    return [Submission(f"demo-{user or leaf.split('.')[-1]}-{tag}", named(leaf), user, shape, n)
+            for leaf, (shape, n, users) in WORKLOAD.items() for user in users]
+
+
+@dataclass
+class Verdict:
+    """Each shown queue's means over the samples, its one container's share, and its distance from
+    its target in those containers; `ok` if every queue is within one."""
+
+    mean: dict[str, float]
+    goal: dict[str, float]
+    pooled: dict[str, float]
+    weighted: dict[str, float]
+    one: dict[str, float]
+    off: dict[str, float]
+    ok: bool
+
+
+def verdict(steady: list[tuple[dict, dict]], capacity: dict[str, int]) -> Verdict:
+    """The verdict over `steady`, (measure() sample, targets()) pairs."""
+    def avg(values) -> float:
+        values = list(values)
+        return sum(values) / len(values)
+
+    mean = {q: avg(s[q]["dominant"] for s, _ in steady) for q in SHOWN}
+    goal = {q: avg(g[q][0] for _, g in steady) for q in SHOWN}
+    # A parent's one container: the largest of its leaves' (any of them may take the next).
+    one = {q: max(max(WORKLOAD[leaf][0].get(r, 0) / capacity[r] for r in RES if capacity[r])
+                  for leaf in WORKLOAD if f"{leaf}.".startswith(q + ".")) for q in SHOWN}
+    off = {q: abs(mean[q] - goal[q]) / one[q] for q in SHOWN}
+    return Verdict(mean=mean, goal=goal, pooled={q: avg(g[q][1] for _, g in steady) for q in SHOWN},
+                   weighted={q: avg(s[q]["weighted"] for s, _ in steady) for q in SHOWN}, one=one, off=off,
+                   # one container exactly: a mean of floats may round above it
+                   ok=all(v <= 1.0 + 1e-9 for v in off.values()))
+
+
+def asked(cluster, names: list[str]) -> bool:
+    """Whether every app of `names` has asked the core for task containers (or already runs some)."""
+    apps = cluster.core_status()["apps"]
+    ids = [(cluster.app_by_name(name) or {}).get("id") for name in names]
+    return all(i in apps and (apps[i]["pending"] > 0 or apps[i]["containers"] > 1) for i in ids)
+
+
+def weight_text(weight: dict[str, float]) -> str:
+    values = set(weight.values())
+    return f"{values.pop():g}" if len(values) == 1 else " ".join(f"{r}={w:g}" for r, w in weight.items() if w != 1)
+
+
 def render(sample: dict[str, dict], goals: dict[str, tuple[float, float]], elapsed: float,
-           pending: dict[str, int], dashboard: str) -> Table:
+           pending: dict[str, int], dashboard: str, weights: dict[str, dict[str, float]]) -> Table:
     t = Table(title=f"yarn-drf on the Docker cluster — {elapsed:5.0f} s (measured from the RM REST API)",
               caption=f"live dashboard (the scheduler's own view): {dashboard}")
     for col in ("queue", "weight", "containers", "pending", "memory-mb", "vcores", "gpu-mem",
@@ -115,13 +203,13 @@ def render(sample: dict[str, dict], goals: dict[str, tuple[float, float]], elaps
         t.add_column(col, justify="right")
     for q, m in sample.items():
         target, pooled = goals.get(q, (float("nan"), float("nan")))
-        t.add_row(q, f"{WEIGHTS[q]:g}", str(m["containers"]), str(pending.get(q, "?")),
+        t.add_row(q, weight_text(weights[q]), str(m["containers"]), str(pending.get(q, "?")),
                   *(str(m["usage"][r]) for r in RES), f"{m['dominant']:.3f}", f"{target:.3f}", f"{pooled:.3f}",
-                  f"{m['dominant'] / WEIGHTS[q]:.3f}")
+                  f"{m['weighted']:.3f}")
     return t
 
 
-def plot(history: list[tuple[float, dict, dict]], path: Path) -> None:
+def plot(history: list[tuple[float, dict, dict]], path: Path, weights: dict[str, dict[str, float]]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -129,14 +217,15 @@ def plot(history: list[tuple[float, dict, dict]], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(9, 5))
     times = [t for t, _, _ in history]
-    for i, q in enumerate(WORKLOAD):
+    for i, q in enumerate(SHOWN):
         color = f"C{i}"
-        ax.plot(times, [s[q]["dominant"] for _, s, _ in history], color=color, label=f"{q} (weight {WEIGHTS[q]:g})")
+        ax.plot(times, [s[q]["dominant"] for _, s, _ in history], color=color,
+                label=f"{q} (weight {weight_text(weights[q])})")
         ax.step(times, [g.get(q, (None,))[0] for _, _, g in history], where="post", color=color, linestyle="--",
                 linewidth=1)
     ax.set_xlabel("seconds since submission")
     ax.set_ylabel("dominant share (dashed: target, where the decisions take the demand)")
-    ax.set_title("yarn-drf: dominant share per queue on a 3-node YARN cluster")
+    ax.set_title("yarn-drf: dominant share per queue of the tree on a 3-node YARN cluster")
     ax.legend()
     ax.grid(alpha=0.3)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -188,6 +277,7 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
     """The demo on a created cluster: start, workload, verdict, preemption phase; 0 if all passed."""
     from tests.e2e.cluster import resource_map
 
+    weights = queue_weights(queues_file)
     cluster.start()
     nodes = cluster.running_nodes()
     capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in nodes) for r in RES}
@@ -196,14 +286,15 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
                   f"RM web UI http://127.0.0.1:{cluster.web_port}, core status "
                   f"http://127.0.0.1:{cluster.status_port()}/")
     console.print(f"[bold]yarn-drf dashboard: {dashboard}[/] (open it while the demo runs)")
-    tag = uuid.uuid4().hex[:4]
-    for q, (shape, n) in WORKLOAD.items():
-        cluster.submit_dshell(f"demo-{q.split('.')[-1]}-{tag}", q.split(".")[-1], n, shape,
-                              command=CONTAINER_CMD)
-    # The run's clock starts once every queue runs work (its AM and a task): on a loaded machine the
-    # apps take a while to start, and the verdict's second half must still see the steady state.
-    wait(lambda: all(m["containers"] > 1 for m in measure(cluster, capacity).values()),
-         "every queue's app to run its first tasks", cluster, WORKLOAD_STALL_S)
+    apps = submissions(uuid.uuid4().hex[:4])
+    for app in apps:
+        cluster.submit_dshell(app.name, app.queue, app.count, app.shape, command=CONTAINER_CMD, user=app.user)
+    names = [app.name for app in apps]
+    # The run's clock starts once every app's AM runs and has asked for its containers: on a loaded
+    # machine the five clients and AMs take a while, and the verdict's second half must still see
+    # the steady state.
+    console.print(f"Waiting for the {len(names)} apps' ApplicationMasters to ask for their containers")
+    wait(lambda: asked(cluster, names), "every app's AM to ask for its containers", cluster, WORKLOAD_STALL_S)
     t0 = time.monotonic()
     history: list[tuple[float, dict, dict]] = []
     with ExitStack() as stack, Live(console=console, refresh_per_second=2) as live:
@@ -211,57 +302,54 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
             page = stack.enter_context(browser.headless_chromium())
             page.get(dashboard)
         while time.monotonic() - t0 < args.seconds:
-            sample = measure(cluster, capacity)
+            sample = measure(cluster, capacity, weights)
             try:  # containers still asked for, and the targets, from the core
                 apps = cluster.core_status()["apps"].values()
-                pending = {q: sum(a["pending"] for a in apps if a["queue"] == q) for q in WORKLOAD}
+                pending = {q: sum(a["pending"] for a in apps if f"{a['queue']}.".startswith(q + "."))
+                           for q in SHOWN}
                 goals = targets(cluster)
             except Exception:
                 pending, goals = {}, {}
             history.append((time.monotonic() - t0, sample, goals))
-            live.update(render(sample, goals, time.monotonic() - t0, pending, dashboard))
+            live.update(render(sample, goals, time.monotonic() - t0, pending, dashboard, weights))
             time.sleep(2)
         if args.screenshot:
             browser.page_screenshot(page, args.screenshot)
             console.print(f"dashboard screenshot: {args.screenshot}")
     if not console.is_terminal:
         console.line()  # Rich's Live leaves its last line open when the output is not a terminal
-    plot(history, args.plot)
+    plot(history, args.plot, weights)
     # Verdict over the second half of the run (after the first containers have churned).
     steady = [(s, g) for t, s, g in history if t >= args.seconds / 2 and g]
     if not steady:
         console.print("[red]no targets read from the scheduler's status server in the second half[/]")
         return 1
+    v = verdict(steady, capacity)
     table = Table(title="Verdict (means over the second half of the run)")
     for col in ("queue", "weight", "dominant share", "target", "pooled target", "weighted share",
                 "one container"):
         table.add_column(col, justify="right")
-    mean = {q: sum(s[q]["dominant"] for s, _ in steady) / len(steady) for q in WORKLOAD}
-    goal = {q: sum(g[q][0] for _, g in steady) / len(steady) for q in WORKLOAD}
-    pooled = {q: sum(g[q][1] for _, g in steady) / len(steady) for q in WORKLOAD}
-    weighted = {q: mean[q] / WEIGHTS[q] for q in WORKLOAD}
-    one = {q: max(WORKLOAD[q][0].get(r, 0) / capacity[r] for r in RES if capacity[r]) for q in WORKLOAD}
-    for q in WORKLOAD:
-        table.add_row(q, f"{WEIGHTS[q]:g}", f"{mean[q]:.3f}", f"{goal[q]:.3f}", f"{pooled[q]:.3f}",
-                      f"{weighted[q]:.3f}", f"{one[q]:.3f}")
+    for q in SHOWN:
+        table.add_row(q, weight_text(weights[q]), f"{v.mean[q]:.3f}", f"{v.goal[q]:.3f}", f"{v.pooled[q]:.3f}",
+                      f"{v.weighted[q]:.3f}", f"{v.one[q]:.3f}")
     console.print(table)
     # Why the pooled target may not be reached: free resources stranded on nodes where no
     # queue's next container fits (e.g. vcores left on a node whose memory is used up).
     free = {n["id"]: resource_map(n["availableResource"]) for n in cluster.running_nodes()}
     console.print("free per node at the end: " + "; ".join(
         f"{node} {f['vcores']} vcores / {f['memory-mb']} MB / {f['gpu-mem']} gpu-mem" for node, f in free.items()))
-    off = {q: abs(mean[q] - goal[q]) / one[q] for q in WORKLOAD}
-    ok = all(v <= 1.0 + 1e-9 for v in off.values())  # one container exactly: a mean of floats may round above it
     console.print("distance from the target, in containers of the queue: "
-                  + ", ".join(f"{q} {off[q]:.1f}" for q in WORKLOAD))
-    verdict = ("AT THE TARGETS: each queue's mean dominant share within one of its containers of the share "
-               "the core's decisions settle at" if ok else "OFF THE TARGETS by more than one container")
-    console.print(f"[bold]{verdict}[/]; plot: {args.plot}")
-    preempted_ok = preemption_phase(cluster, queues_file, capacity, args.preemption_seconds)
-    return 0 if ok and preempted_ok else 1
+                  + ", ".join(f"{q} {v.off[q]:.1f}" for q in SHOWN))
+    text = ("AT THE TARGETS: each queue's mean dominant share, parents' too, within one of its containers of "
+            "the share the core's hierarchical-DRF decisions settle at" if v.ok
+            else "OFF THE TARGETS by more than one container")
+    console.print(f"[bold]{text}[/]; plot: {args.plot}")
+    preempted_ok = preemption_phase(cluster, queues_file, capacity, weights, args.preemption_seconds)
+    return 0 if v.ok and preempted_ok else 1
 
 
-def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], limit_s: float) -> bool:
+def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weights: dict[str, dict[str, float]],
+                     limit_s: float) -> bool:
     """A late queue on a full cluster with preemption on: the time until it holds its target (within
     one of its containers) and the containers taken from the queue that filled the cluster."""
     from tests.e2e.cluster import resource_map
@@ -290,7 +378,7 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], limit
         # its target counts once the core knows the whole demand: its AM runs and has asked for its tasks
         asked = queue["demand"].get("vcores", 0) >= late_n * late_shape["vcores"]
         seen["target"] = queue["pooled_target_share"]  # what preemption restores
-        seen["share"] = measure(cluster, capacity)[late_q]["dominant"]
+        seen["share"] = measure(cluster, capacity, weights)[late_q]["dominant"]
         return asked and seen["share"] >= seen["target"] - one
 
     def moving() -> tuple:

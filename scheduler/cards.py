@@ -1,6 +1,6 @@
 """A node's GPU cards: the free memory of each, and which cards a container's `gpu-mem` goes on.
 
-The rule (README, "GPU cards"), for a node that declares its cards (MiB per card):
+The rule (docs/library.md, "GPU cards"), for a node that declares its cards (MiB per card):
 - a request of `gpu-mem` g at most the node's card size goes on ONE card: the one with the least
   free memory that still holds g (best fit; the lowest index among equals);
 - a multi-card request is a whole multiple k·C (k >= 2) of the card size C of a node whose cards

@@ -28,7 +28,7 @@ log = logging.getLogger("yarn_drf.config")
 
 DEFAULT_STARVATION_TIMEOUT_S = 60.0
 DEFAULT_MAX_AM_SHARE = 0.5  # FairScheduler's maxAMShare default
-# The `preemption:` section's keys and defaults (README, "Preemption"): a public interface.
+# The `preemption:` section's keys and defaults (docs/design.md, "Preemption toward the targets"; docs/queues.md): a public interface.
 PREEMPTION_DEFAULTS: dict[str, Any] = {
     "enabled": False, "observe-only": False, "fair-share-timeout-s": 30, "min-share-timeout-s": 15,
     "threshold": 0.8, "grace-s": 15, "max-per-round": "10%",

@@ -1354,7 +1354,7 @@ class SchedulerCore:
         node (`fit`: the mask of the shapes that fit its room), or UNBLOCK_BUDGET are set aside in this
         heartbeat: past that, the walk sets aside what it meets (_pick), and a queue it does not
         look into keeps the key it has with its blocked head, which is lower than its key for this
-        node but for rare mixes of resources (see "Hierarchical DRF" in the README).
+        node but for rare mixes of resources (see "Hierarchical DRF" in docs/design.md).
 
         The queues above those of one depth are re-keyed once, after that depth: setting aside
         below one queue reads nothing of another queue of its depth nor of the queues above it,

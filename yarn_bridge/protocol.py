@@ -1,4 +1,4 @@
-"""The bridge message format, version 6 (BRIDGE.md; golden messages in tests/bridge/contract/):
+"""The bridge message format, version 6 (docs/bridge.md; golden messages in tests/bridge/contract/):
 every request decoded and every reply encoded on the Python side, here and nowhere else.
 
 Java sends one request per call; each request has "v" and "type". Replies always have "v" and
@@ -18,6 +18,11 @@ cards ends with them, as its allocation tag names them.
 Version 6 also: a schedule reply may carry the preemption round's plan: "preempt", containers whose AM
 is to be told now (PREEMPTION_FIELDS), and "kill", containers whose grace is over, to be killed
 with exit status PREEMPTED. Each container is in each list once; both are absent when empty.
+"queues_built" (added later, a field only, issue 29): a schedule reply carries the entries of
+the queues the core built since the last reply (placement with create, a recovered app's queue,
+and the leaves they went under, now parents), parents first, instead of the whole "queues" list;
+the shim adds or replaces them in its tree and keeps the rest. "queues" (whole) still comes after
+a reload or a resync.
 "call_in_ms" (added later, a field only): the milliseconds until the core wants a call without a
 change in YARN (the next preemption round or kill due); absent when nothing is timed.
 Version 6 also (fields only, issue 27): a schedule reply carries "preemption_state" whenever the
@@ -457,9 +462,11 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
                    queues: list[dict[str, Any]] | None, headroom: Sequence[list[Any]] = (),
                    am_diagnostics: Sequence[list[str]] = (), plan: PreemptionPlan | None = None,
                    now: float = 0.0, call_in_ms: int | None = None,
-                   state: dict[str, Any] | None = None) -> str:
+                   state: dict[str, Any] | None = None, queues_built: list[dict[str, Any]] | None = None) -> str:
     """Most calls assign nothing, place nothing and change nothing else: their reply is a format
-    away, not an encoding. `queues` only when the tree changed since Java last had it; `headroom`
+    away, not an encoding. `queues` (the whole list) only when Java has not had the core's tree
+    since a reload or resync, `queues_built` (the entries of the queues built since, and of the
+    leaves they went under) only when placement or a recovered app built queues; `headroom`
     rows [app, amounts in the snapshot's resource order] and `am_diagnostics` pairs [app, text]
     only for the apps where they changed; "preempt" and "kill" only when the preemption round
     (`plan`, at `now` on the core's clock) has any ("preempt": its new marks, then the restored
@@ -469,11 +476,13 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
     preempt = [_victim(v, now) for v in (*plan.mark, *plan.retold)] if plan is not None else []
     kill = [_victim(v, now) for v in plan.kill] if plan is not None else []
     if queues is None and call_in_ms is None and state is None and not (
-            assignments or placements or headroom or am_diagnostics or preempt or kill):
+            assignments or placements or queues_built or headroom or am_diagnostics or preempt or kill):
         return _EMPTY_SCHEDULE_REPLY % seq
     fields: dict[str, Any] = {"seq": seq, "assignments": assignments, "placements": placements}
     if queues is not None:
         fields["queues"] = queues
+    if queues_built:
+        fields["queues_built"] = queues_built
     if headroom:
         fields["headroom"] = headroom
     if am_diagnostics:

@@ -10,7 +10,6 @@ the reason, and the next reload starts a new one.
 """
 from __future__ import annotations
 
-import os
 import resource
 import socket
 import subprocess
@@ -26,9 +25,10 @@ TIMEOUT_S = 60.0
 # whose parse needs more than the rest is refused, never swapping the service's host.
 MEMORY_BYTES = 2 << 30
 
-# The worker's scheduling priority below the service's: on a host short of cores the schedule calls
-# get the CPU first and the parse takes what is left (a reload may take longer; no call waits for it).
-NICENESS = 10
+# The worker runs at the service's own priority. At nice 10 it starved whenever other processes kept
+# the cores busy: its start and a small file's parse then took longer than the about one second the
+# shim gives a reload (`yarn rmadmin -refreshQueues` failed "outcome unknown" under `stress-ng --cpu
+# 4`); the calls do not wait for it either way, being in another process.
 
 Outcome = tuple[Any, list[str]]  # (the validated QueueConfig, []) or (None, its errors)
 
@@ -109,7 +109,6 @@ def _serve(connection: Connection, memory_bytes: int) -> None:
     if hard != resource.RLIM_INFINITY:  # (a service already limited keeps its limit: never raised)
         memory_bytes = min(memory_bytes, hard)
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, hard))
-    os.nice(NICENESS)
     from yarn_bridge.reload import validate
     while True:
         try:

@@ -1,6 +1,6 @@
 """`yarn-drf serve`: the scheduling core as a service for the ResourceManager's Java shim.
 
-Normally the shim starts it as a child process (see BRIDGE.md); it can also be started by hand
+Normally the shim starts it as a child process (see docs/bridge.md); it can also be started by hand
 and the shim configured with yarn-drf.serve.mode=external. Token files must be readable by their
 owner only (`chmod 600`). Port 0 (bridge or status) takes any free loopback port; --port-file tells
 whoever started it which ones it got. Exit status: 2 invalid queue file or arguments, 3 the bridge

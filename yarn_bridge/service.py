@@ -5,6 +5,8 @@ app in the queue YARN runs it in; a "schedule" applies the changes since the las
 places the apps submitted meanwhile, and decides at once for every node listed (each with room
 for some outstanding ask). A change that cannot be applied is logged and counted, never raised:
 the rest of the request still runs.
+Each schedule call is applied once: the shim answers a timeout by sending the same request
+again, which gets the reply the first attempt got (docs/bridge.md, "Retries").
 The core's preemption round runs in a schedule call once a round is due (every
 `preemption_interval_s`, or at a starvation timeout); its plan goes back in the reply for the
 shim to tell AMs and kill, with the time the next round or kill is due (`call_in_ms`), and the
@@ -23,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -121,12 +124,15 @@ class CoreService:
         # The preemption state Java has (from a reply, or given back with the last snapshot): a
         # reply carries the core's only when it differs.
         self._state_sent = SavedState()
+        # The last schedule call applied: (epoch, seq, request text, reply). A shim whose call timed
+        # out asks again with the same request, which gets this reply instead of being applied twice.
+        self._last_call: tuple[int, int, str, str] | None = None
         self.metrics = metrics
         if metrics is not None:
             metrics.follow(lambda: self.core, self.lock)
         self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader, metrics=metrics,
                                  on_applied=self._adopt)
-        self._handlers = {"snapshot": self._snapshot, "schedule": self._schedule, "move": self._move}
+        self._handlers = {"snapshot": self._snapshot, "move": self._move}
 
     # ------------------------------------------------------------------ entry point
 
@@ -143,7 +149,8 @@ class CoreService:
             with self._announce:
                 self._newest = max(self._newest, epoch)
         # a reload reads and validates its file before the lock is taken; what it returns runs under it
-        handler = self._reload(msg) if kind == "reload" else self._handlers[kind]
+        handler = (self._reload(msg) if kind == "reload" else partial(self._schedule_once, text=text)
+                   if kind == "schedule" else self._handlers[kind])
         with self.lock:
             self.counters[kind] += 1
             if kind == "snapshot":
@@ -171,6 +178,25 @@ class CoreService:
                 return protocol.error(f"{kind}: internal error {exc!r}; send a snapshot")
 
     # ------------------------------------------------------------------ requests
+
+    def _schedule_once(self, msg: dict, text: str) -> str:
+        """Applies a schedule call once: the request of the last call again (the shim's retry after
+        a timeout, or its first attempt reaching the lock after the retry) gets the reply that call
+        got and changes nothing; an older seq of this epoch, or the last seq with other changes, is
+        refused (the shim resynchronises), since applying it would apply its changes twice or out of
+        order."""
+        epoch, seq = msg["epoch"], msg["seq"]
+        last = self._last_call
+        if last is not None and last[0] == epoch and seq <= last[1]:
+            if seq == last[1] and text == last[2]:
+                self.counters["repeated_calls"] += 1
+                return last[3]
+            self.counters["stale_requests"] += 1
+            return protocol.error(f"schedule: seq {seq} is not after seq {last[1]}, the last one applied in epoch "
+                                  f"{epoch}" + (" (with other changes)" if seq == last[1] else "") + "; send a snapshot")
+        reply = self._schedule(msg)
+        self._last_call = (epoch, seq, text, reply)
+        return reply
 
     def _snapshot(self, msg: dict) -> str:
         epoch = msg["epoch"]
@@ -208,7 +234,7 @@ class CoreService:
         self._check_newest(epoch)
         core.preemption.carry(self.core.preemption)
         self._state_sent = self._restore(core, msg.get("preemption_state"))
-        self.core, self.epoch = core, epoch
+        self.core, self.epoch, self._last_call = core, epoch, None
         # Java keeps the AM diagnostics it has; the headrooms all go again with the next call.
         self._headroom_sent = {}
         self._am_told = {app: text for app, text in self._am_told.items() if app in core.apps}
@@ -253,14 +279,15 @@ class CoreService:
         nodes, held = self._nodes_with_room(core, msg.get("nodes") or ())
         assignments = core.on_nodes(nodes, limit=self.max_assignments_per_call, held=held)
         built = core.take_built()
-        tree = self.queue_list(built) if built or (core, core.config) != self._tree_sent else None
+        tree, grown = self._tree_changes(core, built)
         changed = bool(assignments or msg.get("deltas") or msg.get("started") or msg.get("finished")
                        or len(self._headroom_sent) != len(core.apps))
         self._headroom_owed |= changed
         reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
                                         self._headroom_changes(core, now) if self._headroom_owed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
-                                        plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now))
+                                        plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now),
+                                        grown)
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
             rtt = msg.get("rtt_ms")
@@ -619,37 +646,52 @@ class CoreService:
 
     def queue_list(self, built: list[str] | None = None) -> list[dict[str, Any]]:
         """Every queue, parents first. Every caller sends it to Java, so it also records that
-        Java has this tree. Between reloads and resyncs the core only builds queues (placement
-        creates them, a recovered app re-creates its own), each after its parent: the list then
-        takes the new entries, a queue built again at its own path (a draining one re-created)
-        has its entry replaced, and a leaf a new queue went under has its own made again (it is
-        a parent now); the others stay as they were sent. `built`: what the caller took from the
-        core (SchedulerCore.take_built) since."""
+        Java has this tree. `built`: what the caller took from the core (SchedulerCore.take_built)
+        since the list was last sent."""
         core = self.core
         built = core.take_built() if built is None else built
         if self._tree_sent == (core, core.config):
-            listed, where = self._listed, self._listed_at
-            for path in built:
-                q = core.queues[path]
-                entry = protocol.queue_entry(path, q)
-                at = where.get(path)
-                if at is None:
-                    where[path] = len(listed)
-                    listed.append(entry)
-                else:
-                    listed[at] = entry
-                above = where[path.rsplit(".", 1)[0]]
-                if listed[above]["leaf"]:
-                    listed[above] = protocol.queue_entry(q.parent.path, q.parent)
+            self._grown(built)
         else:
             self._listed = [protocol.queue_entry(path, core.queues[path])
                             for path in sorted(core.queues, key=lambda p: (p.count("."), p))]
             self._listed_at = {entry["name"]: i for i, entry in enumerate(self._listed)}
-        self._tree_sent = (core, core.config)
-        if built and len(built) < len(core.queues):  # (not the whole tree of a reload or resync)
+            self._tree_sent = (core, core.config)
+        return self._listed
+
+    def _tree_changes(self, core: SchedulerCore, built: list[str]) -> tuple[list | None, list | None]:
+        """What a schedule reply tells Java of the tree: ("queues", the whole list) after a
+        reload or resync Java has not had, else ("queues_built", the entries of the queues built
+        since) when placement or a recovered app built any; (None, None) when nothing changed."""
+        if self._tree_sent != (core, core.config):
+            return self.queue_list(built), None
+        return None, (self._grown(built) if built else None)
+
+    def _grown(self, built: list[str]) -> list[dict[str, Any]]:
+        """Between reloads and resyncs the core only builds queues (placement creates them, a
+        recovered app re-creates its own), each after its parent: the list Java holds takes the
+        new entries, a queue built again at its own path (a draining one re-created) has its entry
+        replaced, and a leaf a new queue went under has its own made again (it is a parent now);
+        the others stay as they were sent. Returns the entries added or replaced, parents first."""
+        core, listed, where = self.core, self._listed, self._listed_at
+        changed: set[int] = set()
+        for path in built:
+            q = core.queues[path]
+            at = where.get(path)
+            if at is None:
+                at = where[path] = len(listed)
+                listed.append(protocol.queue_entry(path, q))
+            else:
+                listed[at] = protocol.queue_entry(path, q)
+            changed.add(at)
+            above = where[path.rsplit(".", 1)[0]]
+            if listed[above]["leaf"]:
+                listed[above] = protocol.queue_entry(q.parent.path, q.parent)
+                changed.add(above)
+        if built:
             log.info("built %d queue(s) (placement rules with create: true, or recovered apps), from %s",
                      len(built), built[0])
-        return self._listed
+        return [listed[at] for at in sorted(changed)]
 
 
 @contextmanager

@@ -26,7 +26,7 @@ from yarn_bridge.service import CoreService
 
 ROOT = Path(__file__).resolve().parents[2]
 QUEUES = ROOT / "conf" / "queues.yaml"
-BRIDGE_TIMEOUT_S = 0.250  # the shim's yarn-drf.bridge.timeout-ms default (README)
+BRIDGE_TIMEOUT_S = 0.250  # the shim's yarn-drf.bridge.timeout-ms default (docs/yarn-site.md)
 EPOCH = 1
 
 

@@ -10,7 +10,7 @@ many had not, GPU-memory utilisation (time average over the run) and how many GP
 
     .venv/bin/python benchmarks/sim/alibaba_cards.py NODES.csv PODS.csv [--time-scale 300 600]
 
-The trace is not in the repository: pass the CSV files of the public trace (see SIMULATOR.md).
+The trace is not in the repository: pass the CSV files of the public trace (see docs/simulator.md).
 """
 from __future__ import annotations
 

@@ -353,8 +353,8 @@ def publish(conf_dir: Path, queues: Path, store: Path) -> None:
         print(f"render_conf: published {store / name}")
 
 
-def queue_root(queues_yaml: Path) -> dict:
-    """The `queues.root` mapping of the yarn-drf YAML."""
+def queue_file(queues_yaml: Path) -> dict:
+    """The yarn-drf queue YAML, with its `queues.root` checked to be a mapping."""
     import yaml  # Debian's python3-yaml in the image
 
     try:
@@ -364,7 +364,12 @@ def queue_root(queues_yaml: Path) -> dict:
     root = (doc or {}).get("queues", {}).get("root")
     if not isinstance(root, dict):
         sys.exit(f"render_conf: {queues_yaml}: queues.root: missing or not a mapping")
-    return root
+    return doc
+
+
+def queue_root(queues_yaml: Path) -> dict:
+    """The `queues.root` mapping of the yarn-drf YAML."""
+    return queue_file(queues_yaml)["queues"]["root"]
 
 
 def queue_weight(spec: dict) -> float:
@@ -378,7 +383,10 @@ def fair_allocations(queues_yaml: Path) -> str:
     ACLs, DRF in every queue (FairScheduler's own DRF, as benchmarks/sls compares it)."""
     def visit(name: str, spec: dict, is_root: bool, depth: int) -> list[str]:
         pad = "  " * depth
-        lines = [f'{pad}<queue name="{escape(name)}">']
+        # A parent that placement fills (`children: {}`): FairScheduler reads a queue without
+        # children as a leaf unless its type says otherwise.
+        kind = ' type="parent"' if "children" in spec and not spec["children"] else ""
+        lines = [f'{pad}<queue name="{escape(name)}"{kind}>']
         if not is_root:
             lines.append(f"{pad}  <weight>{queue_weight(spec):g}</weight>")
         # As in capacity_scheduler: root's default ACL is "*", so it is set, " " for nobody.
@@ -395,8 +403,10 @@ def fair_allocations(queues_yaml: Path) -> str:
 
 
 def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
-    """capacity-scheduler.xml for the queues of the yarn-drf YAML (weights, submit/admin ACLs)."""
-    root = queue_root(queues_yaml)
+    """capacity-scheduler.xml for the queues of the yarn-drf YAML: weights, submit/admin ACLs, user
+    weights of `user-limits`, and the `user` placement rule with `create` (CapacityScheduler's
+    queue mapping, used when an app names no queue, into a parent that creates its leaves)."""
+    doc = queue_file(queues_yaml)
     props = {
         "yarn.scheduler.capacity.resource-calculator":
             "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator",
@@ -412,6 +422,18 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
         if not is_root:
             props[f"{key}.capacity"] = f"{queue_weight(spec):g}w"
         children = spec.get("children") or {}
+        if "children" in spec and not children:
+            # A parent that placement fills (`children: {}`); without this CapacityScheduler reads a
+            # queue without children as a leaf.
+            props[f"{key}.auto-queue-creation-v2.enabled"] = "true"
+        user_weights = {user: float(settings["weight"])
+                        for user, settings in ((spec.get("user-limits") or {}).get("users") or {}).items()
+                        if "weight" in (settings or {})}
+        for user, weight in user_weights.items():
+            props[f"{key}.user-settings.{user}.weight"] = f"{weight:g}"
+        if user_weights and max(user_weights.values()) > 1:
+            # CapacityScheduler refuses a user weight above 100 / minimum-user-limit-percent.
+            props[f"{key}.minimum-user-limit-percent"] = str(max(1, int(100 / max(user_weights.values()))))
         if not children and not is_root:
             # One user may use what the leaf can borrow from idle queues, as under yarn-drf (and as
             # in the SLS comparison, benchmarks/sls/confgen.py); the default 1 caps a user at the
@@ -422,7 +444,11 @@ def capacity_scheduler(queues_yaml: Path) -> dict[str, str]:
             for name, child in children.items():
                 visit(f"{path}.{name}", child or {}, False)
 
-    visit("root", root, True)
+    visit("root", doc["queues"]["root"], True)
+    created = [f"u:%user:{rule.get('parent', 'root')}.%user" for rule in doc.get("placement") or []
+               if isinstance(rule, dict) and rule.get("rule") == "user" and rule.get("create")]
+    if created:
+        props["yarn.scheduler.capacity.queue-mappings"] = ",".join(created)
     return props
 
 

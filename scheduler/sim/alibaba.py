@@ -4,7 +4,7 @@ simulator cluster file and workload.
 Input: its node list (`sn,cpu_milli,memory_mib,gpu,model`, e.g. openb_node_list_all_node.csv)
 and a pod list (`name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
 creation_time,deletion_time,scheduled_time`, e.g. openb_pod_list_default.csv). The rules
-(SIMULATOR.md, "Alibaba GPU trace"):
+(docs/simulator.md, "Workload converters"):
 
 - a node: vcores = cpu_milli / 1000 (exact, in thousandths), memory-mb = memory_mib, and `gpu`
   cards of `card_mib` MiB each (`gpus:`); with `cards=False`, one gpu-mem total of the same size;

@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
     wl = subparsers.add_parser("workload", help="make simulator workloads (SWIM and Alibaba GPU traces, synthetic)")
     wsub = wl.add_subparsers(dest="workload_command", metavar="KIND", required=True)
     swim = wsub.add_parser("swim", help="convert a SWIM Facebook trace (.tsv) to a workload",
-                           description="Converts a SWIM trace; see SIMULATOR.md for the rules.")
+                           description="Converts a SWIM trace; see docs/simulator.md for the rules.")
     swim.add_argument("file", metavar="FILE.tsv")
     swim.add_argument("--out", required=True, metavar="W.jsonl")
     swim.add_argument("--queues", default="root.q0,root.q1,root.q2,root.q3", metavar="Q1,Q2,...",
@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
 
     ali = wsub.add_parser("alibaba-gpu", help="convert the Alibaba GPU trace (cluster-trace-gpu-v2023) "
                                              "to a cluster file and a workload",
-                          description="Converts the trace's node list and pod list; see SIMULATOR.md for the rules.")
+                          description="Converts the trace's node list and pod list; see docs/simulator.md for the rules.")
     ali.add_argument("nodes", metavar="NODES.csv", help="node list, e.g. openb_node_list_all_node.csv")
     ali.add_argument("pods", metavar="PODS.csv", help="pod list, e.g. openb_pod_list_default.csv")
     ali.add_argument("--cluster-out", required=True, metavar="C.yaml")
@@ -67,7 +67,7 @@ def register(subparsers: Any) -> None:
     ali.set_defaults(func=run_alibaba)
 
     syn = wsub.add_parser("synthetic", help="generate mixed CPU-, memory- and GPU-memory-heavy apps",
-                          description="Generates a seeded synthetic workload; see SIMULATOR.md.")
+                          description="Generates a seeded synthetic workload; see docs/simulator.md.")
     syn.add_argument("--out", required=True, metavar="W.jsonl")
     syn.add_argument("--apps", type=int, default=100)
     syn.add_argument("--queues", default="root.a,root.b", metavar="Q1,Q2,...")

@@ -2,7 +2,7 @@
 
 A SWIM line is `job_id submit_s gap_s map_input_bytes shuffle_bytes reduce_output_bytes`
 (tab separated). It has no task counts, durations or shapes; this module derives them by the
-rules below (also in SIMULATOR.md), chosen to follow Hadoop/Hive defaults where one exists:
+rules below (also in docs/simulator.md), chosen to follow Hadoop/Hive defaults where one exists:
 
 - a job with shuffle bytes has a map stage then a reduce stage; without, it is map-only and
   its maps also write the output

@@ -1,8 +1,9 @@
-"""Bridge requests as the shim sends them (BRIDGE.md), for the tests that drive the service directly."""
+"""Bridge requests as the shim sends them (docs/bridge.md), for the tests that drive the service directly."""
 from __future__ import annotations
 
 import json
 import time
+from weakref import WeakKeyDictionary
 
 from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
@@ -18,7 +19,18 @@ def ping(**extra) -> str:
                        "resources": [], **extra})
 
 
+# The last schedule seq sent to each service: the service refuses one that is not after it.
+_seqs: WeakKeyDictionary[CoreService, int] = WeakKeyDictionary()
+
+
+def next_seq(svc: CoreService) -> int:
+    """The seq after the last schedule call `svc` was sent through these helpers."""
+    return _seqs.get(svc, 0) + 1
+
+
 def call(svc: CoreService, **msg) -> dict:
+    if msg.get("type") == "schedule" and isinstance(msg.get("seq"), int):
+        _seqs[svc] = msg["seq"]
     return json.loads(svc.handle(json.dumps({"v": protocol.VERSION, **msg})))
 
 
@@ -39,15 +51,15 @@ def room(svc: CoreService, nodes) -> list[list]:
             for n in nodes]
 
 
-def schedule(svc: CoreService, epoch: int = 5, seq: int = 1, nodes=("n1:1",), **changes) -> dict:
+def schedule(svc: CoreService, epoch: int = 5, seq: int | None = None, nodes=("n1:1",), **changes) -> dict:
     """One schedule call deciding for `nodes` (ids), with the changes given (deltas, started,
-    finished, asks, counts, submissions)."""
-    return call(svc, type="schedule", epoch=epoch, seq=seq, nodes=room(svc, nodes), **changes)
+    finished, asks, counts, submissions); `seq` by default the next."""
+    return call(svc, type="schedule", epoch=epoch, seq=seq or next_seq(svc), nodes=room(svc, nodes), **changes)
 
 
 def submit(svc: CoreService, app: str, user: str, queue: str | None = None, groups=(), epoch: int = 5) -> dict:
     """Places one app (a schedule call with the submission and no node); returns its placement."""
-    reply = call(svc, type="schedule", epoch=epoch, seq=0,
+    reply = call(svc, type="schedule", epoch=epoch, seq=next_seq(svc),
                  submissions=[{"app": app, "user": user, "queue": queue, "groups": list(groups)}])
     assert reply["ok"], reply
     [placed] = reply["placements"]

@@ -1,4 +1,4 @@
-"""The Java shim's end of one bridge connection, written from BRIDGE.md (not from gateway.py): the
+"""The Java shim's end of one bridge connection, written from docs/bridge.md (not from gateway.py): the
 mutual handshake, py4j's auth command, then py4j calls. Tests and the port probe use it to speak to
 `yarn-drf serve` as the shim does, and to misbehave in the ways an attacker would."""
 from __future__ import annotations
@@ -63,6 +63,7 @@ class ShimClient:
         return closed_by_peer(self.sock)
 
     def close(self) -> None:
+        self.stream.close()  # (the socket's file stays open while its makefile() stream is)
         self.sock.close()
 
 

@@ -7,7 +7,7 @@ import threading
 import time
 
 from tests.bridge.invariants import check_accounting
-from tests.bridge.messages import NODE, TYPES, ask, call, schedule, snapshot, started
+from tests.bridge.messages import NODE, TYPES, ask, call, next_seq, schedule, snapshot, started
 from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
@@ -25,7 +25,7 @@ def test_amounts_beyond_a_java_long_are_refused_and_later_calls_still_work(queue
     assert [r.capability[0] for r in svc.core.apps["app_1"].pending] == [2 ** 63 - 1], "the largest long is an amount"
     for _ in range(3):  # used to raise on every call until the next snapshot
         assert schedule(svc, deltas=[{"op": "node_added", "node": "n3:1", "capacity": huge}])["ok"]
-    huge_free = call(svc, type="schedule", epoch=5, seq=2, nodes=[["n1:1", 2 ** 63, 8, 0]])
+    huge_free = call(svc, type="schedule", epoch=5, seq=next_seq(svc), nodes=[["n1:1", 2 ** 63, 8, 0]])
     assert huge_free["ok"] and huge_free["assignments"] == [], "a free amount beyond a long: a bad row"
     assert "n3:1" not in svc.core.nodes and svc.counters["internal_errors"] == 0
     check_accounting(svc.core)

@@ -1,9 +1,9 @@
-"""The queue list Java holds stays the core's whole tree when the service builds it by adding the
-new queues' entries to the list it sent last (queue_list): after any sequence of schedule calls
+"""The queue list Java holds stays the core's whole tree when the service sends only the new
+queues' entries ("queues_built") to add to the list it sent last: after any sequence of schedule calls
 that create queues (placement with create, apps recovered into queues the file lacks), reloads
-between trees and resyncs, the last list each reply carried equals the list built from the whole
-tree (the same entries; new queues come after the older ones, each after its parent): so a reply
-carries a list whenever the tree changed, a draining queue that placement re-creates at its own
+between trees and resyncs, the list Java holds (the last whole list, each reply's queues_built
+applied to it) equals the list built from the whole tree (the same entries; new queues come after
+the older ones, each after its parent): so a reply carries the change whenever the tree changed, a draining queue that placement re-creates at its own
 path included (the service used to miss that one: it compared the number of queues)."""
 from __future__ import annotations
 
@@ -35,6 +35,17 @@ def call(service: CoreService, **fields) -> dict:
     reply = json.loads(service.handle(json.dumps({"v": protocol.VERSION, "epoch": service.epoch or EPOCH, **fields})))
     assert reply["ok"], reply
     return reply
+
+
+def applied(java: list[dict], built: list[dict]) -> list[dict]:
+    """What the shim's tree holds after a reply's queues_built (QueueTree.grow): each entry added,
+    or replacing the queue's entry, in order; a new queue's parent already there."""
+    out = {q["name"]: q for q in java}
+    for entry in built:
+        name = entry["name"]
+        assert name in out or name.rsplit(".", 1)[0] in out, f"{name} before its parent"
+        out[name] = entry
+    return list(out.values())
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -71,8 +82,8 @@ def test_the_list_java_last_received_equals_the_whole_tree_after_any_sequence(tm
             java = reply["queues"]
             continue
         if len(service.core.queues) > before:
-            assert "queues" in reply, step
-        java = reply.get("queues", java)
+            assert "queues_built" in reply and "queues" not in reply, step
+        java = applied(reply.get("queues", java), reply.get("queues_built", []))
         whole = rebuilt(service)
         assert {q["name"]: q for q in java} == {q["name"]: q for q in whole} and len(java) == len(whole), step
         names = [q["name"] for q in java]

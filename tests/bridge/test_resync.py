@@ -3,13 +3,11 @@ would now put YARN's running apps elsewhere (or nowhere), a restarted core takes
 queue YARN runs it in, and its usage per node and per queue equals YARN's exactly."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from tests.bridge import messages
 from tests.bridge.invariants import check_accounting
 from tests.bridge.messages import schedule, submit
-from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
 TYPES = ["memory-mb", "vcores", "gpu-mem"]
@@ -37,7 +35,7 @@ SUBMITTED = [("app_alice", "alice", "shared"), ("app_bob", "bob", "shared"), ("a
 
 
 def call(svc: CoreService, **msg) -> dict:
-    reply = json.loads(svc.handle(json.dumps({"v": protocol.VERSION, **msg})))
+    reply = messages.call(svc, **msg)
     assert reply["ok"], reply
     return reply
 
@@ -56,7 +54,7 @@ def run_apps(svc: CoreService) -> tuple[dict, list]:
     for a in schedule(svc, epoch=1, nodes=list(NODES), asks=asks)["assignments"]:
         rows.append([f"c_{len(rows)}", a["app"], a["node"], a["priority"], a["allocation_id"], a["assignment_id"],
                      *(a["resources"][t] for t in TYPES)])
-    call(svc, type="schedule", epoch=1, seq=2, started=rows)
+    call(svc, type="schedule", epoch=1, seq=messages.next_seq(svc), started=rows)
     assert len(rows) == 10 and {r[1] for r in rows} == set(queues)
     return queues, rows
 
@@ -95,7 +93,7 @@ def test_an_app_recovered_after_an_rm_restart_keeps_its_queue_too(tmp_path):
     call(svc, type="snapshot", epoch=1, resources=TYPES, apps=[], containers=[], asks=[],
          nodes=[{"node": "n0:1", "capacity": NODES["n0:1"], "rack": "/r"}])
     # The RM restarted: YARN recovers the app in root.old (its queue before), then its container.
-    call(svc, type="schedule", epoch=1, seq=1,
+    call(svc, type="schedule", epoch=1, seq=messages.next_seq(svc),
          deltas=[{"op": "app_added", "app": "app_old", "user": "dave", "queue": "root.old", "groups": []}],
          started=[["c_1", "app_old", "n0:1", 1, 0, None, 2048, 2, 0]])
     q = svc.core.queues["root.old"]
@@ -136,8 +134,8 @@ queues:
     a = svc.core.queues["root.a"].spec
     assert a.weight == {"vcores": 2.0} and a.min == {} and a.max == {"vcores": 8}
     assert submit(svc, "app_a", "u", "a", epoch=1)["accepted"]
-    got = schedule(svc, epoch=1, seq=1, asks=[[1, 20, "app_a", 1, 0, "*", True, 512, 1]])["assignments"]
-    got += schedule(svc, epoch=1, seq=2)["assignments"]
+    got = schedule(svc, epoch=1, asks=[[1, 20, "app_a", 1, 0, "*", True, 512, 1]])["assignments"]
+    got += schedule(svc, epoch=1)["assignments"]
     assert sum(x["resources"]["vcores"] for x in got) == 8, "a's vcores max still holds"
     check_accounting(svc.core)
     # a reload is checked against the cluster it would run on: the same file is refused there

@@ -119,6 +119,36 @@ def stopped(proc: subprocess.Popen) -> str:
     return err
 
 
+class Stderr:
+    """A process's stderr, read in a thread as it comes (a read blocks), so a test can wait for a
+    line before it acts; once the process has exited, all of it."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc, self.lines, self._more = proc, [], threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            with self._more:
+                self.lines.append(line)
+                self._more.notify_all()
+
+    def wait_for(self, text: str, budget_s: float = 120) -> None:
+        with self._more:
+            found = self._more.wait_for(lambda: any(text in line for line in self.lines), budget_s)
+        assert found, f"no {text!r} in the log within {budget_s:g} s:\n" + "".join(self.lines)
+
+    def after_exit(self) -> str:
+        try:
+            self.proc.wait(timeout=EXIT_BUDGET_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            pytest.fail(f"yarn-drf serve still running {EXIT_BUDGET_S:g} s after the stop:\n" + "".join(self.lines))
+        self._reader.join(timeout=30)
+        return "".join(self.lines)
+
+
 def snapshot() -> str:
     return json.dumps(json.loads(SNAPSHOT.read_text())["examples"][0]["message"])
 
@@ -231,7 +261,11 @@ def test_clients_that_leave_early_leave_no_traceback(tmp_path, queues_file, toke
             http.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # reset
     health = requests.get(f"http://127.0.0.1:{ports['status.port']}/v1/health", timeout=30)
     assert health.status_code == 200, "the status server survives"
+    # (the connection's thread notices the close when it next runs: on a busy machine that may be
+    # after a stop sent at once, so the test waits for its line first)
+    log = Stderr(proc)
+    log.wait_for("ended early")
     proc.send_signal(signal.SIGTERM)
-    err = stopped(proc)
+    err = log.after_exit()
     assert "ended early" in err and "left before its reply" in err, err
     assert "Traceback" not in err, err

@@ -127,7 +127,7 @@ def test_bad_requests_and_bad_deltas_are_answered_and_counted_never_raised(queue
     assert svc.counters["bad_requests"] == 5
     snapshot(svc)
     submit(svc, "app_1", "alice", "cpu")
-    reply = call(svc, type="schedule", epoch=5, seq=1, nodes=[["n1:1", 8192, 8, 8192], ["n2:1"], "n3:1"],
+    reply = call(svc, type="schedule", epoch=5, seq=2, nodes=[["n1:1", 8192, 8, 8192], ["n2:1"], "n3:1"],
                  deltas=[{"op": "teleport"}, {"op": "app_removed"}],
                  asks=[[1], ask(2, "app_1", 1)[:-1], [[3], 1], "ask", ask(4, "app_1", 1)], counts=[[4], 2],
                  submissions=[{"app": "app_2", "user": 7}, "app_3"])

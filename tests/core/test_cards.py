@@ -1,7 +1,7 @@
 """GPU memory per card: a container's gpu-mem goes on one card (best fit), or, as a whole multiple
 of the card size of a node of equal cards, on that many whole free cards; nodes without cards
 keep one node total. Checked against an oracle
-written here from the rule in the README ("GPU cards"), not from scheduler.cards."""
+written here from the rule in docs/library.md ("GPU cards"), not from scheduler.cards."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings

@@ -35,6 +35,21 @@ def test_minimal_form_works_end_to_end():
     assert core.submit_app("x", "anyone", "b").queue == "root.b"  # root's ACLs default to "*"
 
 
+def test_the_docker_clusters_default_tree_is_the_one_the_readme_shows_and_places_as_it_says():
+    text = (REPO / "conf" / "docker-queues.yaml").read_text()
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### The Docker cluster's default tree"):]
+    shown = section[section.index("```yaml\n") + 8:section.index("\n```\n")]
+    assert shown + "\n" == text[text.index("resources:"):]
+    core = SchedulerCore(parse_config(text))
+    q = core.config.queues()
+    assert not q["root.research"].is_leaf and q["root.research.dev"].user_limits is not None
+    assert q["root.research.ml"].weight == {"gpu-mem": 2.0, "vcores": 1.0, "memory-mb": 1.0}
+    assert core.submit_app("a1", "bob", "dev").queue == "root.research.dev"
+    assert core.submit_app("a2", "carol", "default").queue == "root.users.carol"  # names no queue
+    assert not core.submit_app("a3", "mallory", "prod").accepted
+
+
 def test_documented_example_sets_every_field():
     config = load_config(REPO / "conf" / "queues.yaml")
     q = config.queues()

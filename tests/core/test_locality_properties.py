@@ -1,4 +1,4 @@
-"""Delay scheduling against an oracle written here from the rule in the README ("Locality"):
+"""Delay scheduling against an oracle written here from the rule in docs/design.md ("Locality"):
 on random clusters of racks, queues and requests naming hosts and racks, every decision keeps the
 DRF order except for requests the rule lets wait, no request waits past its delays, none is placed
 more loosely than its wait allows, and within a call none goes on a node less local than one the

@@ -35,7 +35,7 @@ MR_EXAMPLES_JAR = "/opt/hadoop/lib/hadoop-mapreduce-examples-3.4.2.jar"
 SPARK_JOB_JAR = "/opt/spark/examples/yarn-drf-spark-job.jar"
 SPARK_JOB_CLASS = "org.yarndrf.spark.SleepShuffle"
 GPU = "gpu-mem"
-# Node labels on (README "Node labels"), centralized: tests set them with `yarn rmadmin`
+# Node labels on (docs/design.md, "Node labels"), centralized: tests set them with `yarn rmadmin`
 # (Cluster.label_nodes); with no label set, nothing changes.
 NODE_LABELS = {
     "YARN-SITE.XML_yarn.node-labels.enabled": "true",
@@ -54,7 +54,7 @@ class NodeShape:
     vcores: int
     memory_mb: int
     gpu_mem: int
-    # GPU cards (MiB each), declared in the NodeManager's configuration as README "GPU cards" says.
+    # GPU cards (MiB each), declared in the NodeManager's configuration as docs/deploy.md, "GPU cards on the NodeManagers", says.
     # YARN keeps node attributes per host, and every NodeManager here runs on this one host: a
     # cluster with a card node must have no other NodeManager.
     cards: tuple[int, ...] = ()
@@ -63,7 +63,7 @@ class NodeShape:
         return {"memory-mb": self.memory_mb, "vcores": self.vcores, GPU: self.gpu_mem}
 
     def card_settings(self) -> dict[str, str]:
-        """The NodeManager's settings for its cards (README, "GPU cards"), as render_conf overrides."""
+        """The NodeManager's settings for its cards (docs/deploy.md, "GPU cards on the NodeManagers"), as render_conf overrides."""
         if not self.cards:
             return {}
         return {
@@ -106,7 +106,8 @@ def resource_map(info: dict[str, Any] | None) -> dict[str, int]:
 
 def dshell_command(name: str, queue: str, num: int, resources: dict[str, int], command: str) -> list[str]:
     """The distributed-shell client's command line: `num` containers of `resources` running
-    `command`, an AM of 256 MiB, and a timeout of a day (the client returns when the app ends)."""
+    `command`, an AM of 256 MiB, and a timeout of a day (the client returns when the app ends).
+    The client asks the RM for its queue's info before it submits: the queue must exist."""
     res = ",".join(f"{k}={v}" for k, v in resources.items())
     return ["yarn", "jar", DSHELL_JAR, DSHELL_CLIENT, "-jar", DSHELL_JAR, "-appname", name,
             "-queue", queue, "-shell_command", command, "-num_containers", str(num),
@@ -114,11 +115,12 @@ def dshell_command(name: str, queue: str, num: int, resources: dict[str, int], c
             "-timeout", "86400000"]
 
 
-def spark_command(name: str, queue: str, job_args: list[object], *, mode: str = "cluster",
+def spark_command(name: str, queue: str | None, job_args: list[object], *, mode: str = "cluster",
                   executors: int | None = None, conf: dict[str, str] | None = None) -> list[str]:
     """spark-submit of the project's SleepShuffle job (the image's spark-defaults.conf: master
-    yarn, local Spark jars, 512 MB executors of one core)."""
-    cmd = ["spark-submit", "--deploy-mode", mode, "--queue", queue, "--name", name]
+    yarn, local Spark jars, 512 MB executors of one core). Without a queue Spark submits to YARN's
+    "default", as any app that names none."""
+    cmd = ["spark-submit", "--deploy-mode", mode, *(["--queue", queue] if queue else []), "--name", name]
     if executors is not None:
         cmd += ["--num-executors", str(executors)]
     for key, value in (conf or {}).items():
@@ -332,7 +334,7 @@ class Cluster:
 
     def running_containers(self) -> dict[str, dict[str, Any]]:
         """Every running container of every running app, by container id, from the RM REST API:
-        {id: {"app", "queue", "node", "resources": {name: amount}}}."""
+        {id: {"app", "queue", "user", "node", "resources": {name: amount}, "started": ms}}."""
         out: dict[str, dict[str, Any]] = {}
         for app in self.apps("RUNNING"):
             queue = app["queue"] if app["queue"].startswith("root.") else f"root.{app['queue']}"
@@ -341,8 +343,10 @@ class Cluster:
                 if isinstance(entries, dict):
                     entries = [entries]
                 out[c["containerId"]] = {
-                    "app": app["id"], "queue": queue, "node": c.get("nodeId") or c.get("assignedNodeId"),
+                    "app": app["id"], "queue": queue, "user": app["user"],
+                    "node": c.get("nodeId") or c.get("assignedNodeId"),
                     "resources": {e["key"]: int(e["value"]) for e in entries},
+                    "started": int(c.get("startedTime") or 0),  # ms: when the RM allocated it
                 }
         return out
 
@@ -387,12 +391,12 @@ class Cluster:
     def client_log(self, name: str, tail: int = 60) -> str:
         return self.exec(["tail", "-n", str(tail), f"/tmp/{name}.log"])[1]
 
-    def spark_submit(self, name: str, queue: str, job_args: list[object], *, mode: str = "cluster",
+    def spark_submit(self, name: str, queue: str | None, job_args: list[object], *, mode: str = "cluster",
                      executors: int | None = None, conf: dict[str, str] | None = None,
-                     wait: bool = True) -> tuple[int, str]:
+                     wait: bool = True, user: str | None = None) -> tuple[int, str]:
         """The project's SleepShuffle job through spark-submit (spark_command)."""
         cmd = spark_command(name, queue, job_args, mode=mode, executors=executors, conf=conf)
-        return self.exec(cmd) if wait else self.exec_detached(cmd, name)
+        return self.exec(cmd, user=user) if wait else self.exec_detached(cmd, name, user=user)
 
     def gpu_node_id(self) -> str:
         """The id (host:port) of the NodeManager with GPU memory."""

@@ -30,8 +30,8 @@ from tests.e2e.ha_cluster import HaCluster
 # queue -> (container shape, containers): far more than the cluster holds for the whole run.
 WORKLOAD = {
     "root.prod": ({"memory-mb": 512, "vcores": 1}, 400),                   # CPU-heavy, weight 2
-    "root.dev": ({"memory-mb": 3072, "vcores": 1}, 200),                   # memory-heavy
-    "root.ml": ({"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 200),   # GPU-memory-heavy
+    "root.research.dev": ({"memory-mb": 3072, "vcores": 1}, 200),                   # memory-heavy
+    "root.research.ml": ({"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 200),   # GPU-memory-heavy
 }
 MR_MAPS, MR_MAP_MS = 60, 15_000
 ALLOCATED = re.compile(r"Container Transitioned from NEW to ALLOCATED")

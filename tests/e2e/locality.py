@@ -94,9 +94,11 @@ def random_baseline(blocks: list[tuple[str, ...]], hdfs: Hdfs) -> Baseline:
     return Baseline(data / len(blocks), rack / len(blocks), variance / len(blocks))
 
 
-def wordcount(cluster: Cluster, data: Input, output: str, queue: str = "dev") -> Run:
+def wordcount(cluster: Cluster, data: Input, output: str, queue: str = "root.research.dev") -> Run:
     """Runs wordcount over the input, checks its result, and returns its locality counters and
-    time. Speculative maps are off: each split's map runs once, so the counters count splits."""
+    time. Speculative maps are off: each split's map runs once, so the counters count splits. The
+    queue by its full path: FairScheduler reads a short name as a queue under root (it would create
+    root.dev beside the tree's root.research.dev)."""
     cmd = ["yarn", "jar", MR_EXAMPLES_JAR, "wordcount", f"-Dmapreduce.job.queuename={queue}",
            "-Dmapreduce.map.speculative=false", "-Dmapreduce.job.reduces=1", data.directory, output]
     code, out = cluster.exec(cmd)

@@ -1,5 +1,5 @@
-"""GPU cards on the real cluster: a NodeManager declares two 10 GiB cards in its configuration (README,
-"GPU cards"; no real GPU), yarn-drf places each container's gpu-mem on one card, and the container
+"""GPU cards on the real cluster: a NodeManager declares two 10 GiB cards in its configuration (docs/deploy.md,
+"GPU cards on the NodeManagers"; no real GPU), yarn-drf places each container's gpu-mem on one card, and the container
 learns its card: distributed-shell containers print CUDA_VISIBLE_DEVICES, which must be the cards
 the core charged. A request no single card can hold stays pending, and `yarn-drf why` says so."""
 from __future__ import annotations

@@ -31,7 +31,7 @@ def test_distributed_shell_app_with_gpu_memory_succeeds(idle_cluster):
     assert code == 0, out[-3000:]
     app = idle_cluster.app_by_name(name)
     assert app["state"] == "FINISHED" and app["finalStatus"] == "SUCCEEDED", app
-    assert app["queue"] in ("dev", "root.dev")
+    assert app["queue"] in ("dev", "root.research.dev")
 
 
 def test_mapreduce_sleep_job_succeeds(idle_cluster):
@@ -43,7 +43,7 @@ def test_mapreduce_sleep_job_succeeds(idle_cluster):
     submitted = re.findall(r"Submitted application (application_\d+_\d+)", out)
     assert len(submitted) == 1, out[-3000:]
     app = idle_cluster.rest(f"/apps/{submitted[0]}")["app"]
-    assert app["applicationType"] == "MAPREDUCE" and app["queue"] in ("dev", "root.dev"), app
+    assert app["applicationType"] == "MAPREDUCE" and app["queue"] in ("dev", "root.research.dev"), app
     assert app["state"] == "FINISHED" and app["finalStatus"] == "SUCCEEDED", app
 
 

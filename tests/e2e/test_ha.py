@@ -3,7 +3,7 @@ ZKRMStateStore, work-preserving recovery and embedded automatic failover.
 
 - kill -9 of the active RM's JVM under a mixed workload (distributed shell and MapReduce from three
   queues): the standby takes over, nothing the RMs knew before the kill is lost or counted twice,
-  the queues return to their weighted-DRF targets, and an app submitted during the outage completes;
+  the queues return to their hierarchical-DRF shares, and an app submitted during the outage completes;
 - 20 manual transitions (`yarn rmadmin -transitionToStandby/-transitionToActive --forcemanual`):
   one core per active RM and none in the standby, no leaked process or token file, no failed
   refresh, and the cluster still schedules afterwards.
@@ -22,8 +22,14 @@ from tests.e2e.cluster import SLEEP_JOB, resource_map
 from tests.e2e.conftest import QUEUES, running, scheduler_class
 from tests.e2e.drf import RESOURCES, queue_usage
 from tests.e2e.ha_cluster import RM_IDS, HaCluster
-from tests.e2e.test_drf import WEIGHTS, WORK, assert_weighted_drf, wait_stable, wait_until
+from tests.e2e.test_drf import Job, assert_hdrf, wait_stable, wait_until
 
+# One app per queue, each wanting far more than its share: prod CPU-heavy, dev memory-heavy, ml GPU-memory-heavy.
+JOBS = (
+    Job("prod", "prod", None, {"memory-mb": 1024, "vcores": 2}, 30),
+    Job("dev", "dev", None, {"memory-mb": 4096, "vcores": 1}, 30),
+    Job("ml", "ml", None, {"memory-mb": 2048, "vcores": 1, "gpu-mem": 2048}, 30),
+)
 MR_MAPS = 4
 MR_MAP_MS = 120_000  # the maps run through the failover
 TRANSITION_CYCLES = 20
@@ -65,9 +71,9 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
     mr_id, mr_log = start_mapreduce(c, tag)
     blocker_id = hold_all_but_three_vcores(c, tag)
     sleepers = []
-    for queue, (shape, count) in WORK.items():
-        name = f"{queue.split('.')[-1]}-{tag}"
-        c.submit_dshell(name, queue.split(".")[-1], count, shape)
+    for job in JOBS:
+        name = f"{job.name}-{tag}"
+        c.submit_dshell(name, job.queue, job.count, job.shape)
         sleepers.append(wait_for(lambda: _app_id(c, name), 120, f"{name} submitted", c))
     wait_for(lambda: all(_asking(c, app_id) for app_id in sleepers), 240,
              "every queue's app to run its AM and ask for its containers", c)
@@ -92,12 +98,12 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
     print(f"accounted for: {len(after)} containers running on, "
           f"{sum(1 for v in before.values() if v['app'] in (blocker_id, mr_id))} ended normally")
 
-    # The queues return to their weighted-DRF targets (yarn-drf's; CapacityScheduler has its own),
+    # The queues return to their hierarchical-DRF shares (yarn-drf's; CapacityScheduler has its own),
     # and the new core counts exactly what YARN runs.
     running = wait_stable(c, quiet_s=8, timeout_s=300)
     assert_no_container_counted_twice(c)
     if scheduler_name == "yarn-drf":
-        assert_weighted_drf(c, running, WORK, WEIGHTS, capacity)
+        assert_hdrf(c, running, {job: c.app_by_name(f"{job.name}-{tag}") for job in JOBS}, capacity)
         assert_core_started_from_the_recovered_state(c, new, running)
 
     # The app submitted during the outage completes once the queues' apps give way.
@@ -152,7 +158,7 @@ def hold_all_but_three_vcores(c, tag: str) -> str:
     queues' apps) until /shared/release-TAG exists; then each leaves its id in /shared/ended-TAG
     and exits 0. Its app id."""
     free = sum(resource_map(n["availableResource"]).get("vcores", 0) for n in c.running_nodes())
-    name, n = f"blocker-{tag}", free - 1 - len(WORK)
+    name, n = f"blocker-{tag}", free - 1 - len(JOBS)
     code, out = c.exec(["mkdir", "-p", f"/shared/ended-{tag}"])
     assert code == 0, out
     c.submit_dshell(name, "dev", n, {"memory-mb": 128, "vcores": 1},

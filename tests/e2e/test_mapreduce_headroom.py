@@ -1,4 +1,4 @@
-"""MapReduce's reducer ramp-down on yarn-drf's per-app headroom (README "Controls", Headroom).
+"""MapReduce's reducer ramp-down on yarn-drf's per-app headroom (docs/deploy.md, "Controls", Headroom).
 
 MapReduce's AM (RMContainerAllocator.preemptReducesIfNeeded, Hadoop 3.4.1) preempts reducers when
 no map runs, a map is pending, and its headroom minus its reducers not yet allocated cannot fit a

@@ -1,8 +1,7 @@
 """Spark on YARN, unchanged, on yarn-drf: the project's SleepShuffle job through spark-submit in
 cluster and client mode, GPU memory asked by executors (with and without a unit), dynamic
-allocation with shuffle tracking growing and shrinking, and Spark holding its weighted DRF share
-against distributed-shell apps; a MapReduce wordcount runs alongside (docker/spark, README "Spark on
-yarn-drf")."""
+allocation with shuffle tracking growing and shrinking, and Spark holding its hierarchical DRF share
+against distributed-shell apps; a MapReduce wordcount runs alongside (docker/spark, docs/spark.md)."""
 from __future__ import annotations
 
 import uuid
@@ -10,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tests.e2e.cluster import GPU, MR_EXAMPLES_JAR
 from tests.e2e.test_drf import (
-    WEIGHTS, assert_weighted_drf, hold_all_but_am_vcores, release_when_all_pending, wait_stable, wait_until,
+    Job, assert_hdrf, hold_all_but_am_vcores, release_when_all_pending, wait_stable, wait_until,
 )
 
 AM_CONTAINER = "_000001"  # the first container of an attempt is its ApplicationMaster
@@ -79,7 +78,7 @@ def test_spark_in_cluster_mode_runs_gpu_executors_on_the_gpu_node_alongside_word
                 assert info["resources"][GPU] == 4096 and info["node"] == gpu_node, (cid, info, gpu_node)
         app = c.wait_app(name, ("FINISHED", "FAILED", "KILLED"), 180)
         assert app["finalStatus"] == "SUCCEEDED", (app, c.client_log(name))
-        assert app["queue"] in ("ml", "root.ml") and app["applicationType"] == "SPARK", app
+        assert app["queue"] in ("ml", "root.research.ml") and app["applicationType"] == "SPARK", app
 
         code, out = mapreduce.result(timeout=300)
     assert code == 0, out[-3000:]
@@ -87,7 +86,7 @@ def test_spark_in_cluster_mode_runs_gpu_executors_on_the_gpu_node_alongside_word
     assert code == 0 and int(out.strip()) == 5000, out[-2000:]
     wordcounts = [a for a in c.apps() if a["name"] == "word count"]
     assert len(wordcounts) == 1 and wordcounts[0]["finalStatus"] == "SUCCEEDED", wordcounts
-    assert wordcounts[0]["queue"] in ("dev", "root.dev"), wordcounts
+    assert wordcounts[0]["queue"] in ("dev", "root.research.dev"), wordcounts
 
 
 def test_spark_dynamic_allocation_grows_while_tasks_run_and_gives_executors_back_when_idle(
@@ -96,7 +95,7 @@ def test_spark_dynamic_allocation_grows_while_tasks_run_and_gives_executors_back
     name = f"spark-da-{uuid.uuid4().hex[:6]}"
     conf = {
         "spark.dynamicAllocation.enabled": "true",
-        # No external shuffle service on this cluster (README): executors holding shuffle data
+        # No external shuffle service on this cluster (docs/spark.md): executors holding shuffle data
         # are tracked instead, and released once it is no longer needed.
         "spark.dynamicAllocation.shuffleTracking.enabled": "true",
         "spark.dynamicAllocation.shuffleTracking.timeout": "2s",
@@ -129,34 +128,28 @@ def test_spark_dynamic_allocation_grows_while_tasks_run_and_gives_executors_back
     assert code == 0, out[-3000:]
     assert "SleepShuffle: 16 tasks on" in out and "sum 120 (expected 120)" in out, out[-3000:]
     app = c.rest(f"/apps/{app['id']}")["app"]
-    assert app["finalStatus"] == "SUCCEEDED" and app["queue"] in ("dev", "root.dev"), app
+    assert app["finalStatus"] == "SUCCEEDED" and app["queue"] in ("dev", "root.research.dev"), app
 
 
-# The queues of test_drf: prod (weight 2) and dev run distributed-shell apps, ml runs Spark.
+# Queues of the default tree: prod (weight 2) and dev run distributed-shell apps, ml runs Spark.
 SPARK_EXECUTOR = {"memory-mb": 2048, "vcores": 1, GPU: 2048}  # 1664m + 384m overhead
-WORK = {
-    "root.prod": ({"memory-mb": 1024, "vcores": 2}, 30),
-    "root.dev": ({"memory-mb": 4096, "vcores": 1}, 30),
-    "root.ml": (SPARK_EXECUTOR, 30),
-}
+PROD = Job("prod", "prod", None, {"memory-mb": 1024, "vcores": 2}, 30)
+DEV = Job("dev", "dev", None, {"memory-mb": 4096, "vcores": 1}, 30)
+SPARK = Job("spark", "ml", None, SPARK_EXECUTOR, 30, spark=True)  # far more executors than its share
 
 
-def test_spark_competing_with_distributed_shell_apps_gets_its_weighted_drf_share(idle_cluster,
-                                                                                 requires_yarn_drf):
+def test_spark_competing_with_distributed_shell_apps_gets_its_hierarchical_drf_share(idle_cluster,
+                                                                                     requires_yarn_drf):
     c = idle_cluster
     tag = uuid.uuid4().hex[:6]
-    capacity = hold_all_but_am_vcores(c, len(WORK), tag)
-    for queue in ("root.prod", "root.dev"):
-        shape, count = WORK[queue]
-        c.submit_dshell(f"{queue.split('.')[-1]}-{tag}", queue.split(".")[-1], count, shape)
-    # Far more executors than its share, each holding its task until the test ends.
-    c.spark_submit(f"spark-{tag}", "ml", [30, 600_000], executors=30, wait=False, conf={
-        "spark.executor.memory": "1664m", "spark.yarn.executor.resource.gpu-mem.amount": "2048Mi",
-        "spark.yarn.submit.waitAppCompletion": "false"})
-    release_when_all_pending(c, WORK, tag)
+    jobs = (PROD, DEV, SPARK)
+    capacity = hold_all_but_am_vcores(c, len(jobs), tag)
+    for job in jobs:
+        job.submit(c, tag)
+    release_when_all_pending(c, [f"{job.name}-{tag}" for job in jobs], tag)
     running = wait_stable(c)
-    spark = [v for v in running.values() if v["queue"] == "root.ml"]
+    spark = [v for v in running.values() if v["queue"] == "root.research.ml"]
     executors = [v for v in spark if v["resources"].get(GPU)]
     assert len(executors) == len(spark) - 1, spark
     assert all(v["resources"] == SPARK_EXECUTOR for v in executors), executors
-    assert_weighted_drf(c, running, WORK, WEIGHTS, capacity)
+    assert_hdrf(c, running, {job: c.app_by_name(f"{job.name}-{tag}") for job in jobs}, capacity)

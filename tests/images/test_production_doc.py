@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs.shim_conf import declared_keys
 from tests.images.test_render_conf import HA, render
 from yarn_bridge.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "production.md"
-SHIM_CONF = ROOT / "java_shim" / "src" / "main" / "java" / "org" / "yarndrf" / "shim" / "ShimConf.java"
 
 # Values each site chooses for itself: host names, addresses, the cluster's id, the core's command.
 SITE_SPECIFIC = re.compile(r"(hostname|address)\.rm\d$|^yarn\.resourcemanager\.cluster-id$|"
@@ -51,12 +51,11 @@ def test_every_example_key_is_one_the_ha_cluster_sets_with_the_same_meaning(rend
 
 
 def test_every_yarn_drf_key_of_the_page_is_one_the_shim_reads():
-    declared = set(re.findall(r'PREFIX \+ "([a-z.-]+)"', SHIM_CONF.read_text()))
-    assert declared, "no keys found in ShimConf.java"
+    declared = declared_keys()
     for block in doc_blocks():
         for key in block:
             if key.startswith("yarn-drf."):
-                base = re.sub(r"\.rm\d$", "", key)[len("yarn-drf."):]
+                base = re.sub(r"\.rm\d$", "", key)
                 assert base in declared, f"docs/production.md sets {key}; ShimConf declares no such key"
 
 
@@ -66,5 +65,5 @@ def test_every_core_command_line_of_the_page_parses():
     for command in commands:
         argv = shlex.split(command)
         assert argv[:2] == ["yarn-drf", "serve"], command
-        # the shim appends these (README: yarn-drf.serve.command)
+        # the shim appends these (docs/yarn-site.md: yarn-drf.serve.command)
         build_parser("serve").parse_args(argv[1:] + ["--queues", "q.yaml", "--token-file", "t"])

@@ -110,3 +110,23 @@ def test_a_status_token_reaches_every_rm_ids_core(tmp_path):
     for rm_id in ("rm1", "rm2"):
         assert yarn[f"yarn-drf.serve.command.{rm_id}"].endswith(f"--status-token-file {token}"), yarn
     assert token.exists()
+
+
+def test_capacity_scheduler_gets_the_default_queue_tree_its_user_weights_and_created_user_queues(tmp_path):
+    """The stock baseline runs the same tree: nested queues by weight, dev's user weights, and an app
+    naming no queue mapped to root.users.<user>, which CapacityScheduler creates under a parent that
+    has no static children."""
+    render(tmp_path, "pub", "publish-conf", **HA, YARN_SCHEDULER_CLASS=CAPACITY)
+    cs = _props(tmp_path / "store" / "capacity-scheduler.xml")
+    key = "yarn.scheduler.capacity."
+    assert cs[key + "root.queues"] == "prod,research,users"
+    assert cs[key + "root.research.queues"] == "dev,ml"
+    assert cs[key + "root.prod.capacity"] == "2w" and cs[key + "root.research.capacity"] == "1w"
+    assert cs[key + "root.research.ml.capacity"] == "2w"  # per-resource weights: the largest
+    assert cs[key + "root.research.dev.user-settings.alice.weight"] == "2"
+    assert cs[key + "root.research.dev.minimum-user-limit-percent"] == "50"  # CapacityScheduler's bound on weights
+    assert cs[key + "root.users.auto-queue-creation-v2.enabled"] == "true"
+    assert key + "root.users.queues" not in cs and key + "root.research.auto-queue-creation-v2.enabled" not in cs
+    assert cs[key + "queue-mappings"] == "u:%user:root.users.%user"
+    assert cs[key + "root.research.dev.user-limit-factor"] == "100"
+    assert key + "root.research.user-limit-factor" not in cs

@@ -60,7 +60,12 @@ def test_fairscheduler_gets_an_allocation_file_with_the_yaml_queues_weights_and_
     assert root.findtext("defaultQueueSchedulingPolicy") == "drf"
     top = root.find("queue")
     assert top.get("name") == "root" and top.findtext("aclSubmitApps") == " "
-    queues = {q.get("name"): q for q in top.findall("queue")}
-    assert {n: q.findtext("weight") for n, q in queues.items()} == {"prod": "2", "dev": "1", "ml": "1"}
+    queues = {q.get("name"): q for q in top.iter("queue")}
+    # the default tree: the per-resource weight vector of ml counts by its largest weight
+    assert {n: q.findtext("weight") for n, q in queues.items() if n != "root"} == {
+        "prod": "2", "research": "1", "dev": "1", "ml": "2", "users": "1"}
+    assert [q.get("name") for q in queues["research"].findall("queue")] == ["dev", "ml"]
     assert queues["prod"].findtext("aclSubmitApps") == "hadoop,alice"
+    # the parent placement fills (`children: {}`) stays a parent, as FairScheduler reads type="parent"
+    assert queues["users"].get("type") == "parent" and queues["dev"].get("type") is None
     assert "capacity-scheduler.xml" not in files

@@ -27,8 +27,8 @@ DEMO_QUEUES = ROOT / "conf" / "docker-queues.yaml"
 # queue -> (app, container shape, containers asked): the demo's CPU-, memory- and GPU-memory-heavy work.
 WORKLOAD = {
     "root.prod": ("app-prod", {"memory-mb": 512, "vcores": 1}, 120),
-    "root.dev": ("app-dev", {"memory-mb": 3072, "vcores": 1}, 60),
-    "root.ml": ("app-ml", {"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60),
+    "root.research.dev": ("app-dev", {"memory-mb": 3072, "vcores": 1}, 60),
+    "root.research.ml": ("app-ml", {"memory-mb": 1024, "vcores": 1, "gpu-mem": 1024}, 60),
 }
 UNBOUNDED = 1 << 62
 WAIT_S = 10  # how long the page may take to show a state (it refreshes every 0.25 s here)
@@ -44,6 +44,16 @@ def pct(x: float) -> str:
 def amounts(values: dict | None) -> str:
     parts = [f"{k} {v}" for k, v in (values or {}).items() if v]
     return ", ".join(parts) or "—"
+
+
+def weight(w: float | dict, types: list[str]) -> str:
+    """One number when every type weighs the same, else each type that does not weigh 1."""
+    if not isinstance(w, dict):
+        return f"{w:g}"
+    every = {t: w.get(t, 1) for t in types}
+    if len(set(every.values())) == 1:
+        return f"{every[types[0]]:g}"
+    return ", ".join(f"{t} {v:g}" for t, v in every.items() if v != 1)
 
 
 def limits(q: dict) -> str:
@@ -168,7 +178,7 @@ def expected_queues(ops: Ops) -> dict[str, dict[str, str]]:
     for q in doc["queues"]:
         row = {
             "name": q["name"].rsplit(".", 1)[-1],
-            "weight": f"{q['weight']:g}" if q["parent"] else "",
+            "weight": weight(q["weight"], doc["resource_types"]) if q["parent"] else "",
             "apps": f"{q['running_apps']}/{q['waiting_apps']}",
             **{f"usage-{r}": str(q["usage"][r]) for r in doc["resource_types"]},
             "share": pct(q["dominant_share"]),
@@ -203,13 +213,13 @@ def expected_reasons(ops: Ops, app_id: str) -> list[str]:
 def test_the_queue_tree_shows_the_json_apis_names_weights_usage_shares_and_targets(chromium, demo):
     open_dashboard(chromium, demo)
     want = expected_queues(demo)
-    assert list(want) == ["root", "root.prod", "root.dev", "root.ml"]
+    assert list(want) == ["root", "root.prod", "root.research", "root.research.dev", "root.research.ml", "root.users"]
     until_shows(chromium, "the demo's queue tree in the API's order", queue_rows, list(want))
     table_shows(chromium, "the API's figures in every queue row", "queues", "queue", want)
     # The numbers are the workload's, not blanks: every leaf runs containers and still waits for more.
-    for leaf in ("root.prod", "root.dev", "root.ml"):
+    for leaf in ("root.prod", "root.research.dev", "root.research.ml"):
         assert want[leaf]["pending"] != "—" and want[leaf]["share"] != "0.0%"
-    assert want["root.prod"]["weight"] == "2"
+    assert want["root.prod"]["weight"] == "2" and want["root.research.ml"]["weight"] == "gpu-mem 2"
 
 
 @pytest.mark.browser

@@ -12,7 +12,7 @@ import org.apache.hadoop.yarn.server.nodemanager.DefaultContainerExecutor;
 /**
  * YARN's DefaultContainerExecutor that tells each container which GPU cards it may use
  * ({@link VisibleCards}). Set as the NodeManager's {@code yarn.nodemanager.container-executor.class}
- * (README, "GPU cards on the NodeManagers"); {@link CardsLinuxContainerExecutor} is the same for
+ * (docs/deploy.md, "GPU cards on the NodeManagers"); {@link CardsLinuxContainerExecutor} is the same for
  * YARN's LinuxContainerExecutor.
  */
 public class CardsContainerExecutor extends DefaultContainerExecutor {

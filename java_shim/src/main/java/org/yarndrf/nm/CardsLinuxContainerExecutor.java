@@ -14,7 +14,7 @@ import org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor;
  * {@code container-executor}; Docker and runc runtimes) that tells each container which GPU cards it
  * may use ({@link VisibleCards}). Set as the NodeManager's
  * {@code yarn.nodemanager.container-executor.class} in place of LinuxContainerExecutor; every
- * LinuxContainerExecutor setting applies unchanged (README, "GPU cards on the NodeManagers").
+ * LinuxContainerExecutor setting applies unchanged (docs/deploy.md, "GPU cards on the NodeManagers").
  */
 public class CardsLinuxContainerExecutor extends LinuxContainerExecutor {
   private volatile VisibleCards cards;

@@ -7,7 +7,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * How a node's GPU cards travel between a NodeManager and the ResourceManager (README, "GPU cards"):
+ * How a node's GPU cards travel between a NodeManager and the ResourceManager (docs/library.md, "GPU cards"):
  * <ul>
  *   <li>up: the NodeManager declares its cards as the node attribute {@value #ATTRIBUTE}, the MiB of
  *       each card joined by "_" ({@code 10240_10240}; node attribute values allow no comma);</li>

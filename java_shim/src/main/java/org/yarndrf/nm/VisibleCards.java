@@ -21,7 +21,7 @@ import org.apache.hadoop.yarn.server.nodemanager.containermanager.container.Cont
  * calls for every executor and every runtime to write the container's launch script (under
  * LinuxContainerExecutor's Docker runtime that script runs inside the container), so one rule serves
  * each executor class that adds it: {@link CardsContainerExecutor} and
- * {@link CardsLinuxContainerExecutor}. README, "GPU cards on the NodeManagers", says why these are
+ * {@link CardsLinuxContainerExecutor}. docs/deploy.md, "GPU cards on the NodeManagers", says why these are
  * subclasses rather than a wrapper around any executor, or YARN's pluggable device framework.
  */
 final class VisibleCards {

@@ -18,7 +18,7 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
  *
  * <p>Each ask (app, priority, allocation id, location) gets an id the first time it is sent, in
  * full ("asks"); after that a change of its count alone, by far the most common change, is the
- * pair {@code id, count} in the flat "counts" array (bridge protocol version 2, BRIDGE.md). A
+ * pair {@code id, count} in the flat "counts" array (bridge protocol version 2, docs/bridge.md). A
  * diff names each ask once, so the two may be applied in either order. Ids are never reused, so
  * an id from before a {@link #forget} or {@link #clear} cannot be mistaken for a newer ask.
  *

@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 import org.yarndrf.shim.bridge.CoreDir;
 import org.yarndrf.shim.bridge.CoreSession;
 import org.yarndrf.shim.bridge.MalformedReplyException;
+import org.yarndrf.shim.bridge.ReplyDecoder;
 import org.yarndrf.shim.bridge.ServePorts;
 import org.yarndrf.shim.bridge.ServeSupervisor;
 
@@ -15,7 +16,8 @@ import org.yarndrf.shim.bridge.ServeSupervisor;
  * The shim's conversation with its core: the session (failures, backoff, the unresponsive-child
  * restart), the epochs that keep a late request from touching a rebuilt core, the resync by a
  * full snapshot, and the calls the scheduling loop makes (snapshot, schedule, reload). Any failure
- * means "nothing allocated from this call, a snapshot next".
+ * means "nothing allocated from this call, a snapshot next"; a schedule call that times out is
+ * asked again first ({@link #schedule}).
  *
  * <p>It also owns the core's private directory and, in child mode, the child's supervisor and
  * the ports the child reported; {@link #close} stops and deletes them all.
@@ -43,6 +45,8 @@ final class BridgeClient {
   private final CoreSession session;
   /** The channel of snapshots and reloads, sized by each snapshot; null over a test channel. */
   private final SizedTimeoutChannel snapshotChannel;
+  private final SizedTimeoutChannel scheduleChannel;
+  private final CallTimeouts timeouts;
   private final ServeSupervisor supervisor;
   /** The ports the child reported (null unless in child mode), and the private directory. */
   private final ServePorts ports;
@@ -61,10 +65,18 @@ final class BridgeClient {
   private long epoch;
   /** The last successful schedule call, encoding and decoding included; sent with the next. */
   private long lastRoundTripNanos;
+  private long lastCallMs;
 
-  BridgeClient(CoreSession session, SizedTimeoutChannel snapshotChannel,
-      ServeSupervisor supervisor, ServePorts ports, CoreDir dir, int slowTimeoutMs) {
+  /**
+   * @param scheduleChannel the session's channel of schedule calls, whose timeout {@code
+   *     timeouts} sets per attempt; null over a test channel
+   */
+  BridgeClient(CoreSession session, SizedTimeoutChannel scheduleChannel,
+      SizedTimeoutChannel snapshotChannel, CallTimeouts timeouts, ServeSupervisor supervisor,
+      ServePorts ports, CoreDir dir, int slowTimeoutMs) {
     this.session = session;
+    this.scheduleChannel = scheduleChannel;
+    this.timeouts = timeouts;
     this.snapshotChannel = snapshotChannel;
     this.supervisor = supervisor;
     this.ports = ports;
@@ -131,22 +143,53 @@ final class BridgeClient {
     return queues;
   }
 
-  /** One schedule call; the reply, or null after a failure (counted and logged by the session). */
+  /**
+   * One schedule call; the reply, or null after a failure (counted and logged by the session).
+   * A timeout is no failure: the core usually goes on to apply the call, so the same request
+   * (same text: nothing collected twice, nothing new collected meanwhile) goes again with a longer
+   * wait, and the core answers it with the reply it gave the first (docs/bridge.md, "Retries"). Only
+   * when the last retry times out too, or the core refuses the request, is its state unknown:
+   * then the session needs a resync.
+   */
   Messages.ScheduleReply schedule(Messages.Schedule request) {
     if (lastRoundTripNanos > 0) {
       request.rttMs = lastRoundTripNanos / 1e6;
     }
+    String what = "schedule " + request.seq;
+    String text = Messages.encode(request);
+    ReplyDecoder<Messages.ScheduleReply> decoder = reply -> {
+      Messages.ScheduleReply r = Messages.scheduleReply(reply);
+      if (r.seq != request.seq) {
+        throw new MalformedReplyException("reply seq " + r.seq + " for request " + request.seq);
+      }
+      return r;
+    };
     long start = System.nanoTime();
-    Messages.ScheduleReply reply = session.exchange("schedule " + request.seq,
-        Messages.encode(request), false, text -> {
-          Messages.ScheduleReply r = Messages.scheduleReply(text);
-          if (r.seq != request.seq) {
-            throw new MalformedReplyException("reply seq " + r.seq + " for request " + request.seq);
-          }
-          return r;
-        });
-    lastRoundTripNanos = reply == null ? 0 : System.nanoTime() - start;
+    Messages.ScheduleReply reply = null;
+    for (int attempt = 0; reply == null; attempt++) {
+      if (scheduleChannel != null) {
+        scheduleChannel.useTimeoutMs(timeouts.forAttempt(attempt));
+      }
+      boolean retry = attempt > 0;
+      reply = attempt < CallTimeouts.RETRIES
+          ? session.exchangeOrTimeOut(what, text, retry, decoder)
+          : session.exchange(what, text, retry, decoder);
+      if (reply == null && (attempt == CallTimeouts.RETRIES || !session.lastCallTimedOut())) {
+        break;
+      }
+    }
+    long took = System.nanoTime() - start;
+    lastCallMs = TimeUnit.NANOSECONDS.toMillis(took);
+    lastRoundTripNanos = reply == null ? 0 : took;
+    if (reply != null) {
+      timeouts.took(lastCallMs);
+    }
     return reply;
+  }
+
+  /** How long the last schedule call took, all its attempts included, in milliseconds. */
+  long lastCallMs() {
+    return lastCallMs;
   }
 
   /** `yarn rmadmin -refreshQueues`: the core re-reads its queue file (`path`: what YARN names). */

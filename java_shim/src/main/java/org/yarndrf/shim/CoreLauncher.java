@@ -24,7 +24,7 @@ import org.yarndrf.shim.bridge.ServeSupervisor;
 import org.yarndrf.shim.bridge.TokenFile;
 
 /**
- * Connects the shim to its core as yarn-site.xml says (BRIDGE.md, "yarn-site.xml keys"): the
+ * Connects the shim to its core as yarn-site.xml says (docs/yarn-site.md): the
  * bridge token (read from its file, or a fresh one in child mode), the py4j channels to
  * 127.0.0.1 (one with the call timeout, one sized for snapshots), a private directory that goes
  * when the core stops (the token and port file of a child, copies of a queue file from the RM's
@@ -85,21 +85,25 @@ final class CoreLauncher {
         ms -> new Py4jChannel(loopback, bridgePort, token, ms), slowTimeoutMs(conf),
         conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS,
             ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS));
-    CoreSession session = session(conf, new Py4jChannel(loopback, bridgePort, token, timeoutMs),
-        snapshotChannel);
+    SizedTimeoutChannel scheduleChannel = new SizedTimeoutChannel(
+        ms -> new Py4jChannel(loopback, bridgePort, token, ms), timeoutMs, 0);
+    CoreSession session = session(conf, scheduleChannel, snapshotChannel);
     ServeSupervisor supervisor = null;
     if (child) {
       supervisor = supervise(conf, port, tokenFile, dir, ports, queuesFile, session);
     }
     LOG.info("yarn-drf bridge: mode={} port={} timeout={}ms", mode,
         port == 0 ? "any (the child reports it)" : port, timeoutMs);
-    return new BridgeClient(session, snapshotChannel, supervisor, ports, dir, slowTimeoutMs(conf));
+    return new BridgeClient(session, scheduleChannel, snapshotChannel,
+        new CallTimeouts(timeoutMs, snapshotChannel::timeoutMs), supervisor, ports, dir,
+        slowTimeoutMs(conf));
   }
 
   /** For tests: a bridge over `channel` (a fake core), with the configured backoff. */
   static BridgeClient over(CoreChannel channel, Configuration conf) {
-    return new BridgeClient(session(conf, channel, channel), null, null, null, null,
-        slowTimeoutMs(conf));
+    return new BridgeClient(session(conf, channel, channel), null, null,
+        new CallTimeouts(conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS),
+            () -> slowTimeoutMs(conf)), null, null, null, slowTimeoutMs(conf));
   }
 
   private static CoreSession session(Configuration conf, CoreChannel channel,

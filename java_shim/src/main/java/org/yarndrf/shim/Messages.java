@@ -24,7 +24,7 @@ import org.yarndrf.nm.GpuCards;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
 /**
- * The bridge's message format, version {@link #VERSION} (yarn_bridge/BRIDGE.md): every request the
+ * The bridge's message format, version {@link #VERSION} (docs/bridge.md): every request the
  * shim builds and every reply it decodes, as the typed values below, here and nowhere else. The
  * golden messages of tests/bridge/contract/ are what both sides are checked against: ContractTest
  * builds each golden request through this class and decodes each golden reply; the Python tests
@@ -113,7 +113,7 @@ public final class Messages {
     }
   }
 
-  /** An app or node event; which fields it has depends on its op (BRIDGE.md, "Deltas"). */
+  /** An app or node event; which fields it has depends on its op (docs/bridge.md, "Deltas"). */
   public static final class Delta {
     public final String op;
     public final NodeInfo node;  // node_added; node_updated and node_removed use part of it
@@ -468,8 +468,13 @@ public final class Messages {
     public final long seq;
     public final List<Assignment> assignments;
     public final List<Placement> placements;
-    /** The queue tree when it changed since the shim last had it (a reload, a new queue); or null. */
+    /** The whole queue tree when the shim has not had the core's since a reload or resync; or null. */
     public final List<QueueSettings> queues;
+    /**
+     * The queues the core built since its last reply (placement with create, a recovered app's
+     * queue) and the leaves they went under, parents first, to add or replace in the shim's tree.
+     */
+    public final List<QueueSettings> queuesBuilt;
     /** app id -> its headroom in the snapshot's resource order, for the apps where it changed. */
     public final Map<String, long[]> headroom;
     /** app id -> why its AM waits on its queue's max-am-share, "" once it no longer does. */
@@ -489,13 +494,14 @@ public final class Messages {
     public final String preemptionState;
 
     public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
-        List<QueueSettings> queues, Map<String, long[]> headroom,
+        List<QueueSettings> queues, List<QueueSettings> queuesBuilt, Map<String, long[]> headroom,
         Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
         long callInMs, String preemptionState) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
       this.queues = queues;
+      this.queuesBuilt = queuesBuilt;
       this.headroom = headroom;
       this.amDiagnostics = amDiagnostics;
       this.preempt = preempt;
@@ -870,8 +876,12 @@ public final class Messages {
       amDiagnostics.put(pair.get(0).asText(), pair.get(1).asText());
     }
     JsonNode tree = reply.get("queues");
+    List<QueueSettings> built = new ArrayList<>();
+    for (JsonNode spec : optionalArray(reply, "queues_built")) {
+      built.add(queue(spec));
+    }
     return new ScheduleReply(integer(reply, "seq", 0, Long.MAX_VALUE), assignments, placements,
-        tree == null ? null : queues(tree), headroom, amDiagnostics,
+        tree == null ? null : queues(tree), built, headroom, amDiagnostics,
         preemptions(reply, "preempt"), preemptions(reply, "kill"),
         reply.has("call_in_ms") ? integer(reply, "call_in_ms", 0, Long.MAX_VALUE) : NO_CALL_DUE,
         preemptionState(reply));
@@ -1233,7 +1243,7 @@ public final class Messages {
   /** A schedule call's reply with no headroom, AM diagnostic or preemption. */
   public static String scheduleReplyText(long seq, List<Assignment> assignments,
       List<Placement> placements, JsonNode queues) {
-    return scheduleReplyText(seq, assignments, placements, queues,
+    return scheduleReplyText(seq, assignments, placements, queues, null,
         Collections.<String, long[]>emptyMap(), Collections.<String, String>emptyMap(),
         Collections.<Preemption>emptyList(), Collections.<Preemption>emptyList(), NO_CALL_DUE,
         null);
@@ -1241,13 +1251,14 @@ public final class Messages {
 
   /**
    * A schedule call's reply; `queues` (the core's list, as is) only when the tree changed,
+   * `queuesBuilt` (the built queues' entries, as is) only when not null,
    * `headroom`, `amDiagnostics`, "preempt" and "kill" only when not empty, "call_in_ms" only
    * when not {@link #NO_CALL_DUE}, "preemption_state" (compact JSON, as is) only when not null.
    */
   public static String scheduleReplyText(long seq, List<Assignment> assignments,
-      List<Placement> placements, JsonNode queues, Map<String, long[]> headroom,
-      Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
-      long callInMs, String preemptionState) {
+      List<Placement> placements, JsonNode queues, JsonNode queuesBuilt,
+      Map<String, long[]> headroom, Map<String, String> amDiagnostics, List<Preemption> preempt,
+      List<Preemption> kill, long callInMs, String preemptionState) {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = replyStart(out)) {
       g.writeNumberField("seq", seq);
@@ -1288,6 +1299,10 @@ public final class Messages {
       if (queues != null) {
         g.writeFieldName("queues");
         g.writeTree(queues);
+      }
+      if (queuesBuilt != null) {
+        g.writeFieldName("queues_built");
+        g.writeTree(queuesBuilt);
       }
       if (!headroom.isEmpty()) {
         g.writeArrayFieldStart("headroom");
@@ -1417,7 +1432,7 @@ public final class Messages {
   // ================================================================== the queue list
 
   /**
-   * The core's "queues" list (BRIDGE.md), every entry read and checked before any queue changes;
+   * The core's "queues" list (docs/bridge.md), every entry read and checked before any queue changes;
    * the exception names the queue and the field. Numbers are checked, never wrapped or rounded
    * into range: a limit read as Jackson's asLong() reads 18446744073709551621 (as 5) would let a
    * queue past its max. Parents come before their children.

@@ -18,12 +18,18 @@ import java.util.function.Predicate;
  * <p>The core's work on a call grows with the nodes it lists, and a call must finish within the
  * bridge timeout (yarn-drf.bridge.timeout-ms), so a call takes at most {@code perCall} nodes with
  * room (yarn-drf.scheduler.max-nodes-per-call), the longest-waiting first; the others keep their
- * heartbeat for the next call, which the loop makes at once.
+ * heartbeat for the next call, which the loop makes at once. The bound follows the calls' times
+ * ({@link #callTook}): a call slower than the bridge timeout halves it (down to a sixteenth of the
+ * configured bound, at least 1), one faster than half the timeout grows it back by half (up to the
+ * configured bound), so on a loaded machine calls shrink until they fit instead of timing out.
  *
  * <p>Locking: the scheduler's lock (heartbeats and the loop's collect run under it).
  */
 final class NodeOffers<N> {
-  private final int perCall;
+  /** The configured bound; the least one it shrinks to. */
+  private final int maxPerCall;
+  private final int minPerCall;
+  private int perCall;
   /** Nodes that heartbeated since a call last looked at them, in heartbeat order. */
   private final Set<N> heartbeated = new LinkedHashSet<>();
 
@@ -32,7 +38,26 @@ final class NodeOffers<N> {
       throw new IllegalArgumentException("yarn-drf: " + ShimConf.MAX_NODES_PER_CALL
           + " must be at least 1, got " + perCall);
     }
+    this.maxPerCall = perCall;
+    this.minPerCall = Math.max(1, perCall / 16);
     this.perCall = perCall;
+  }
+
+  /**
+   * A schedule call took {@code ms} (all its attempts): one slower than {@code budgetMs} (the
+   * configured bridge timeout) halves the next calls' bound, one under half of it grows it by half.
+   */
+  void callTook(long ms, long budgetMs) {
+    if (ms > budgetMs) {
+      perCall = Math.max(minPerCall, perCall / 2);
+    } else if (2 * ms < budgetMs) {
+      perCall = Math.min(maxPerCall, perCall + Math.max(1, perCall / 2));
+    }
+  }
+
+  /** The most nodes with room the next call offers. */
+  int perCall() {
+    return perCall;
   }
 
   /** The node heartbeated: the next call looks at it (once, however many heartbeats came). */

@@ -5,7 +5,7 @@ import java.util.List;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 
 /**
- * What YARN did since the last call, in the three parts of a schedule request (BRIDGE.md):
+ * What YARN did since the last call, in the three parts of a schedule request (docs/bridge.md):
  * deltas, one per app or node event; containers started; and containers finished, as container,
  * state pairs. The core applies deltas, then started, then finished; the order within each part
  * is YARN's.

@@ -25,8 +25,8 @@ import org.yarndrf.shim.store.RecordStore;
 import org.yarndrf.shim.store.ZkRecordStore;
 
 /**
- * The core's preemption state (its marks and each queue's starvation clocks: yarn_bridge/BRIDGE.md,
- * "Preemption across restarts"), kept where the next active ResourceManager reads it. YARN's state
+ * The core's preemption state (its marks and each queue's starvation clocks: docs/bridge.md,
+ * "Preemption state"), kept where the next active ResourceManager reads it. YARN's state
  * store keeps no scheduler state, so without this a restarted or failed-over RM would start a core
  * that tells AMs again with a fresh grace and lets a starved queue wait its whole timeout again.
  *

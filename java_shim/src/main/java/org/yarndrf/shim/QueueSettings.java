@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.security.authorize.AccessControlList;
 
-/** One entry of the core's queue list (BRIDGE.md, "queues"), as Messages.queues read and checked it. */
+/** One entry of the core's queue list (docs/bridge.md, "queues"), as Messages.queues read and checked it. */
 public final class QueueSettings {
   final String path;
   final boolean leaf;

@@ -49,6 +49,32 @@ public final class QueueTree {
     }
   }
 
+  /**
+   * Adds or replaces the entries of queues the core built (a schedule reply's "queues_built",
+   * parents first), keeping every other queue as it is. A queue whose parent the tree does not
+   * have means the shim's tree is not the core's: nothing changes, and the caller resyncs.
+   */
+  public synchronized void grow(List<QueueSettings> entries) {
+    Set<String> known = new HashSet<>();
+    for (QueueSettings s : entries) {
+      String parent = s.path.substring(0, Math.max(0, s.path.lastIndexOf('.')));
+      if (!s.path.equals("root") && !byPath.containsKey(parent) && !known.contains(parent)) {
+        throw new IllegalStateException("the core built queue " + s.path
+            + " under " + parent + ", which the shim's queue tree does not have");
+      }
+      known.add(s.path);
+    }
+    for (QueueSettings s : entries) {
+      ShimQueue q = byPath.get(s.path);
+      if (q == null) {
+        q = new ShimQueue(s.path, byPath.get(s.path.substring(0, s.path.lastIndexOf('.'))), conf,
+            recovery);
+        byPath.put(s.path, q);
+      }
+      q.configure(s);
+    }
+  }
+
   /** A queue by full path ("root.a.b") or by a unique short name ("b"); null if none. */
   public synchronized ShimQueue find(String name) {
     if (name == null) {

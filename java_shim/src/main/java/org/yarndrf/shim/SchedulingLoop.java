@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * without any change in YARN. When the core's reply names a time it wants a call by (a
  * preemption round or kill due: "call_in_ms"), the sleep ends then, never sooner than
  * {@link #MIN_CALL_WAIT_MS} from now, so kills come at their deadline and not up to a recheck
- * later. A restarted core service wakes it too, for a snapshot at once. A
+ * later. A restarted core service wakes it too, for a snapshot at once. A call that times out is
+ * asked again, the same request with a longer wait ({@link BridgeClient#schedule}), and slow calls
+ * make the next ones offer fewer nodes ({@link NodeOffers#callTook}). A
  * failed call is retried, after the session's backoff, as a full
  * snapshot; the thread survives any outage and allocates nothing while it lasts.
  *
@@ -67,6 +69,9 @@ public final class SchedulingLoop implements Runnable {
 
     /** Re-checks and commits the core's answer. */
     void commit(Messages.ScheduleReply reply);
+
+    /** A schedule call took {@code ms}, all its attempts included, answered or not. */
+    void callTook(long ms);
 
     /** Whether something waits for the next call (events, changed asks, submissions). */
     boolean hasPendingChanges();
@@ -312,6 +317,9 @@ public final class SchedulingLoop implements Runnable {
     Messages.ScheduleReply reply = bridge.schedule(request);
     long answered = System.nanoTime();
     if (reply == null) {
+      synchronized (schedulerLock) {
+        yarn.callTook(bridge.lastCallMs());
+      }
       failed();
       return;
     }
@@ -321,6 +329,7 @@ public final class SchedulingLoop implements Runnable {
     long refused = committer.refused.get();
     boolean more;
     synchronized (schedulerLock) {
+      yarn.callTook(bridge.lastCallMs());
       yarn.commit(reply);
       more = yarn.hasPendingChanges();  // the commit's own refusals and starts, at least
     }

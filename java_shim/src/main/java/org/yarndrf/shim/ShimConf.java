@@ -5,7 +5,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.conf.HAUtil;
 
 /**
- * yarn-site.xml keys of the shim (documented in yarn_bridge/BRIDGE.md). Each may be given per
+ * yarn-site.xml keys of the shim (documented in docs/yarn-site.md). Each may be given per
  * ResourceManager with HA's convention, `yarn-drf.bridge.port.rm1` as
  * `yarn.resourcemanager.address.rm1`: {@link #forRm} resolves them.
  */

@@ -11,7 +11,8 @@ import org.yarndrf.shim.bridge.CoreUnavailableException;
  * {@code baseMs} plus {@code perThousandMs} for every thousand items of the last snapshot
  * (yarn-drf.bridge.snapshot-timeout-ms and yarn-drf.bridge.snapshot-timeout-per-1000-items-ms).
  * A connection's timeout is fixed when it opens, so a new one opens when the wanted timeout
- * grows, or shrinks below half: not for every app that comes or goes.
+ * grows, or shrinks below half: not for every app that comes or goes. Schedule calls use one too,
+ * with the timeout {@link CallTimeouts} sets before each attempt ({@link #useTimeoutMs}).
  */
 final class SizedTimeoutChannel implements CoreChannel {
   private final IntFunction<CoreChannel> open;
@@ -39,6 +40,11 @@ final class SizedTimeoutChannel implements CoreChannel {
   synchronized int sizeFor(long items) {
     wantedMs = timeoutFor(items);
     return wantedMs;
+  }
+
+  /** Sets the read timeout of the calls that follow to {@code ms}. */
+  synchronized void useTimeoutMs(int ms) {
+    wantedMs = ms;
   }
 
   /** The read timeout of the calls that follow, in milliseconds. */

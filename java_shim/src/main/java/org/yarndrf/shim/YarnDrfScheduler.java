@@ -151,6 +151,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private volatile SchedulingLoop loop;
   /** Which nodes each schedule call offers (NodeOffers); set up at init. */
   private NodeOffers<NodeId> nodeOffers;
+  /** yarn-drf.bridge.timeout-ms: a call slower than this makes the next ones offer fewer nodes. */
+  private int callBudgetMs;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
   private boolean offerBetweenHeartbeats;
 
@@ -207,6 +209,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.queues = new QueueTree(conf, this::containerRecovered);
     this.nodeOffers = new NodeOffers<>(
         this.conf.getInt(ShimConf.MAX_NODES_PER_CALL, ShimConf.DEFAULT_MAX_NODES_PER_CALL));
+    this.callBudgetMs = this.conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS);
     this.offerBetweenHeartbeats = this.conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
         ShimConf.DEFAULT_OFFER_BETWEEN_HEARTBEATS);
     this.committer = newCommitter(events, dirtyApps);
@@ -1264,6 +1267,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
 
     @Override
+    public void callTook(long ms) {
+      nodeOffers.callTook(ms, callBudgetMs);
+    }
+
+    @Override
     public Messages.Schedule collect(long epoch, long seq, boolean force) {
       Messages.Schedule req = new Messages.Schedule(epoch, seq);
       tellLabels();  // labels added or removed by rmadmin: no scheduler event says so
@@ -1380,8 +1388,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
     @Override
     public void commit(Messages.ScheduleReply reply) {
-      if (reply.queues != null) {  // the tree changed on the core's side: a reload, a new queue
+      if (reply.queues != null) {  // the core's tree is new to the shim: a reload, a resync
         queues.update(reply.queues);
+      }
+      if (!reply.queuesBuilt.isEmpty()) {  // placement or a recovered app built queues
+        queues.grow(reply.queuesBuilt);
       }
       for (Messages.Placement p : reply.placements) {
         placed(p);

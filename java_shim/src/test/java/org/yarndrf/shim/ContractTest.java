@@ -126,8 +126,10 @@ class ContractTest {
       assertEquals(message.get("assignments").size(), r.assignments.size());
       assertEquals(message.get("placements").size(), r.placements.size());
       assertEquals(message.has("queues"), r.queues != null);
+      assertEquals(message.path("queues_built").size(), r.queuesBuilt.size());
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill, r.callInMs,
+          message.get("queues"), message.get("queues_built"), r.headroom, r.amDiagnostics, r.preempt,
+          r.kill, r.callInMs,
           r.preemptionState),
           example.get("name").asText());
     }
@@ -211,7 +213,8 @@ class ContractTest {
       }
       assertEquals(message.path("call_in_ms").asLong(Messages.NO_CALL_DUE), r.callInMs);
       assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), r.headroom, r.amDiagnostics, r.preempt, r.kill, r.callInMs,
+          message.get("queues"), message.get("queues_built"), r.headroom, r.amDiagnostics, r.preempt,
+          r.kill, r.callInMs,
           r.preemptionState),
           example.get("name").asText());
     }

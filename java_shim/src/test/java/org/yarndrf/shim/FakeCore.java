@@ -43,6 +43,15 @@ final class FakeCore implements CoreChannel {
   /** Sent once with the next schedule reply: the preemption plan's "preempt" and "kill". */
   volatile List<Messages.Preemption> preemptNext = Collections.emptyList();
   volatile List<Messages.Preemption> killNext = Collections.emptyList();
+  /**
+   * The next this many schedule calls are applied but their reply never comes (a timeout). As the
+   * core does, the same request again gets the reply it gave (counted in {@link #repeats}), not
+   * applied twice.
+   */
+  volatile int scheduleThenTimeOut;
+  volatile int repeats;
+  private String lastSchedule;
+  private String lastScheduleReply;
   /** Set: the next reload is applied (this becomes the queue tree) but its reply never comes. */
   volatile ArrayNode reloadThenTimeOut;
   /** The GPU cards every assignment names (as the core does on a node with cards). */
@@ -102,7 +111,25 @@ final class FakeCore implements CoreChannel {
         Thread.currentThread().interrupt();
       }
     }
-    return answer(req);
+    if (!(req instanceof Messages.Schedule)) {
+      return answer(req);
+    }
+    return scheduleOnce(message, req);
+  }
+
+  private synchronized String scheduleOnce(String message, Messages.Request req)
+      throws CoreUnavailableException {
+    if (!message.equals(lastSchedule)) {
+      lastScheduleReply = answer(req);
+      lastSchedule = message;
+    } else {
+      repeats++;
+    }
+    if (scheduleThenTimeOut > 0) {
+      scheduleThenTimeOut--;
+      throw new CoreUnavailableException("Read timed out", null, true);
+    }
+    return lastScheduleReply;
   }
 
   private synchronized Messages.Request received(String message) {
@@ -200,7 +227,7 @@ final class FakeCore implements CoreChannel {
     headroom = null;
     String state = stateNext;
     stateNext = null;
-    return Messages.scheduleReplyText(s.seq, out, placements, tree,
+    return Messages.scheduleReplyText(s.seq, out, placements, tree, null,
         room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
         preempt, kill, due == Messages.NO_CALL_DUE ? callInMs
             : callInMs == Messages.NO_CALL_DUE ? due : Math.min(due, callInMs), state);

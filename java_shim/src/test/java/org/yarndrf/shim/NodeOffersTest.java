@@ -110,4 +110,50 @@ class NodeOffersTest {
         () -> new NodeOffers<Integer>(0));
     assertTrue(e.getMessage().contains(ShimConf.MAX_NODES_PER_CALL), e.getMessage());
   }
+
+  @Test
+  void slowCallsHalveTheBoundFastOnesGrowItBackAndNoNodeIsLostOrOfferedTwice() {
+    NodeOffers<Integer> offers = new NodeOffers<>(64);
+    java.util.Random random = new java.util.Random(30);
+    List<Integer> offered = new ArrayList<>();
+    int heartbeats = 0;
+    boolean shrank = false;
+    for (int call = 0; call < 400; call++) {
+      for (int beat = random.nextInt(40); beat > 0; beat--) {
+        offers.heartbeat(heartbeats++);  // each node heartbeats once: its own id
+      }
+      int before = offers.perCall();
+      List<Integer> now = call(offers, set());
+      assertTrue(now.size() <= before, now.size() + " nodes offered with a bound of " + before);
+      offered.addAll(now);
+      long ms = random.nextInt(3) == 0 ? 300 : random.nextInt(250);
+      offers.callTook(ms, 250);
+      if (ms > 250) {
+        assertEquals(Math.max(4, before / 2), offers.perCall(), "a slow call halves the bound");
+        shrank |= offers.perCall() < before;
+      } else if (2 * ms < 250) {
+        assertEquals(Math.min(64, before + Math.max(1, before / 2)), offers.perCall(), "grows by half");
+      } else {
+        assertEquals(before, offers.perCall(), "a call between half the budget and the budget");
+      }
+      assertTrue(offers.perCall() >= 4 && offers.perCall() <= 64, "between a sixteenth and the bound");
+    }
+    while (offers.waiting()) {
+      offered.addAll(call(offers, set()));
+    }
+    assertTrue(shrank);
+    assertEquals(IntStream.range(0, heartbeats).boxed().collect(Collectors.toList()), offered,
+        "every heartbeated node offered once, in heartbeat order, whatever the bounds");
+  }
+
+  @Test
+  void aCallOffersNoMoreNodesThanTheBoundOfTheMoment() {
+    NodeOffers<Integer> offers = new NodeOffers<>(16);
+    NODES.forEach(offers::heartbeat);
+    offers.callTook(1000, 250);
+    assertEquals(8, offers.perCall());
+    assertEquals(Arrays.asList(0, 1, 2, 3, 4, 5, 6, 7), call(offers, set()));
+    offers.callTook(10, 250);
+    assertEquals(12, offers.perCall());
+  }
 }

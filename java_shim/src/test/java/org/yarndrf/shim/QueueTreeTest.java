@@ -108,4 +108,37 @@ class QueueTreeTest {
     tree.update(Messages.queues(fine));
     assertTrue(tree.find("x").isLeaf());
   }
+
+  private static java.util.List<QueueSettings> entries(String json) throws Exception {
+    java.util.List<QueueSettings> out = new java.util.ArrayList<>();
+    for (JsonNode spec : Messages.JSON.readTree(json)) {
+      out.add(Messages.scheduleReply("{\"v\":6,\"ok\":true,\"seq\":1,\"assignments\":[],"
+          + "\"placements\":[],\"queues_built\":[" + spec + "]}").queuesBuilt.get(0));
+    }
+    return out;
+  }
+
+  @Test
+  void builtQueuesAreAddedOrReplacedAndTheOthersKept() throws Exception {
+    tree.update(Messages.queues(Messages.JSON.readTree(
+        "[{\"name\": \"root\", \"leaf\": false}, {\"name\": \"root.a\"}, {\"name\": \"root.b\"}]")));
+    // root.a gets a child (it is a parent now), root.a.x is new, root.c new under root
+    tree.grow(entries("[{\"name\": \"root.a\", \"leaf\": false}, {\"name\": \"root.a.x\", \"weight\": 3.0},"
+        + " {\"name\": \"root.c\", \"draining\": true}]"));
+    assertFalse(tree.find("root.a").isLeaf());
+    assertTrue(tree.find("root.a.x").isLeaf());
+    assertEquals(3f, tree.find("root.a.x").getQueueInfo(false, false).getWeight());
+    assertEquals(tree.find("root.a"), tree.find("root.a.x").getParent());
+    assertFalse(tree.find("root.b").isRemoved(), "a queue the reply does not name stays");
+    assertTrue(tree.find("root.c").isLeaf());
+  }
+
+  @Test
+  void aBuiltQueueUnderAParentTheTreeLacksChangesNothingAndSaysWhy() throws Exception {
+    tree.update(Messages.queues(Messages.JSON.readTree("[{\"name\": \"root\", \"leaf\": false}]")));
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> tree.grow(entries("[{\"name\": \"root.fine\"}, {\"name\": \"root.lost.x\"}]")));
+    assertTrue(e.getMessage().contains("root.lost.x under root.lost"), e.getMessage());
+    assertEquals(null, tree.find("root.fine"), "nothing of the reply was applied");
+  }
 }

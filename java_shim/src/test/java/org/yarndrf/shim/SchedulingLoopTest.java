@@ -29,6 +29,8 @@ class SchedulingLoopTest {
   private FakeCore core;
   private YarnDrfScheduler scheduler;
   private final List<MockNM> nms = new ArrayList<>();
+  /** NodeManager heartbeats {@link #allocate} sent. */
+  private long beats;
 
   private void start(int nodes, long recheckMs) throws Exception {
     start(nodes, recheckMs, Messages.NO_CALL_DUE);
@@ -141,28 +143,10 @@ class SchedulingLoopTest {
   @Test
   void oneCallCoversEveryNodeWithRoomAndHeartbeatsPileUpWhileACallRuns() throws Exception {
     start(20, 0);
-    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
-        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
-    MockAM am = AsyncApps.launch(rm, app);
-    core.settle();
+    MockAM am = settledAm();
     core.delayMs = 100;
     long callsBefore = calls();
-    int beats = 0;
-    List<org.apache.hadoop.yarn.api.records.Container> got = new ArrayList<>(
-        am.allocate("*", 512, 40, new ArrayList<ContainerId>()).getAllocatedContainers());
-    // The budget follows progress: 30 rounds in a row without a new container end it, however
-    // slowly a loaded machine lets the calls come.
-    for (int idle = 0; idle < 30 && got.size() < 40; idle++) {
-      heartbeatAll();
-      beats += nms.size();
-      Thread.sleep(20);
-      List<org.apache.hadoop.yarn.api.records.Container> more = am.allocate(
-          new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>()).getAllocatedContainers();
-      if (!more.isEmpty()) {
-        got.addAll(more);
-        idle = -1;
-      }
-    }
+    List<org.apache.hadoop.yarn.api.records.Container> got = allocate(am, 40);
     assertEquals(40, got.size());
     long calls = calls() - callsBefore;
     assertTrue(calls * 5 < beats, calls + " calls for " + beats + " heartbeats");
@@ -175,9 +159,87 @@ class SchedulingLoopTest {
     // dispatcher delivered them: one more ask brings a call, and the core asks for more.
     core.callInMs = 50;
     am.allocate("*", 512, 1, new ArrayList<ContainerId>());
-    int sent = beats;
+    long sent = beats;
     until(() -> reportedHeartbeats() >= sent, "every heartbeat counted by some call");
     assertTrue(reportedHeartbeats() <= beats + 20 * 2, reportedHeartbeats() + " of " + beats);
+  }
+
+  /** Alice's app in root.a with its AM running, once the loop has done what there was to do. */
+  private MockAM settledAm() throws Exception {
+    RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
+    MockAM am = AsyncApps.launch(rm, app);
+    core.settle();
+    return am;
+  }
+
+  /**
+   * Asks for `count` containers and heartbeats every node (counted in {@link #beats}) until they
+   * came, or 30 rounds in a row brought none: the budget follows progress, however slowly a loaded
+   * machine lets the calls come. Returns what came, each time it came.
+   */
+  private List<org.apache.hadoop.yarn.api.records.Container> allocate(MockAM am, int count)
+      throws Exception {
+    List<org.apache.hadoop.yarn.api.records.Container> got = new ArrayList<>(
+        am.allocate("*", 512, count, new ArrayList<ContainerId>()).getAllocatedContainers());
+    for (int idle = 0; idle < 30 && got.size() < count; idle++) {
+      heartbeatAll();
+      beats += nms.size();
+      Thread.sleep(20);
+      List<org.apache.hadoop.yarn.api.records.Container> more = am.allocate(
+          new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>()).getAllocatedContainers();
+      if (!more.isEmpty()) {
+        got.addAll(more);
+        idle = -1;
+      }
+    }
+    return got;
+  }
+
+  /** Heartbeats once more and waits for the loop to settle: what the AM got meanwhile. */
+  private List<org.apache.hadoop.yarn.api.records.Container> thenSettled(MockAM am)
+      throws Exception {
+    heartbeatAll();
+    core.settle();
+    return am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
+        .getAllocatedContainers();
+  }
+
+  private static long distinct(List<org.apache.hadoop.yarn.api.records.Container> got) {
+    return got.stream().map(org.apache.hadoop.yarn.api.records.Container::getId).distinct()
+        .count();
+  }
+
+  @Test
+  void aCallThatTimedOutAfterTheCoreAppliedItIsAskedAgainNotResyncedAndCommittedOnce()
+      throws Exception {
+    start(3, 0);
+    MockAM am = settledAm();
+    long snapshots = core.count("snapshot");
+    core.scheduleThenTimeOut = 1;
+    List<org.apache.hadoop.yarn.api.records.Container> got = allocate(am, 6);
+    got.addAll(thenSettled(am));
+    assertEquals(6, got.size(), "each assignment of the answered retry committed once");
+    assertEquals(6, distinct(got));
+    assertEquals(1, core.repeats, "the same request went again");
+    assertEquals(snapshots, core.count("snapshot"), "no resync: " + scheduler.bridgeCounters());
+    assertTrue(scheduler.bridgeCounters().contains(" failures=0 ")
+        && scheduler.bridgeCounters().contains(" timeouts=1 ")
+        && scheduler.bridgeCounters().contains(" retried=1 "), scheduler.bridgeCounters());
+  }
+
+  @Test
+  void aCoreThatAnswersNoneOfTheAttemptsIsResyncedAndNothingIsAllocatedTwice() throws Exception {
+    start(3, 0);
+    MockAM am = settledAm();
+    long snapshots = core.count("snapshot");
+    core.scheduleThenTimeOut = 1 + CallTimeouts.RETRIES;
+    List<org.apache.hadoop.yarn.api.records.Container> got = allocate(am, 6);
+    got.addAll(thenSettled(am));
+    assertEquals(6, got.size(), "allocated after the resync, once");
+    assertEquals(6, distinct(got));
+    assertEquals(CallTimeouts.RETRIES, core.repeats);
+    assertEquals(snapshots + 1, core.count("snapshot"), scheduler.bridgeCounters());
   }
 
   private long reportedHeartbeats() {

@@ -10,8 +10,9 @@ import org.slf4j.LoggerFactory;
  * One conversation with the core over a {@link CoreChannel}: every failure (unreachable, timeout,
  * malformed reply, a listener that is not the core) is logged, counted and turned into "no
  * answer", and leaves the session needing a resync, because the core may have half-applied the
- * batch. While failing, calls are spaced by a {@link Backoff}. A core that stops answering for
- * long can be reported to whoever can restart it ({@link #whenUnresponsive}).
+ * batch; except a timeout of a call its caller will send again ({@link #exchangeOrTimeOut}).
+ * While failing, calls are spaced by a {@link Backoff}. A core that stops answering for long can
+ * be reported to whoever can restart it ({@link #whenUnresponsive}).
  *
  * <p>Locking: its own; in the shim, one thread (the scheduling loop) makes every call.
  */
@@ -33,6 +34,8 @@ public final class CoreSession {
   public final AtomicLong calls = new AtomicLong();
   public final AtomicLong failures = new AtomicLong();
   public final AtomicLong timeouts = new AtomicLong();
+  /** Timeouts answered by asking again with the same request, not by a resync. */
+  public final AtomicLong retried = new AtomicLong();
   public final AtomicLong malformed = new AtomicLong();
   public final AtomicLong unverified = new AtomicLong();
   public final AtomicLong skipped = new AtomicLong();
@@ -113,30 +116,48 @@ public final class CoreSession {
    */
   public <T> T exchange(String what, String request, boolean ignoreBackoff,
       ReplyDecoder<T> decoder) {
-    return exchange(channel, what, request, ignoreBackoff, decoder);
+    return exchange(channel, what, request, ignoreBackoff, true, decoder);
+  }
+
+  /**
+   * Like exchange, but a timeout leaves the session in sync: null with {@link #lastCallTimedOut},
+   * for the caller to send the same request again, which the core answers with the reply it gave
+   * it (applying it once). Only a caller that does so may use this.
+   */
+  public <T> T exchangeOrTimeOut(String what, String request, boolean ignoreBackoff,
+      ReplyDecoder<T> decoder) {
+    return exchange(channel, what, request, ignoreBackoff, false, decoder);
   }
 
   /** Like exchange, with the slow channel's longer timeout (snapshots, reloads). */
   public <T> T exchangeSlow(String what, String request, ReplyDecoder<T> decoder) {
-    return exchange(slowChannel, what, request, true, decoder);
+    return exchange(slowChannel, what, request, true, true, decoder);
   }
 
   private <T> T exchange(CoreChannel via, String what, String request, boolean ignoreBackoff,
-      ReplyDecoder<T> decoder) {
+      boolean timeoutFails, ReplyDecoder<T> decoder) {
+    lastCallTimedOut = false;
     if (!ignoreBackoff && !mayCall()) {
       skipped.incrementAndGet();
       return null;
     }
     calls.incrementAndGet();
-    lastCallTimedOut = false;
     String reply;
     try {
       reply = via.call(request);
     } catch (CoreUnavailableException e) {
-      failures.incrementAndGet();
       if (e.isTimeout()) {
         timeouts.incrementAndGet();
       }
+      if (e.isTimeout() && !timeoutFails) {
+        lastCallTimedOut = true;
+        retried.incrementAndGet();
+        LOG.warn("yarn-drf bridge: {} timed out ({}); asking again with the same request [timeouts={}"
+            + " retried={}]", what, e.getMessage(), timeouts.get(), retried.get());
+        noAnswer();
+        return null;
+      }
+      failures.incrementAndGet();
       if (e.isUnverified()) {
         unverified.incrementAndGet();
       }
@@ -191,7 +212,7 @@ public final class CoreSession {
   public String counters() {
     return "calls=" + calls.get() + " failures=" + failures.get() + " timeouts=" + timeouts.get()
         + " malformed=" + malformed.get() + " unverified=" + unverified.get() + " skipped="
-        + skipped.get() + " resyncs=" + resyncs.get();
+        + skipped.get() + " resyncs=" + resyncs.get() + " retried=" + retried.get();
   }
 
   public void close() {

@@ -95,7 +95,7 @@ class BridgeUnitsTest {
     }
   }
 
-  /** The service's half of the handshake, written here from BRIDGE.md as an independent check. */
+  /** The service's half of the handshake, written here from docs/bridge.md as an independent check. */
   private static String mac(String token, String role, String first, String second)
       throws Exception {
     Mac m = Mac.getInstance("HmacSHA256");
