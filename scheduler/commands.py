@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench.add_argument("--heartbeats", type=int, default=20_000, help="steady-state heartbeats per size")
     bench.add_argument("--seed", type=int, default=1)
     bench.add_argument("--users", type=int, default=0,
-                       help="users per leaf, each leaf with user-limits (default 0: one user, no user-limits)")
+                       help="users of the apps, every leaf with user-limits; the same trees without them are "
+                            "measured too (default 0: one user, no user-limits)")
+    bench.add_argument("--repeat", type=int, default=1, help="runs of each size: their medians are shown")
     bench.add_argument("--local", type=float, default=0.0,
                        help="fraction of the apps whose requests name 3 nodes and their racks (delay scheduling)")
     bench.set_defaults(func=run_bench)
@@ -136,7 +138,8 @@ def _amounts(values: dict) -> str:
 
 def run_bench(args: argparse.Namespace) -> int:
     from scheduler import bench
-    bench.main(nodes=args.nodes, heartbeats=args.heartbeats, seed=args.seed, users=args.users, local=args.local)
+    bench.main(nodes=args.nodes, heartbeats=args.heartbeats, seed=args.seed, users=args.users, local=args.local,
+               repeat=args.repeat)
     return 0
 
 

@@ -37,7 +37,7 @@ from scheduler.placement import QueueView, Target, place
 from scheduler.policies import get_policy
 from scheduler.preemption import PreemptionPlan, Preemptor
 from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceError, Vector, dominant_resource,
-                                 dominant_share, fit_test, fits, fits_any, LinearForm, QuantisedRatio, vadd,
+                                 dominant_share, fits, fits_any, fits_asked, LinearForm, QuantisedRatio, vadd,
                                  vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
@@ -115,7 +115,6 @@ class SchedulerCore:
         self._placeable: dict[Vector, bool] = {}  # shape -> fits some node's capacity
         self._placeable_bits: tuple[int, int] | None = None  # (shapes known, mask of the placeable)
         self._bits: dict[Vector, int] = {}  # request shape -> its bit in queue masks
-        self._fit_tests: dict[Vector, tuple[int, Callable[[Vector], bool]]] = {}  # shape -> (bit, fits room?)
         self._heads: dict[int, set[Queue]] = {}  # head_mask -> nested queues heading with that mask
         self.head: Queue | None = None  # the leaf first in fair order (see _reserve_for_head)
         self.head_since = 0.0
@@ -1210,7 +1209,8 @@ class SchedulerCore:
         owner = app.owner
         heap = app.queue.heap if owner is None else owner.heap
         if app.runnable and app.pending:
-            heap.push(app, *self._app_key(app))
+            tier, value = self._app_key(app)  # (not *: compiled, a starred call goes the generic way)
+            heap.push(app, tier, value)
         else:
             heap.remove(app)
         if owner is not None:
@@ -1251,7 +1251,8 @@ class SchedulerCore:
             top = q.heap.peek_entry()  # (tier, the child with the lowest key)
             up = q.up
             if top is not None and top[0] == 1 and not (q.idle or q.asides):
-                if type(top[1]) is User and len(q.heap) == 1:
+                lowest: Sharer = top[1]
+                if type(lowest) is User and len(q.heap) == 1:
                     # a leaf whose one user is all its sums hold: the leaf's vector is that user's,
                     # its usage, exactly (not through the quantised sums), so a leaf with one user
                     # decides exactly as a leaf without users
@@ -1260,7 +1261,7 @@ class SchedulerCore:
                 else:
                     units = q.act  # every child counts M * its direction: the sums say it all
                     share = self._aggregate(units)
-                    q.share = top[1].share * share / _QUANTUM
+                    q.share = lowest.share * share / _QUANTUM
             elif top is None and _one_user(q):  # (as above: its one user is idle or set aside)
                 units, up = q.usage, q.up_raw
                 share = q.share = q.weigh(units)
@@ -1293,7 +1294,8 @@ class SchedulerCore:
         elif q.min_inv is None:
             on_top = heap.push(q, 1, int(q.share * _KEY_SCALE), order)
         else:
-            on_top = heap.push(q, *self._queue_key(q), order)
+            tier, value = self._queue_key(q)
+            on_top = heap.push(q, tier, value, order)
         if up is not None and (on_top or q is parent.head):  # else the head is the same child
             self._track_head(parent)
 
@@ -1318,13 +1320,13 @@ class SchedulerCore:
         bit = self._bits.get(shape)
         if bit is None:
             bit = self._bits[shape] = 1 << len(self._bits)
-            self._fit_tests[shape] = (bit, fit_test(shape))
         return bit
 
     def _track_head(self, q: Queue) -> None:
         if q.parent is None or not q.nested:  # the root's head is never blocked for its key
             return
-        head = q.head = q.heap.peek()
+        head: Sharer | None = q.heap.peek()
+        q.head = head
         mask = 0 if head is None or q.aside else head.mask
         if mask != q.head_mask:
             heads = self._heads
@@ -1340,11 +1342,10 @@ class SchedulerCore:
     def _fitting(self, free: Vector) -> int:
         """The mask of the shapes pending anywhere that fit `free` (0: nothing pending fits)."""
         fit = 0
-        tests = self._fit_tests
+        bits = self._bits
         for shape in self.root.shapes:
-            bit, test = tests[shape]
-            if test(free):
-                fit |= bit
+            if fits_asked(shape, free):
+                fit |= bits[shape]
         return fit
 
     def _unblock(self, fit: int, aside: list) -> None:
@@ -1363,15 +1364,23 @@ class SchedulerCore:
             return  # no parent (nor leaf with users) below the root, or none with demand
         if fit == self.root.mask:
             return  # every shape pending anywhere fits
+        if len(aside) >= UNBLOCK_BUDGET:
+            return  # (the first blocked queue would find the budget spent and change nothing)
         while True:
-            blocked = sorted((q for mask in heads if not mask & fit for q in heads[mask]), key=_deepest_first)
+            # Deepest first, by path (the sequence number keeps a sort's stability), taken off a
+            # heap as they come: the budget often ends the pass after a few of hundreds blocked,
+            # and sorting them all cost more than the set-asides themselves.
+            blocked = [(-q.depth, q.path, i, q) for i, q in
+                       enumerate(q for mask in heads if not mask & fit for q in heads[mask])]
             if not blocked:
                 return
+            heapify(blocked)
             changed: list[Queue] = []
-            depth = blocked[0].path.count(".")
-            for q in blocked:
-                if q.path.count(".") != depth:
-                    depth = q.path.count(".")
+            depth = blocked[0][3].depth
+            while blocked:
+                q = heappop(blocked)[3]
+                if q.depth != depth:
+                    depth = q.depth
                     self._rekey_above(changed)
                     changed.clear()
                 if not self._unblock_head(q, fit, aside, changed):
@@ -1389,7 +1398,7 @@ class SchedulerCore:
                 if moved:
                     changed.append(q)
                 return False
-            head = q.heap.peek()
+            head: Sharer | None = q.heap.peek()
             if head is None:
                 parent = q.parent
                 assert parent is not None  # a parent in `heads` is below the root
@@ -1566,9 +1575,10 @@ class SchedulerCore:
         app's locality and blacklist."""
         heap = q.heap
         while True:
-            child = heap.peek()
-            if child is None:
+            head = heap.peek()
+            if head is None:
                 return None
+            child: Queue = head  # (typed: compiled, its attributes are read natively, not looked up)
             room = headroom if child.max is None else _room(child, headroom)
             budget = free if room is None else vmin(free, room)
             # below the root, _unblock has checked the shapes of every head against `free`
@@ -1589,12 +1599,13 @@ class SchedulerCore:
         the heartbeat; the caller re-keys the queues above it."""
         parent = child.parent
         assert parent is not None  # the root is never set aside
-        aside.append((child, parent.heap.order_of(child)))
+        order = parent.heap.order_of(child)
+        aside.append((child, order))
         child.aside = True
         parent.asides.append(child)
         if isinstance(child, Queue):  # (a user heads no heap of queues or users)
             self._track_head(child)
-        self._push_queue(child, keep=True)
+        self._push_queue(child, order=order)
 
     def _pick_app(self, leaf: Queue, heap: KeyedHeap, budget: Vector, node: Node, now: float, aside: list):
         """The next assignment from `heap` (the leaf's, or one of its users'): its head app's
@@ -1602,19 +1613,21 @@ class SchedulerCore:
         without one is set aside as a child queue is (_pick): that re-keys its leaf, so the walk
         starts again from the root (_RETRY) unless no other user of the leaf is left."""
         while True:
-            app = heap.peek()
-            if app is None:
+            head = heap.peek()
+            if head is None:
                 return None
-            if type(app) is User:
-                got = self._pick_app(leaf, app.heap, budget, node, now, aside)
+            if type(head) is User:
+                user: User = head  # (typed: compiled, its attributes are read natively, not looked up)
+                got = self._pick_app(leaf, user.heap, budget, node, now, aside)
                 if got is not None:
                     return got
-                self._set_aside(app, aside)
+                self._set_aside(user, aside)
                 if not heap:
                     return None
                 self._requeue_queues(leaf, keep=True)
                 return _RETRY
-            elif not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
+            app: App = head
+            if not (app.blacklist and (node.id in app.blacklist or node.rack in app.blacklist)):
                 for req in app.pending:
                     if fits(req.capability, budget) and (
                             node.cards is None or node.cards.holds(req.capability)) and (
@@ -1687,14 +1700,18 @@ class SchedulerCore:
                     self._track_head(item)
                 parents.append(parent)
             else:
-                owner = item.owner
-                (item.queue.heap if owner is None else owner.heap).push(item, *self._app_key(item), order)
+                app: App = item
+                owner = app.owner
+                tier, value = self._app_key(app)
+                (app.queue.heap if owner is None else owner.heap).push(app, tier, value, order)
         self._rekey_above(parents)
 
     def _rekey_above(self, queues: list[Queue]) -> None:
         """Re-keys `queues` and the queues above them (the root aside) once each, deepest first:
         keys depend on the state alone, so this is what re-keying above each one in turn would
         leave."""
+        if not queues:
+            return
         above: dict[Queue, None] = {}
         for q in queues:
             while q.parent is not None and q not in above:
@@ -2171,7 +2188,7 @@ def _one_user(q: Sharer) -> bool:
 
 
 def _deepest_first(q: Queue) -> tuple[int, str]:
-    return -q.path.count("."), q.path
+    return -q.depth, q.path
 
 
 def _room(q: Queue, headroom: Vector | None) -> Vector:

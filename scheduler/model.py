@@ -345,13 +345,14 @@ class Queue(Sharer):
     with users are `nested` (Sharer).
     """
 
-    __slots__ = ("spec", "path", "children", "scale", "max", "max_apps", "running_apps", "am_usage", "am_limit",
+    __slots__ = ("spec", "path", "depth", "children", "scale", "max", "max_apps", "running_apps", "am_usage", "am_limit",
                  "am_share", "draining", "dynamic", "apps", "waiting", "users", "app_weigh", "locality_delays", "labels")
 
     def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
         super().__init__(parent, not spec.is_leaf or spec.user_limits is not None, zero)
         self.spec = spec
         self.path = spec.path
+        self.depth = spec.path.count(".")  # root 0: set-asides and re-keys go deepest first
         self.children: dict[str, Queue] = {}
         self.scale: tuple[float, ...] = ()
         self.max: Vector | None = None
