@@ -819,7 +819,8 @@ def _below_common(q: Queue, other: Queue) -> list[Queue]:
 
 def _may_lose(q: Queue, leaf: Queue, amount: Vector, lost: dict[str, Vector], goals: dict[str, float],
               cap: Vector, whole: float | None) -> bool:
-    """Whether q may lose `amount` (one victim) on top of what is marked already. Strict rule
+    """Whether q may lose `amount` (one victim) on top of what is marked already. Never below the
+    `min` of q or of any of those ancestors. Strict rule
     (`whole` None): q and its ancestors below the queue shared with `leaf` stay at or above their
     targets. Whole-container rule (`whole`: the threshold; used only for a container of a
     request no node has strict victims for): each of them that goes below its target was at or
@@ -839,10 +840,11 @@ def _may_lose(q: Queue, leaf: Queue, amount: Vector, lost: dict[str, Vector], go
         before = vsub(a.usage, lost[a.path]) if a.path in lost else a.usage
         after = vsub(before, amount)
         share = dominant_share(after, cap)
+        if _below_min(a, after):
+            return False  # (even at its target: a target from other demand may sit below the min)
         if share >= goal - _EPS:
             continue
-        if whole is None or dominant_share(before, cap) < goal - _EPS or share < whole * goal - _EPS \
-                or _below_min(a, after):
+        if whole is None or dominant_share(before, cap) < goal - _EPS or share < whole * goal - _EPS:
             return False
     return True
 
