@@ -101,10 +101,12 @@ def wait_stable(cluster, quiet_s: float = 6, timeout_s: float = 120) -> dict:
 def test_hierarchical_drf_across_the_tree_its_users_and_a_created_queue(idle_cluster, requires_yarn_drf):
     c = idle_cluster
     tag = uuid.uuid4().hex[:6]
-    capacity = hold_all_but_am_vcores(c, len(JOBS), tag)
+    capacity = hold_every_vcore(c, len(JOBS), tag)
     for job in JOBS:
         job.submit(c, tag)
-    release_when_all_pending(c, [f"{job.name}-{tag}" for job in JOBS], tag)
+    names = [f"{job.name}-{tag}" for job in JOBS]
+    start_the_ams(c, names, tag)
+    release_when_all_pending(c, names, tag)
     running = wait_stable(c)
     apps = {job: c.app_by_name(f"{job.name}-{tag}") for job in JOBS}
 
@@ -123,15 +125,31 @@ def assert_created_queue_shown(c, path: str) -> None:
     assert queue["usage"]["vcores"] > 0, queue
 
 
-def hold_all_but_am_vcores(c, apps: int, tag: str) -> dict[str, int]:
-    """Starts a blocker that holds every vcore but one per AM of `apps` apps, so their asks are all
-    pending when it goes: they then compete for the same resources at once. The cluster capacity."""
+def hold_every_vcore(c, apps: int, tag: str) -> dict[str, int]:
+    """Two blockers hold every vcore of the cluster: `room-<tag>` one per AM of `apps` apps, and
+    `blocker-<tag>` the rest, so the apps are submitted to a full cluster and their AM asks all
+    wait. The cluster capacity."""
     capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in c.running_nodes())
                 for r in RESOURCES}
-    blocker_n = capacity["vcores"] - 1 - apps
-    c.submit_dshell(f"blocker-{tag}", "dev", blocker_n, {"memory-mb": 128, "vcores": 1})
-    wait_until(lambda: len(c.running_containers()) == blocker_n + 1, 120, "the blocker's containers", c)
+    c.submit_dshell(f"room-{tag}", "dev", apps - 1, {"memory-mb": 128, "vcores": 1})  # and its AM
+    wait_until(lambda: len(c.running_containers()) == apps, 120, "the AMs' room held", c)
+    rest = capacity["vcores"] - apps - 1
+    c.submit_dshell(f"blocker-{tag}", "dev", rest, {"memory-mb": 128, "vcores": 1})
+    wait_until(lambda: len(c.running_containers()) == capacity["vcores"], 120, "the blocker's containers", c)
     return capacity
+
+
+def start_the_ams(c, names: list[str], tag: str) -> None:
+    """Frees one vcore per AM once every app of `names` asks for its AM: they all ask when the room
+    comes, so no app's task takes the room of an AM still on its way (a task of an app whose AM
+    started first took carol's when the room was free before her app was placed)."""
+    def all_asking():
+        ids = [(c.app_by_name(name) or {}).get("id") for name in names]
+        core_apps = c.core_status()["apps"]
+        return all(i in core_apps and core_apps[i]["pending"] > 0 for i in ids)
+
+    wait_until(all_asking, 300, "every app's AM ask to reach the scheduler", c)
+    c.kill_app(c.app_by_name(f"room-{tag}")["id"])
 
 
 def release_when_all_pending(c, names: list[str], tag: str) -> None:

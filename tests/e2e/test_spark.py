@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tests.e2e.cluster import GPU, MR_EXAMPLES_JAR
 from tests.e2e.test_drf import (
-    Job, assert_hdrf, hold_all_but_am_vcores, release_when_all_pending, wait_stable, wait_until,
+    Job, assert_hdrf, hold_every_vcore, release_when_all_pending, start_the_ams, wait_stable, wait_until,
 )
 
 AM_CONTAINER = "_000001"  # the first container of an attempt is its ApplicationMaster
@@ -143,10 +143,12 @@ def test_spark_competing_with_distributed_shell_apps_gets_its_hierarchical_drf_s
     c = idle_cluster
     tag = uuid.uuid4().hex[:6]
     jobs = (PROD, DEV, SPARK)
-    capacity = hold_all_but_am_vcores(c, len(jobs), tag)
+    capacity = hold_every_vcore(c, len(jobs), tag)
     for job in jobs:
         job.submit(c, tag)
-    release_when_all_pending(c, [f"{job.name}-{tag}" for job in jobs], tag)
+    names = [f"{job.name}-{tag}" for job in jobs]
+    start_the_ams(c, names, tag)
+    release_when_all_pending(c, names, tag)
     running = wait_stable(c)
     spark = [v for v in running.values() if v["queue"] == "root.research.ml"]
     executors = [v for v in spark if v["resources"].get(GPU)]
