@@ -42,6 +42,13 @@ def java17_opens() -> list[str]:
     return [line.strip() for line in (CONF / "java17-opens").read_text().splitlines() if line.strip()]
 
 
+def jvm_flags(home: Path) -> list[str]:
+    """Every JVM of a test cluster, daemon or client: the JDK internals Hadoop needs on Java 17, and
+    a home of the cluster's own (the dshell Client stages each app on the local file system under
+    ~/NAME/APP_ID, which nothing removes; a JVM takes its home from the password database, not $HOME)."""
+    return [*java17_opens(), f"-Duser.home={home}"]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -102,6 +109,8 @@ class Cluster:
     def __post_init__(self) -> None:
         for key in ("rm", "rm_sched", "rm_tracker", "rm_admin", "rm_web", "bridge", "status"):
             self.ports[key] = free_port()
+        self.home = self.root / "home"
+        self.home.mkdir(parents=True, exist_ok=True)
         self.token_file = self.root / "token"
         self.token_file.touch(mode=0o600)  # private before the token is in it; serve and the shim refuse others
         self.token_file.write_text(os.urandom(16).hex())
@@ -194,7 +203,7 @@ class Cluster:
               env: dict[str, str] | None = None) -> Daemon:
         log = self.root / f"{name}.log"
         cp = os.pathsep.join([str(conf_dir), *extra_cp, *maven_classpath()])
-        cmd = ["java", "-Xmx512m", *java17_opens(), f"-Dhadoop.log.dir={self.root}",
+        cmd = ["java", "-Xmx512m", *jvm_flags(self.home), f"-Dhadoop.log.dir={self.root}",
                f"-Dyarn.log.dir={self.root}", "-cp", cp, main]
         full_env = {**os.environ, "JAVA_HOME": java_home(), **(env or {})}
         full_env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{full_env.get('PATH', '')}"
@@ -304,7 +313,7 @@ class Cluster:
         if user:
             env["HADOOP_USER_NAME"] = user
         cp = os.pathsep.join([str(self.client_conf), *maven_classpath()])
-        cmd = ["java", "-Xmx256m", *java17_opens(), "-cp", cp,
+        cmd = ["java", "-Xmx256m", *jvm_flags(self.home), "-cp", cp,
                "org.apache.hadoop.yarn.applications.distributedshell.Client",
                "-jar", dshell_jar(), "-appname", name, "-queue", queue,
                "-shell_command", command, "-num_containers", str(containers),
@@ -325,7 +334,7 @@ class Cluster:
     def cli_command(self, main: str, classpath: tuple[str, ...] = ()) -> list[str]:
         """The java command line of a command-line tool's class (`cli`), without its arguments."""
         cp = os.pathsep.join([str(self.client_conf), *classpath, *maven_classpath()])
-        return ["java", "-Xmx256m", *java17_opens(), "-cp", cp, main]
+        return ["java", "-Xmx256m", *jvm_flags(self.home), "-cp", cp, main]
 
     def cli_env(self, user: str | None = None) -> dict[str, str]:
         env = {**os.environ, "JAVA_HOME": java_home()}

@@ -14,7 +14,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.integration.cluster import Cluster, Daemon, free_port, java17_opens, maven_classpath, shim_jar, tail
+from tests.integration.cluster import Cluster, Daemon, free_port, jvm_flags, maven_classpath, shim_jar, tail
 
 RM_IDS = ("rm1", "rm2")
 RM_PORTS = ("rm", "rm_sched", "rm_tracker", "rm_admin", "rm_web", "bridge", "status")
@@ -42,7 +42,7 @@ class ZooKeeper:
         cfg.write_text(f"tickTime=1000\ndataDir={data}\nclientPort={self.port}\nclientPortAddress=127.0.0.1\n"
                        "admin.enableServer=false\nmaxSessionTimeout=20000\n")
         out = open(self.log, "ab")
-        self.proc = subprocess.Popen(["java", "-Xmx256m", *java17_opens(), "-cp", ":".join(maven_classpath()),
+        self.proc = subprocess.Popen(["java", "-Xmx256m", *jvm_flags(self.root / "home"), "-cp", ":".join(maven_classpath()),
                                       "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)],
                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
@@ -58,7 +58,7 @@ class ZooKeeper:
     def get(self, path: str, conf_dir: Path) -> str | None:
         """A znode's data as text (ZooKeeper's own CLI), or None if it has none."""
         cp = ":".join([str(conf_dir), *maven_classpath()])
-        out = subprocess.run(["java", "-Xmx128m", *java17_opens(), "-cp", cp, "org.apache.zookeeper.ZooKeeperMain",
+        out = subprocess.run(["java", "-Xmx128m", *jvm_flags(self.root / "home"), "-cp", cp, "org.apache.zookeeper.ZooKeeperMain",
                               "-server", self.address, "get", path], capture_output=True, text=True, timeout=120)
         lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
         return lines[-1] if lines else None
