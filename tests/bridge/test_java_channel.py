@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
+from tests.queues import QUEUES_FILE as QUEUES
+from tests.secret_files import secret_file
+
+pytestmark = pytest.mark.jvm
+
 REPO = Path(__file__).resolve().parents[2]
 SHIM = REPO / "java_shim" / "target"
-QUEUES = REPO / "tests" / "integration" / "queues.yaml"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def java(*args: str) -> subprocess.CompletedProcess:
@@ -39,8 +38,7 @@ def serve(tmp_path):
     if not (SHIM / "classpath.txt").exists():
         pytest.fail("java_shim is not built: run `make shim`")
     port, token = free_port(), "java-side-token"
-    (tmp_path / "token").touch(mode=0o600)
-    (tmp_path / "token").write_text(token)
+    secret_file(tmp_path / "token", token)
     proc = subprocess.Popen([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(QUEUES),
                              "--port", str(port), "--token-file", str(tmp_path / "token")], cwd=REPO)
     deadline = time.monotonic() + 30
