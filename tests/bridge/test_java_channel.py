@@ -9,14 +9,12 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.ports import free_port
+from tests import serve_process
 from tests.queues import QUEUES_FILE as QUEUES
 from tests.secret_files import secret_file
 
@@ -37,20 +35,13 @@ def java(*args: str) -> subprocess.CompletedProcess:
 def serve(tmp_path):
     if not (SHIM / "classpath.txt").exists():
         pytest.fail("java_shim is not built: run `make shim`")
-    port, token = free_port(), "java-side-token"
-    secret_file(tmp_path / "token", token)
-    proc = subprocess.Popen([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(QUEUES),
-                             "--port", str(port), "--token-file", str(tmp_path / "token")], cwd=REPO)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield port, token
+    token = "java-side-token"
+    proc, ports = serve_process.start(tmp_path / "ports", "--queues", str(QUEUES), "--port", "0",
+                                      "--token-file", str(secret_file(tmp_path / "token", token)))
+    assert ports, proc.stderr.read()
+    yield ports["bridge.port"], token
     proc.terminate()
-    proc.wait(10)
+    proc.communicate(timeout=10)
 
 
 @pytest.mark.parametrize("deltas,asks", [(1, "counts"), (50, "counts"), (250, "full"), (50, "containers")])
