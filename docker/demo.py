@@ -21,6 +21,7 @@ of dev's containers were preempted (exit status PREEMPTED, from the RM's own met
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -232,6 +233,15 @@ def plot(history: list[tuple[float, dict, dict]], path: Path, weights: dict[str,
     fig.savefig(path, dpi=110, bbox_inches="tight")
 
 
+def record(history: list[tuple[float, dict, dict]], path: Path) -> None:
+    """The samples behind the plot, for a look at a verdict: seconds, and per queue its dominant
+    share, containers and target."""
+    rows = [{"t": round(t, 1), "queues": {q: {"dominant": s[q]["dominant"], "containers": s[q]["containers"],
+                                               "target": g.get(q, (None,))[0]} for q in SHOWN}}
+            for t, s, g in history]
+    path.write_text(json.dumps(rows, indent=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=150, help="how long to run the workload (default 150)")
@@ -319,6 +329,7 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
     if not console.is_terminal:
         console.line()  # Rich's Live leaves its last line open when the output is not a terminal
     plot(history, args.plot, weights)
+    record(history, args.plot.with_suffix(".json"))
     # Verdict over the second half of the run (after the first containers have churned).
     steady = [(s, g) for t, s, g in history if t >= args.seconds / 2 and g]
     if not steady:
@@ -343,7 +354,7 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
     text = ("AT THE TARGETS: each queue's mean dominant share, parents' too, within one of its containers of "
             "the share the core's hierarchical-DRF decisions settle at" if v.ok
             else "OFF THE TARGETS by more than one container")
-    console.print(f"[bold]{text}[/]; plot: {args.plot}")
+    console.print(f"[bold]{text}[/]; plot: {args.plot} (samples: {args.plot.with_suffix('.json')})")
     preempted_ok = preemption_phase(cluster, queues_file, capacity, weights, args.preemption_seconds)
     return 0 if v.ok and preempted_ok else 1
 
