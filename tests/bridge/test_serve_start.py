@@ -108,9 +108,7 @@ def test_a_port_file_is_replaced_whole(tmp_path):
 
 
 def test_a_taken_status_port_exits_with_status_4_and_writes_no_port_file(tmp_path, queues_file):
-    token = tmp_path / "token"
-    token.touch(mode=0o600)
-    token.write_text(TOKEN)
+    token = secret_file(tmp_path / "token", TOKEN)
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
