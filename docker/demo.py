@@ -108,7 +108,7 @@ def targets(cluster) -> dict[str, tuple[float, float]]:
 def measure(cluster, capacity: dict[str, int], weights: dict[str, dict[str, float]]) -> dict[str, dict]:
     """Each shown queue's usage, containers, dominant and weighted share, from the RM REST API (a
     parent's usage is its leaves')."""
-    from tests.docker_cluster.drf import dominant_share, queue_usage
+    from tests.drf import dominant_share, queue_usage
     from tests.docker_cluster.hdrf import weighted_share
 
     running = cluster.running_containers()

@@ -24,8 +24,8 @@ from typing import Any
 import requests
 
 from tests.docker_cluster.cluster import SLEEP_JOB, resource_map
-from tests.docker_cluster.drf import RESOURCES, dominant_share, fits_somewhere, queue_usage
 from tests.docker_cluster.ha_cluster import HaCluster
+from tests.drf import RESOURCES, dominant_share, fits_somewhere, queue_usage
 
 # queue -> (container shape, containers): far more than the cluster holds for the whole run.
 WORKLOAD = {

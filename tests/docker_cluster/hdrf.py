@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.docker_cluster.drf import RESOURCES
+from tests.drf import RESOURCES
 
 Vector = dict[str, float]
 EPS = 1e-9

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.docker_cluster.cluster import GPU, SHAPES, resource_map
-from tests.docker_cluster.drf import RESOURCES, queue_usage
 from tests.docker_cluster.hdrf import HDRF, Placed, add_users, load_tree, starved_unlawfully, unfair_choices, user_key
 from tests.docker_cluster.waits import wait_for
+from tests.drf import RESOURCES, queue_usage
 
 QUEUES = Path(__file__).resolve().parents[2] / "conf" / "docker-queues.yaml"
 USERS_PARENT = "root.users"  # where the placement rule `user` creates a queue per user

@@ -20,9 +20,9 @@ import requests
 
 from tests.docker_cluster.cluster import SLEEP_JOB, resource_map
 from tests.docker_cluster.conftest import QUEUES, running, scheduler_class
-from tests.docker_cluster.drf import RESOURCES, queue_usage
 from tests.docker_cluster.ha_cluster import RM_IDS, HaCluster
 from tests.docker_cluster.test_drf import Job, assert_hdrf, wait_stable, wait_until
+from tests.drf import RESOURCES, queue_usage
 
 # One app per queue, each wanting far more than its share: prod CPU-heavy, dev memory-heavy, ml GPU-memory-heavy.
 JOBS = (

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from scheduler import SchedulerCore, parse_config
 from tests.docker_cluster.cluster import SHAPES
-from tests.docker_cluster.drf import RESOURCES
 from tests.docker_cluster.hdrf import HDRF, Node, Placed, add_users, load_tree, starved_unlawfully, unfair_choices, user_key
 from tests.docker_cluster.test_drf import DEV, JOBS, QUEUES, USERS_PARENT
+from tests.drf import RESOURCES
 
 # The default tree's leaves as siblings under root, with the same weights and users.
 FLAT = """

@@ -7,8 +7,8 @@ import uuid
 
 import requests
 
-from tests.docker_cluster.drf import queue_usage
 from tests.docker_cluster.test_drf import wait_until
+from tests.drf import queue_usage
 
 
 def _app_running(cluster, name: str, containers: int):

@@ -14,9 +14,9 @@ import pytest
 from scheduler.core import SchedulerCore
 from scheduler.targets import targets
 from tests.docker_cluster.cluster import SHAPES
-from tests.docker_cluster.drf import RESOURCES
 from tests.docker_cluster.test_drf import QUEUES
 from tests.docker_cluster.test_hdrf_oracle import FLAT, TREE_PATH, judged, settled
+from tests.drf import RESOURCES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docker"))
 import demo  # noqa: E402

@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 
 import pytest
 
+from tests.drf import progressive_filling
 from tests.jvm_cluster.conftest import started_cluster
-from tests.jvm_cluster.drf import progressive_filling
 
 CPU = {"memory-mb": 256, "vcores": 2}
 MEM = {"memory-mb": 2048, "vcores": 1}
