@@ -27,8 +27,9 @@ BUILD_FOLDERS = (
 )
 BUILD_ANYWHERE = ("__pycache__", "*.egg-info")
 # Deep enough for ~/NAME/application_ID/FILE (distributed-shell staging on the local file system)
-# and ~/.cache/TOOL/FILE, shallow enough to list next to a Maven cache in a fraction of a second.
-HOME_DEPTH = 3
+# and ~/.config/TOOL/DIR/FILE (Chromium's crash reports), shallow enough to list beside a Maven
+# cache in well under a second.
+HOME_DEPTH = 4
 
 
 def homes() -> list[Path]:
