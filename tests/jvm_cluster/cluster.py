@@ -151,6 +151,9 @@ class Cluster:
             "yarn.resourcemanager.store.class":
                 "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore",
             "yarn.resourcemanager.fs.state-store.uri": f"file://{self.root / 'rmstore'}",
+            # Its default, /tmp/hadoop-yarn-USER, is one store for every RM on the machine: two test
+            # runs' RMs renamed each other's mirror file, and one failed to start.
+            "yarn.node-attribute.fs-store.root-dir": f"file://{self.root / 'node-attribute'}",
             "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms": 2000,
             "yarn.scheduler.minimum-allocation-mb": 128,
             "yarn.scheduler.minimum-allocation-vcores": 1,
