@@ -17,6 +17,7 @@ import java.util.TreeMap;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.yarndrf.nm.GpuCards;
@@ -546,6 +547,24 @@ public final class Messages {
       out[i] = infos[i].getValue();
     }
     return out;
+  }
+
+  /**
+   * The inverse of {@link #vector}: amounts in YARN's resource type order (a headroom, an ask's
+   * shape) as a Resource; null if they are not one per type.
+   */
+  static Resource resource(long[] amounts) {
+    ResourceInformation[] types = ResourceUtils.getResourceTypesArray();
+    if (amounts.length != types.length) {
+      LOG.warn("yarn-drf: headroom of {} amounts for {} resource types ignored", amounts.length,
+          types.length);
+      return null;
+    }
+    Resource r = Resource.newInstance(0, 0);
+    for (int i = 0; i < amounts.length; i++) {
+      r.setResourceValue(i, amounts[i]);
+    }
+    return r;
   }
 
   /**

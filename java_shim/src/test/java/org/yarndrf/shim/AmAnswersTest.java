@@ -91,7 +91,8 @@ class AmAnswersTest {
     assertEquals(1, rejected.size(), rejected.toString());
     assertEquals(RejectionReason.COULD_NOT_PLACE_ON_NODE, rejected.get(0).getReason());
     assertEquals(7, rejected.get(0).getRequest().getAllocationRequestId());
-    List<Container> got = AsyncApps.collect(am, new ArrayList<>(response.getAllocatedContainers()), 1, nm);
+    List<Container> got =
+        AsyncApps.collect(am, new ArrayList<>(response.getAllocatedContainers()), 1, nm);
     assertEquals(1, got.size(), "the ordinary ask of the same call is served");
   }
 
