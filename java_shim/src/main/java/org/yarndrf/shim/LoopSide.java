@@ -115,9 +115,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
     scheduler.events.moveInto(req);
     collectBlacklists(req);
     collectAsks(req);
-    for (YarnDrfScheduler.Submission sub : scheduler.awaitingPlacement.values()) {
-      req.submissions.add(sub.message);
-    }
+    scheduler.submissions.addTo(req);
     offerNodes(req);
     if (!force && !req.hasChanges() && req.nodes.isEmpty()) {
       return null;
@@ -231,7 +229,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
       scheduler.queues.grow(reply.queuesBuilt);
     }
     for (Messages.Placement p : reply.placements) {
-      scheduler.placed(p);
+      scheduler.submissions.placed(p);
     }
     scheduler.committer.commit(reply.assignments);
     scheduler.preemptions.apply(reply.preempt, reply.kill);

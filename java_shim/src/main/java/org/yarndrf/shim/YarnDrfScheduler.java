@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -123,12 +122,6 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    */
   final Set<ApplicationId> blacklistChanged = ConcurrentHashMap.newKeySet();
   final PendingEvents events = new PendingEvents();
-  /**
-   * Apps submitted and not yet placed by the core, in submission order. They wait in SUBMITTED
-   * (YARN has no timeout there) and go with every call until the core answers, so an outage of
-   * the core delays them without rejecting them.
-   */
-  final Map<ApplicationId, Submission> awaitingPlacement = new LinkedHashMap<>();
   final Resource usedResource = Resource.newInstance(0, 0);
   /** The GPU cards the nodes' NodeManagers declare (node attributes). */
   final NodeCards nodeCards = new NodeCards(
@@ -143,6 +136,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   final Preemptions preemptions = new Preemptions(this);
   /** Operators' moves and priority updates; the core's headroom and AM diagnostics. */
   final AppControls controls = new AppControls(this);
+  /** Apps submitted and not yet placed by the core. */
+  final Submissions submissions = new Submissions(this);
   /** The core's preemption state, kept for the next core and the next active RM. */
   volatile PreemptionStore preemptionStore = new PreemptionStore(null);
   /** Set by serviceStart; YARN calls allocate() and handle() before that while an RM recovers. */
@@ -155,17 +150,6 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   boolean offerBetweenHeartbeats;
 
   public final AtomicLong eventErrors = new AtomicLong();
-
-  /** A submitted app, as the core will be asked to place it. */
-  static final class Submission {
-    final boolean unmanagedAM;
-    final Messages.AppInfo message;
-
-    Submission(boolean unmanagedAM, Messages.AppInfo message) {
-      this.unmanagedAM = unmanagedAM;
-      this.message = message;
-    }
-  }
 
   public YarnDrfScheduler() {
     super(YarnDrfScheduler.class.getName());
@@ -600,7 +584,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Whether something waits for the loop's next call. Under the scheduler's lock. */
   boolean hasPendingChanges() {
-    return !events.isEmpty() || !dirtyApps.isEmpty() || !awaitingPlacement.isEmpty()
+    return !events.isEmpty() || !dirtyApps.isEmpty() || !submissions.isEmpty()
         || !blacklistChanged.isEmpty() || nodesWaiting();
   }
 
@@ -814,9 +798,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     int p = priority == null ? 0 : priority.getPriority();
     if (!recovering) {
       // The loop asks the core to place it with its next call; it waits in SUBMITTED till then.
-      awaitingPlacement.put(appId, new Submission(unmanagedAM, new Messages.AppInfo(
-          appId.toString(), user, queueName, groupsOf(user), p, Collections.<String>emptyList(),
-          amLabel(appId))));
+      submissions.add(appId, unmanagedAM, new Messages.AppInfo(appId.toString(), user,
+          queueName, groupsOf(user), p, Collections.<String>emptyList(), amLabel(appId)));
       return;
     }
     // Accepted before the restart and running in this queue: the core takes it there, without
@@ -827,7 +810,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     register(appId, queue, user, true, unmanagedAM, p);
   }
 
-  private void register(ApplicationId appId, ShimQueue queue, String user, boolean recovering,
+  void register(ApplicationId appId, ShimQueue queue, String user, boolean recovering,
       boolean unmanagedAM, int priority) {
     SchedulerApplication<ShimAppAttempt> application = new SchedulerApplication<>(queue, user,
         Priority.newInstance(priority), unmanagedAM);
@@ -866,53 +849,6 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
     state.setLaunchTime(rmApp.getLaunchTime());
     rmContext.getStateStore().updateApplicationState(state, false);
-  }
-
-  /**
-   * Applies the core's placement of a submitted app: registers it in the placed queue, or rejects
-   * it (APP_REJECTED with the core's reason, shown by `yarn application -status`). An app YARN
-   * removed while its placement was on the way is removed from the core in turn.
-   */
-  void placed(Messages.Placement p) {
-    ApplicationId appId = applicationIdOf(p.app);
-    Submission sub = appId == null ? null : awaitingPlacement.remove(appId);
-    if (sub == null) {
-      if (p.accepted) {
-        events.add(Messages.Delta.appRemoved(p.app));
-      }
-      return;
-    }
-    ShimQueue queue = p.accepted ? queues.find(p.queue) : null;
-    String refusal = !p.accepted ? (p.reason.isEmpty() ? "refused by placement" : p.reason)
-        : queue == null ? "placed in unknown queue " + p.queue : amTooLarge(appId, queue);
-    if (refusal == null) {
-      register(appId, queue, sub.message.user, false, sub.unmanagedAM, sub.message.priority);
-      return;
-    }
-    String msg = "yarn-drf rejected application " + appId + " (user " + sub.message.user
-        + ", queue " + sub.message.queue + "): " + refusal;
-    LOG.info(msg);
-    if (p.accepted) {
-      events.add(Messages.Delta.appRemoved(p.app));  // the core took it; YARN does not
-    }
-    rmContext.getDispatcher().getEventHandler()
-        .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
-  }
-
-  /**
-   * Why the app's AM cannot run in the queue a placement rule chose (YARN checked it against the
-   * queue it named), or null if it fits that queue's max-container.
-   */
-  private String amTooLarge(ApplicationId appId, ShimQueue queue) {
-    RMApp rmApp = rmContext.getRMApps().get(appId);
-    List<ResourceRequest> amAsks = rmApp == null ? null : rmApp.getAMResourceRequests();
-    for (ResourceRequest r : amAsks == null ? Collections.<ResourceRequest>emptyList() : amAsks) {
-      String why = queue.refuseContainer(r.getCapability(), getMaximumResourceCapability());
-      if (why != null) {
-        return "its AM cannot run in " + queue.getQueueName() + ": " + why;
-      }
-    }
-    return null;
   }
 
   static ApplicationId applicationIdOf(String text) {
@@ -983,7 +919,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   private synchronized void doneApplication(ApplicationId appId, RMAppState finalState) {
-    awaitingPlacement.remove(appId);
+    submissions.remove(appId);
     SchedulerApplication<ShimAppAttempt> application = applications.get(appId);
     if (application == null) {
       return;
