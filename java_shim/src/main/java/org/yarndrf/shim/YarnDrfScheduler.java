@@ -85,9 +85,11 @@ import org.yarndrf.shim.bridge.ServePorts;
  * A YARN ResourceScheduler whose decisions are made by the yarn-drf Python core (weighted DRF):
  * the YARN adapter. It handles YARN's events in one switch, as FifoScheduler does, answers YARN's
  * questions (queues, ACLs, allocate), and keeps what the core must be told (PendingEvents, the
- * asks' mirror, the apps waiting for placement). It decides nothing itself: the {@link
- * SchedulingLoop} thread sends those changes to the core ({@link BridgeClient}) and hands the
- * core's assignments to the {@link AssignmentCommitter}. ARCHITECTURE.md walks the whole path.
+ * asks' mirror, the apps waiting for placement: {@link Submissions}). It decides nothing itself:
+ * the {@link SchedulingLoop} thread sends those changes to the core ({@link BridgeClient}) through
+ * {@link LoopSide}, which hands the core's assignments to the {@link AssignmentCommitter}, its
+ * preemptions to {@link Preemptions} and what it says of each app to {@link AppControls}, which
+ * also carries out operators' moves and priority updates. ARCHITECTURE.md walks the whole path.
  *
  * <p>YARN's own bookkeeping stays the truth: SchedulerApplicationAttempt/AppSchedulingInfo hold
  * the asks, SchedulerNode the node usage, RMContainer the container lifecycle.
