@@ -62,6 +62,9 @@ final class RealCore {
     conf.set(ShimConf.SERVE_LOG, dir.resolve("serve.log").toString());
     // The tests place AMs with AsyncApps and drive no NodeManager heartbeats.
     conf.setBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS, true);
+    // What they check is what a snapshot or a reload does, not how long it may take: under a CPU
+    // hog a refresh's answer took over the default second (StoreQueuesFileTest: "outcome unknown").
+    conf.setInt(ShimConf.SNAPSHOT_TIMEOUT_MS, 30_000);
     return conf;
   }
 
