@@ -151,6 +151,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private volatile SchedulingLoop loop;
   /** Which nodes each schedule call offers (NodeOffers); set up at init. */
   private NodeOffers<NodeId> nodeOffers;
+  /** AMs asked for while a call is out: the committer stops before an assignment above one. */
+  final LateAmAsks lateAmAsks = new LateAmAsks();
   /** yarn-drf.bridge.timeout-ms: a call slower than this makes the next ones offer fewer nodes. */
   private int callBudgetMs;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
@@ -615,6 +617,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       if (!ask.isEmpty()) {
         application.updateResourceRequests(ask);
+        if (application.isWaitingForAMContainer()) {
+          lateAmAsks.asked((ShimQueue) application.getQueue());
+        }
         // The core learns the new absolute counts with the loop's next call.
         dirtyApps.add(attemptId.getApplicationId());
         wakeLoop();
@@ -1166,6 +1171,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   // ---------------------------------------------------------------- what the committer uses
 
+  /** A node whose assignment was given back: the next call offers it again, heartbeat or not. */
+  void offerAgain(NodeId node) {
+    nodeOffers.heartbeat(node);
+  }
+
   /** The node a bridge message names (host:port), or null. */
   FiCaSchedulerNode nodeNamed(String name) {
     try {
@@ -1278,6 +1288,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       readNodeLabels();
       events.moveInto(req);
       collectBlacklists(req);
+      lateAmAsks.collecting();
       collectAsks(req);
       for (Submission sub : awaitingPlacement.values()) {
         req.submissions.add(sub.message);
