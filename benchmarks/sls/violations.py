@@ -171,7 +171,8 @@ def analyse(records: Sequence[dict], capacity: Sequence[float],
         "per_1000": 1000 * bad / containers if containers else float("nan"),
         "am_only": am_only, "has_calls": has_calls,
         "categories": {c: counts[c] for c in CATEGORIES} if has_calls else {},
-        "by_call_size": {k: {"violations": v[0], "containers": v[1]} for k, v in sorted(by_size.items())},
+        "by_call_size": {k: {"violations": by_size[k][0], "containers": by_size[k][1]}
+                         for k in map(size_bucket, (lo for lo, _ in SIZES)) if k in by_size},
         "first_in_call": {"violations": first_in_call[0], "containers": first_in_call[1]},
     }
 
