@@ -41,6 +41,8 @@ from scheduler.resources import (AMOUNT_LIMIT, ResourceTypes, UnknownResourceErr
                                  vmin, vsub)
 
 log = logging.getLogger("yarn_drf.core")
+# How the reason of an assignment the shim gave back unapplied begins (AssignmentCommitter.DEFERRED).
+DEFERRED = "deferred:"
 
 # Final: compiled, these are constants, not a lookup in the module's globals at every use.
 UNLIMITED: Final = 1 << 62
@@ -1966,7 +1968,10 @@ class SchedulerCore:
             self._ignore("assignment_refused", f"no unconfirmed assignment {assignment_id}")
             return
         self.counters["refused"] += 1
-        log.warning("assignment %s (app %s on %s) refused by the RM: %s", assignment_id, c.app.id, c.node.id, reason)
+        # The shim gives back the rest of a reply it stopped before a queue above a late AM ask
+        # (docs/bridge.md): nothing went wrong, and a busy cluster has thousands of them.
+        level = logging.DEBUG if reason.startswith(DEFERRED) else logging.WARNING
+        log.log(level, "assignment %s (app %s on %s) refused by the RM: %s", assignment_id, c.app.id, c.node.id, reason)
         self._release(c)
         req = c.app.requests.get(c.key)
         if req is not None and c.app.id in self.apps:

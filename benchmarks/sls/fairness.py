@@ -6,7 +6,12 @@ DRF violation: a container given to queue Q while some queue P with a strictly l
 dominant share had a pending request that fitted the container's node at that moment. Shares are
 those just before the container (d_q = max_r used_q,r / capacity_r / weight_q); "fitted" means
 the request's every resource <= the node's free room just before the container. Counted over
-every container of the run, per 1,000 containers.
+every container of the run, per 1,000 containers. Every pending request counts, including those a
+scheduler's own rules may hold back (an AM-share limit, a queue's max, locality, blacklists): on
+the benchmark's configuration none of these binds (no AM-share limit for Fair and Capacity;
+yarn-drf's default max-am-share, 0.5 of the cluster per leaf, is far above a queue's few hundred
+AMs; no max, locality or blacklist), so none is left out. violations.py breaks yarn-drf's
+violations down by what its core could know when it decided.
 
 Node-aware DRFH target: each queue's demand (containers running + asked for, by shape) placed in
 whole containers on the real nodes by progressive filling: the queue with the lowest weighted

@@ -1,6 +1,7 @@
 """Heartbeat decisions: limits, ordering, locality, reservations, and the event contract."""
 from __future__ import annotations
 
+import logging
 from collections import Counter
 
 import pytest
@@ -151,6 +152,18 @@ def test_assignment_confirmation_refusal_and_repeated_finish():
     core.container_finished("container_1")  # repeated: harmless
     assert core.snapshot()["queues"]["root.a"]["usage"] == {"memory-mb": 0, "vcores": 0}
     assert len(core.on_heartbeat("n1", now=1)) == 2
+
+
+def test_an_assignment_the_shim_deferred_is_given_back_quietly_and_a_refused_one_with_a_warning(caplog):
+    core = two_queue_core()
+    submit(core, "x", "a", {"vcores": 4, "memory-mb": 4096}, 3)
+    first, second = core.on_heartbeat("n1", now=0)
+    with caplog.at_level(logging.DEBUG, logger="yarn_drf.core"):
+        core.assignment_refused(first.assignment_id, "deferred: a queue below asked for an AM since the call's collection")
+        core.assignment_refused(second.assignment_id, "request no longer outstanding")
+    assert [(r.levelno, "deferred" in r.getMessage()) for r in caplog.records] == [
+        (logging.DEBUG, True), (logging.WARNING, False)]
+    assert core.snapshot()["apps"]["x"]["pending"] == 3  # both given back
 
 
 def test_unknown_and_malformed_events_are_counted_and_ignored():

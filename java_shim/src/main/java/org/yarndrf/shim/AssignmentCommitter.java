@@ -35,11 +35,16 @@ import org.yarndrf.nm.GpuCards;
 class AssignmentCommitter {
   private static final Logger LOG = LoggerFactory.getLogger(AssignmentCommitter.class);
 
+  /** The reason an assignment given back carries (the core logs it; nothing was wrong with it). */
+  static final String DEFERRED = "deferred: a queue below asked for an AM since the call's collection";
+
   private final YarnDrfScheduler scheduler;
   private final PendingEvents events;
   private final Set<ApplicationId> dirtyApps;
   final AtomicLong applied = new AtomicLong();
   final AtomicLong refused = new AtomicLong();
+  /** Assignments given back unapplied, for the next call to decide again (LateAmAsks). */
+  final AtomicLong deferred = new AtomicLong();
 
   AssignmentCommitter(YarnDrfScheduler scheduler, PendingEvents events,
       Set<ApplicationId> dirtyApps) {
@@ -48,9 +53,38 @@ class AssignmentCommitter {
     this.dirtyApps = dirtyApps;
   }
 
+  /**
+   * Commits the reply's assignments in the core's order, up to the first that goes to a queue
+   * above one whose app asked for its AM since the call's collection (LateAmAsks): that one and
+   * the rest go back to the core, their nodes to the next call.
+   */
   void commit(List<Messages.Assignment> assignments) {
-    for (Messages.Assignment a : assignments) {
+    Resource cluster = scheduler.getClusterResource();
+    for (int i = 0; i < assignments.size(); i++) {
+      Messages.Assignment a = assignments.get(i);
+      if (aboveALateAm(a, cluster)) {
+        giveBack(assignments.subList(i, assignments.size()));
+        return;
+      }
       commit(a);
+    }
+  }
+
+  private boolean aboveALateAm(Messages.Assignment a, Resource cluster) {
+    ApplicationId appId = applicationId(a.app);
+    ShimAppAttempt attempt = appId == null ? null : scheduler.currentAttempt(appId);
+    return attempt != null
+        && scheduler.lateAmAsks.anyBelow((ShimQueue) attempt.getQueue(), cluster);
+  }
+
+  private void giveBack(List<Messages.Assignment> rest) {
+    for (Messages.Assignment a : rest) {
+      deferred.incrementAndGet();
+      events.add(Messages.Delta.assignmentRefused(a.id, DEFERRED));
+      FiCaSchedulerNode node = scheduler.nodeNamed(a.node);
+      if (node != null) {
+        scheduler.offerAgain(node.getNodeID());
+      }
     }
   }
 

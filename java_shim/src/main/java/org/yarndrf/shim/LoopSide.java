@@ -114,6 +114,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
     scheduler.readNodeLabels();
     scheduler.events.moveInto(req);
     collectBlacklists(req);
+    scheduler.lateAmAsks.collecting();
     collectAsks(req);
     scheduler.submissions.addTo(req);
     offerNodes(req);

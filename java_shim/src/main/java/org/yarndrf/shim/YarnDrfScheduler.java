@@ -146,6 +146,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private volatile SchedulingLoop loop;
   /** Which nodes each schedule call offers (NodeOffers); set up at init. */
   NodeOffers<NodeId> nodeOffers;
+  /** AMs asked for while a call is out: the committer stops before an assignment above one. */
+  final LateAmAsks lateAmAsks = new LateAmAsks();
   /** yarn-drf.bridge.timeout-ms: a call slower than this makes the next ones offer fewer nodes. */
   int callBudgetMs;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
@@ -502,6 +504,9 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       if (!ask.isEmpty()) {
         application.updateResourceRequests(ask);
+        if (application.isWaitingForAMContainer()) {
+          lateAmAsks.asked((ShimQueue) application.getQueue());
+        }
         // The core learns the new absolute counts with the loop's next call.
         dirtyApps.add(attemptId.getApplicationId());
         wakeLoop();
@@ -1004,6 +1009,11 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   // ---------------------------------------------------------------- what its collaborators use
+
+  /** A node whose assignment was given back: the next call offers it again, heartbeat or not. */
+  void offerAgain(NodeId node) {
+    nodeOffers.heartbeat(node);
+  }
 
   /** The node a bridge message names (host:port), or null. */
   FiCaSchedulerNode nodeNamed(String name) {

@@ -280,6 +280,56 @@ class YarnDrfSchedulerTest {
         "AM + 2 tasks on the node; refused assignments allocate nothing");
   }
 
+  /** The scheduler whose committer a test calls by hand. */
+  public static class HandCommitted extends YarnDrfScheduler {
+    static volatile AssignmentCommitter committer;
+
+    @Override
+    AssignmentCommitter newCommitter(PendingEvents pending, java.util.Set<ApplicationId> dirty) {
+      committer = super.newCommitter(pending, dirty);
+      return committer;
+    }
+  }
+
+  @Test
+  void assignmentsToAQueueAboveOneWhoseAmWasAskedForSinceTheCollectionGoBackToTheCore()
+      throws Exception {
+    stop();
+    start(HandCommitted.class);
+    RMApp app = submit("alice", "a");
+    AsyncApps.launch(rm, app);  // root.a holds its AM, root.b nothing: b is below a
+    String appId = app.getApplicationId().toString();
+    String node = nm.getNodeId().toString();
+    java.util.Map<String, Long> task = new java.util.HashMap<>();
+    task.put("memory-mb", 1024L);
+    task.put("vcores", 1L);
+    AssignmentCommitter committer = HandCommitted.committer;
+    synchronized (scheduler) {  // the lock the loop collects under: no collection in between
+      ShimQueue a = (ShimQueue) scheduler.currentAttempt(app.getApplicationId()).getQueue();
+      for (ShimQueue q : a.getParent().getChildren()) {
+        if (q.getQueueName().equals("root.b")) {
+          scheduler.lateAmAsks.asked(q);
+        }
+      }
+      committer.commit(java.util.Arrays.asList(
+          new Messages.Assignment("late-1", appId, node, "root.a", 5, 0, task),
+          new Messages.Assignment("late-2", appId, node, "root.a", 5, 0, task)));
+      assertEquals(2, committer.deferred.get());
+      scheduler.lateAmAsks.collecting();  // the next call has seen b's AM ask
+      committer.commit(java.util.Collections.singletonList(
+          new Messages.Assignment("seen-1", appId, node, "root.a", 5, 0, task)));
+    }
+    assertEquals(2, committer.deferred.get(), "once the AM ask is collected, nothing is deferred");
+    heartbeatUntil(() -> core.deltasOf("assignment_refused").size() >= 3);
+    java.util.Map<String, String> reasons = new java.util.HashMap<>();
+    for (Messages.Delta d : core.deltasOf("assignment_refused")) {
+      reasons.put(d.assignmentId, d.reason);
+    }
+    assertEquals(AssignmentCommitter.DEFERRED, reasons.get("late-1"));
+    assertEquals(AssignmentCommitter.DEFERRED, reasons.get("late-2"));
+    assertTrue(reasons.get("seen-1").contains("no longer outstanding"), reasons.get("seen-1"));
+  }
+
   @Test
   void assignmentsThatDoNotFitTheNodeAreRefused() throws Exception {
     RMApp app = submit("alice", "a");
