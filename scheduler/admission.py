@@ -19,6 +19,8 @@ log = logging.getLogger("yarn_drf.core")
 
 
 class Admission(NodesAndContainers):
+    """Apps entering, waiting for, moving between and leaving queues."""
+
     def submit_app(self, app_id: str, user: str, queue: str | None = None, groups: Sequence[str] = (),
                    priority: int = 0, now: float | None = None, label: str | None = None) -> Placement:
         """Places a new app (placement rules, ACLs). `label`: its AM's node label expression, if

@@ -1,7 +1,6 @@
 """Apps' requests: asks added, changed and dropped, by key or by the caller's ask ids."""
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 
 from scheduler.echo import brief
@@ -9,10 +8,10 @@ from scheduler.model import ANY, Request
 from scheduler.queue_tree import QueueTree
 from scheduler.resources import AMOUNT_LIMIT, Vector
 
-log = logging.getLogger("yarn_drf.core")
-
 
 class Asks(QueueTree):
+    """Apps' requests, by key and by the caller's ask ids."""
+
     def update_request(self, app_id: str, priority: int, resources: Mapping[str, int] | Vector, count: object, *,
                        allocation_id: int = 0, location: str = ANY, relax_locality: bool = True,
                        now: float | None = None, ask_id: int | None = None, am: bool | None = None,

@@ -21,6 +21,8 @@ FINISH_STATES: Final = frozenset({"completed", "released", "preempted", "expired
 
 
 class NodesAndContainers(Asks):
+    """Nodes and the containers on them."""
+
     def add_node(self, node_id: str, capacity: Mapping[str, int], rack: str = DEFAULT_RACK,
                  cards: Sequence[int] | None = None, label: str = DEFAULT) -> None:
         """Adds (or, for a known id, updates) a node. `cards`: the MiB of each of its GPU cards;

@@ -4,12 +4,18 @@ Fairness state is computed when a node offers room, never by a periodic thread: 
 key (its H-DRF share, or how far it is below its `min`) is refreshed the moment something below
 it changes, in its parent's keyed heap. A leaf's share is its weighted dominant share; a parent's
 is that of its children's usage rescaled to its lowest child with demand (H-DRF, Bhattacharya et
-al.: see "keys and heaps"); a leaf with `user-limits` is a parent of its users, one more level
+al.: scheduler.hdrf); a leaf with `user-limits` is a parent of its users, one more level
 of H-DRF. A heartbeat walks down the tree taking, at each level, the lowest-keyed child that has
 something fitting this node and its limits; a child that cannot fit is set aside for the rest of
 the heartbeat, which re-keys its parents (it no longer holds their level down), so a queue whose
 requests do not fit never blocks the others (DRFH). Cost per assigned container: one push per
 tree level and O(resources) arithmetic per level.
+
+SchedulerCore is the one class callers use; its parts are the classes it is built on, one module
+each, in one line of bases (scheduler.core_state names them): a part calls only what it and the
+parts before it define, so the modules import each other one way only. This module holds what
+needs every part: reloads, node labels (pools are SchedulerCores), headroom, the preemption
+planner and the status snapshot.
 """
 from __future__ import annotations
 

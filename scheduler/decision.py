@@ -1,7 +1,13 @@
-"""TODO"""
+"""The decision: which container a node that offers room starts next, for one node
+(on_heartbeat) or many (on_nodes, with the node choice of scheduler.multinode).
+
+A heartbeat serves the node's reservation first, then walks down the tree taking, at each level,
+the lowest-keyed child that has something fitting this node and its limits (scheduler.hdrf keeps
+the keys); a child that cannot fit is set aside for the rest of the heartbeat. The container
+itself is started by NodesAndContainers._assign (scheduler.containers).
+"""
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -12,14 +18,14 @@ from scheduler.model import App, Assignment, Node, Queue, Request, User
 from scheduler.queue_limits import am_room, max_room, within_max
 from scheduler.resources import Vector, fits, fits_any, vmin
 
-log = logging.getLogger("yarn_drf.core")
-
 # Final: compiled, these are constants, not a lookup in the module's globals at every use.
 _RESERVED: Final = object()  # a heartbeat stopped because it reserved its node
 _RETRY: Final = object()  # a walk set a queue aside, which re-keyed the queues above: walk again from the root
 
 
 class Decision(Admission):
+    """The per-node decision and the calls that run it for many nodes."""
+
     def on_nodes(self, node_ids: Sequence[str], now: float | None = None, limit: int = 0,
                  held: Mapping[str, Vector] | None = None) -> list[Assignment]:
         """Decides for many nodes at once: the bridge's schedule call, which lists the nodes with

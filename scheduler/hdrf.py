@@ -1,7 +1,32 @@
-"""TODO"""
+"""Hierarchical DRF's keys and heaps: each queue's (and user's) key in its parent's heap, kept
+current as usage and demand change, and the masks that tell which heads cannot use a node.
+
+Hierarchical DRF (Bhattacharya, Culler, Friedman, Ghodsi, Shenker, Stoica, SoCC 2013). A
+leaf's share is its weighted dominant share, as in flat DRF. A parent's vector sums its
+children's, each cut back to M, the lowest share among its children that can use the node
+being decided ("rescaling to minimum nodes"): a child that raced ahead on a resource its
+siblings do not use, or that holds more than its part from before they asked, does not make
+its parent look large while a sibling is still low. A child that cannot use the node, or has
+no demand, does not set M ("ignoring blocked nodes") and is cut back to M too. The parent's
+share is the weighted dominant share of that vector with its own weights. With one level of
+queues no parent's share is ever compared: flat trees are ordered exactly as flat DRF.
+
+The users of a leaf with user-limits are one more level (model.Sharer: a user is keyed in its
+leaf's heap as a queue is in its parent's): a user's share is its weighted dominant share, and
+the leaf's vector is made from its users' as a parent's from its children's, by the same code
+(_push_queue). So a user asking for what nobody else wants does not make its leaf look large
+while another user of the leaf is still low, and a user that cannot use the node is set aside
+as a child queue is, which re-keys its leaf.
+
+Incrementally: each parent (and leaf with users) keeps `act`, the sum of its heap children's directions
+(vector / share, quantised: integer sums are exact in any order, so keys depend on the state
+alone and batch() decides as eager re-keying), so its vector is M * act plus its idle and
+set-aside children: a re-key costs O(resources + idle children) per level, not O(children).
+Which children can use the node is settled by the heartbeat (_unblock, _pick): a child that
+cannot is set aside, which re-keys its parents.
+"""
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -13,8 +38,6 @@ from scheduler.core_state import CoreState
 from scheduler.heap import KeyedHeap
 from scheduler.model import App, Queue, Request, Sharer, User
 from scheduler.resources import Vector, fits_asked
-
-log = logging.getLogger("yarn_drf.core")
 
 # Final: compiled, these are constants, not a lookup in the module's globals at every use.
 # Directions a parent sums are quantised to 2**-48 of a share: integer sums are exact in any
@@ -30,29 +53,7 @@ UNBLOCK_BUDGET: Final = 64  # queues and users (and apps) a heartbeat sets aside
 
 
 class HdrfKeys(CoreState):
-    # Hierarchical DRF (Bhattacharya, Culler, Friedman, Ghodsi, Shenker, Stoica, SoCC 2013). A
-    # leaf's share is its weighted dominant share, as in flat DRF. A parent's vector sums its
-    # children's, each cut back to M, the lowest share among its children that can use the node
-    # being decided ("rescaling to minimum nodes"): a child that raced ahead on a resource its
-    # siblings do not use, or that holds more than its part from before they asked, does not make
-    # its parent look large while a sibling is still low. A child that cannot use the node, or has
-    # no demand, does not set M ("ignoring blocked nodes") and is cut back to M too. The parent's
-    # share is the weighted dominant share of that vector with its own weights. With one level of
-    # queues no parent's share is ever compared: flat trees are ordered exactly as flat DRF.
-    #
-    # The users of a leaf with user-limits are one more level (model.Sharer: a user is keyed in its
-    # leaf's heap as a queue is in its parent's): a user's share is its weighted dominant share, and
-    # the leaf's vector is made from its users' as a parent's from its children's, by the same code
-    # (_push_queue). So a user asking for what nobody else wants does not make its leaf look large
-    # while another user of the leaf is still low, and a user that cannot use the node is set aside
-    # as a child queue is, which re-keys its leaf.
-    #
-    # Incrementally: each parent (and leaf with users) keeps `act`, the sum of its heap children's directions
-    # (vector / share, quantised: integer sums are exact in any order, so keys depend on the state
-    # alone and batch() decides as eager re-keying), so its vector is M * act plus its idle and
-    # set-aside children: a re-key costs O(resources + idle children) per level, not O(children).
-    # Which children can use the node is settled by the heartbeat (_unblock, _pick): a child that
-    # cannot is set aside, which re-keys its parents.
+    """The H-DRF keys, heaps and request-shape masks of the tree; a heartbeat's set-asides."""
 
     def _queue_key(self, q: Sharer) -> tuple[int, float]:
         if q.min_inv is not None:

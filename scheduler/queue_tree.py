@@ -3,7 +3,6 @@ weights, max and max-am-share at the current capacity (recomputed once after nod
 queues re-created draining for apps a config no longer places."""
 from __future__ import annotations
 
-import logging
 
 from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
 from scheduler.hdrf import QUANTUM
@@ -14,10 +13,10 @@ from scheduler.queue_limits import UNLIMITED
 from scheduler.reservations import Reservations
 from scheduler.resources import LinearForm, QuantisedRatio, Vector, vmin
 
-log = logging.getLogger("yarn_drf.core")
-
 
 class QueueTree(Reservations):
+    """The queue tree built from the config, and its limits at the current capacity."""
+
     def _install(self, config: QueueConfig) -> None:
         config.check_resources(self.types.names)
         divided = config.resources or self.types.names

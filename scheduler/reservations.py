@@ -1,4 +1,14 @@
-"""TODO"""
+"""Reservations: a node held for the request of the queue first in fair order once it has starved.
+
+HDRF's starvation timeout, measured per queue: the leaf first in fair order (the lowest key
+at every level among queues with a request that fits some node within their max) is below
+its fair part by the decision's own measure. When the same leaf has been first for longer
+than reservation.starvation-timeout-s, it has starved: a node that could hold its next
+request, but has no room for it now, is reserved for that request, and nothing else starts
+there until the request fits. Only that leaf reserves, so a reservation never lets a queue
+jump ahead of one with a lower share. A reservation lasts while its request still asks for
+containers (also when some of them started elsewhere).
+"""
 from __future__ import annotations
 
 import logging
@@ -13,15 +23,7 @@ log = logging.getLogger("yarn_drf.core")
 
 
 class Reservations(HdrfKeys):
-    #
-    # HDRF's starvation timeout, measured per queue: the leaf first in fair order (the lowest key
-    # at every level among queues with a request that fits some node within their max) is below
-    # its fair part by the decision's own measure. When the same leaf has been first for longer
-    # than reservation.starvation-timeout-s, it has starved: a node that could hold its next
-    # request, but has no room for it now, is reserved for that request, and nothing else starts
-    # there until the request fits. Only that leaf reserves, so a reservation never lets a queue
-    # jump ahead of one with a lower share. A reservation lasts while its request still asks for
-    # containers (also when some of them started elsewhere).
+    """Which leaf is first in fair order, and the nodes held for its request."""
 
     def _reserve_for_head(self, node: Node, free: Vector, now: float) -> bool:
         """Tracks the first leaf in fair order; reserves `node` for it when it has starved."""
