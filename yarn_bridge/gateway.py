@@ -276,10 +276,21 @@ def _peer(sock: socket.socket) -> str:
         return "a closed socket"
 
 
+class _Listener(socket.socket):
+    """The bridge's listening socket. py4j's accept loop listens again with a backlog of 5: a burst
+    of more connections than that (a flood of silent ones) left the next connect, the shim's too,
+    waiting a second or more for the kernel to retry it instead of being admitted or refused."""
+
+    __slots__ = ()
+
+    def listen(self, backlog: int = MAX_PENDING) -> None:
+        super().listen(max(backlog, MAX_PENDING))
+
+
 class _AdmittingPythonServer(PythonServer):
     def start(self):
         # py4j's start() with the bind failure told apart: a taken port is the operator's to fix.
-        self.server_socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.server_socket = _Listener(socket.AF_INET, socket.SOCK_STREAM)
         set_reuse_address(self.server_socket)
         try:
             self.server_socket.bind((self.address, self.port))
@@ -289,7 +300,7 @@ class _AdmittingPythonServer(PythonServer):
                 raise PortInUse(f"{self.address}:{self.port} is already in use by another process") from None
             raise
         self._listening_address, self._listening_port = self.server_socket.getsockname()[:2]
-        # Listening here (py4j listens again in its thread, harmlessly) makes the port ready on return.
+        # Listening here (py4j listens again in its thread) makes the port ready on return.
         self.server_socket.listen(MAX_PENDING)
         self.thread = Thread(target=self.run, daemon=self.python_parameters.daemonize)
         self.thread.start()

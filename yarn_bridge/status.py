@@ -194,6 +194,9 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
     """A thread per connection, up to MAX_CONNECTIONS at once; beyond that a connection is closed."""
 
     daemon_threads = True
+    # socketserver's backlog of 5 left the connect after a burst of six waiting a second or more
+    # for the kernel's retry instead of being served or closed at once.
+    request_queue_size = MAX_CONNECTIONS
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
         super().__init__(address, handler)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -130,15 +131,38 @@ def endless_line(t: Target) -> tuple[bool, str]:
         return closed_by_peer(s), "closed at the line limit"
 
 
-def dropped_of_flood(port: int, count: int = 40, limit: int = 32) -> int:
-    """Opens `count` silent connections; returns how many of those beyond `limit` were closed at once."""
-    flood = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(count)]
+def dropped_of_flood(port: int, count: int = 40, limit: int = 32, window_s: float = 4.0) -> int:
+    """Opens `count` silent connections; returns how many were closed at once (refused at connect,
+    or closed by the server before any of them could reach its 5 s handshake or idle timeout).
+    Polls for the closings rather than waiting a fixed time (a loaded machine accepts slowly), and
+    once those beyond `limit` are closed, a little longer for any that should not be."""
+    start = time.monotonic()
+    flood: list[socket.socket] = []
+    refused = 0
+    for _ in range(count):
+        try:
+            flood.append(socket.create_connection(("127.0.0.1", port), timeout=30))
+        except (ConnectionResetError, ConnectionRefusedError):
+            refused += 1  # the kernel or the server turned it away: closed at once too
     try:
-        time.sleep(0.3)
-        return sum(1 for s in flood[limit:] if closed_by_peer(s))
+        closed: set[socket.socket] = set()
+        end = start + window_s
+        while time.monotonic() < end:
+            ready, _, _ = select.select([s for s in flood if s not in closed], [], [], 0.1)
+            closed.update(s for s in ready if closed_by_peer(s))
+            if refused + len(closed) >= count - limit:
+                end = min(end, time.monotonic() + 0.5)
+        return refused + len(closed)
     finally:
         for s in flood:
             s.close()
+
+
+def flood_bounded(dropped: int, count: int = 40, limit: int = 32) -> bool:
+    """Those beyond the limit were closed at once, not all: within it, silent connections wait for
+    their timeout. More than count - limit may be closed when a case before still held a slot
+    the server had not yet freed (a loaded machine)."""
+    return count - limit <= dropped < count
 
 
 def pending_flood(t: Target) -> tuple[bool, str]:
@@ -147,7 +171,7 @@ def pending_flood(t: Target) -> tuple[bool, str]:
     while time.monotonic() < deadline:
         try:
             if t.bridge_works():
-                return dropped == 8, f"{dropped} of 40 dropped at once (32 may wait); the shim got in after"
+                return flood_bounded(dropped), f"{dropped} of 40 dropped at once (32 may wait); the shim got in after"
         except OSError:
             time.sleep(0.1)
     return False, "the bridge did not admit the shim after the flood"
@@ -234,9 +258,8 @@ def idle_http(t: Target) -> tuple[bool, str]:
 
 def status_flood(t: Target) -> tuple[bool, str]:
     dropped = dropped_of_flood(t.status)
-    time.sleep(0.3)
     r = http("GET", t.url("/v1/health"))
-    return dropped == 8 and r.status_code == 200, f"{dropped} of 40 dropped at once; served again after"
+    return flood_bounded(dropped) and r.status_code == 200, f"{dropped} of 40 dropped at once; served again after"
 
 
 def reload_with_token(t: Target) -> tuple[bool, str]:

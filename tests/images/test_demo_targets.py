@@ -70,3 +70,17 @@ def test_flat_weighted_drf_of_the_same_leaves_is_off_the_demos_tree_targets(tree
     sample = demo.measure(SettledCluster(flat, TREE_PATH), CAPACITY, demo.queue_weights(QUEUES))
     verdict = demo.verdict([(sample, goals(tree_core))], CAPACITY)
     assert not verdict.ok and verdict.off["root.research"] > 1, verdict.off
+
+
+def test_a_queue_one_container_off_a_target_rounded_as_the_status_server_rounds_it_is_at_it(tree_core):
+    sample = demo.measure(SettledCluster(tree_core), CAPACITY, demo.queue_weights(QUEUES))
+    exact = {q: sample[q]["dominant"] for q in demo.SHOWN}
+    one = demo.verdict([(sample, goals(tree_core))], CAPACITY).one["root.prod"]
+
+    def served(prod_off: float) -> dict[str, tuple[float, float]]:  # yarn_bridge/status.py: round(share, 6)
+        return {q: (round(exact[q] + (prod_off * one if q == "root.prod" else 0), 6), 0.0) for q in demo.SHOWN}
+
+    for off in (1.0, -1.0):
+        verdict = demo.verdict([(sample, served(off))], CAPACITY)
+        assert verdict.ok, (off, verdict.off)
+    assert not demo.verdict([(sample, served(1.01))], CAPACITY).ok
