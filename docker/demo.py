@@ -45,7 +45,7 @@ from rich.live import Live  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tests import browser  # noqa: E402
-from tests.e2e.waits import Stalled, wait_for  # noqa: E402
+from tests.docker_cluster.waits import Stalled, wait_for  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
@@ -108,8 +108,8 @@ def targets(cluster) -> dict[str, tuple[float, float]]:
 def measure(cluster, capacity: dict[str, int], weights: dict[str, dict[str, float]]) -> dict[str, dict]:
     """Each shown queue's usage, containers, dominant and weighted share, from the RM REST API (a
     parent's usage is its leaves')."""
-    from tests.e2e.drf import dominant_share, queue_usage
-    from tests.e2e.hdrf import weighted_share
+    from tests.drf import dominant_share, queue_usage
+    from tests.docker_cluster.hdrf import weighted_share
 
     running = cluster.running_containers()
     usage = queue_usage(running)
@@ -124,7 +124,7 @@ def measure(cluster, capacity: dict[str, int], weights: dict[str, dict[str, floa
 
 def queue_weights(queues_file: Path) -> dict[str, dict[str, float]]:
     """Every queue's weight vector from the queue file, the leaves placement creates included."""
-    from tests.e2e.hdrf import load_tree
+    from tests.docker_cluster.hdrf import load_tree
 
     created = [leaf.removeprefix(CREATED) for leaf in WORKLOAD if leaf.startswith(CREATED)]
     return {n.path: n.weight for n in load_tree(queues_file, {CREATED[:-1]: created}).walk()}
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     ensure_engine()
 
-    from tests.e2e.cluster import YARN_DRF_SCHEDULER, Cluster
+    from tests.docker_cluster.cluster import YARN_DRF_SCHEDULER, Cluster
 
     # A copy the preemption phase rewrites (the cluster mounts the file itself: it sees the change).
     queues_file = Path(tempfile.mkdtemp(prefix="yarn-drf-demo-")) / "queues.yaml"
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) -> int:
     """The demo on a created cluster: start, workload, verdict, preemption phase; 0 if all passed."""
-    from tests.e2e.cluster import resource_map
+    from tests.docker_cluster.cluster import resource_map
 
     weights = queue_weights(queues_file)
     cluster.start()
@@ -364,7 +364,7 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weigh
                      limit_s: float) -> bool:
     """A late queue on a full cluster with preemption on: the time until it holds its target (within
     one of its containers) and the containers taken from the queue that filled the cluster."""
-    from tests.e2e.cluster import resource_map
+    from tests.docker_cluster.cluster import resource_map
 
     console.print("\n[bold]Preemption[/]: dev fills the cluster with hour-long containers, prod (weight 2) "
                   "arrives late; preemption on (fair-share-timeout-s 5, grace-s 5)")
@@ -421,7 +421,7 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weigh
 def wait(cond, what: str, cluster, stall_s: float, progress=None) -> None:
     """Polls `cond` (an error in it counts as not yet: a server between states answers with
     anything) until true; fails only when the cluster (or `progress`) has not moved for `stall_s`
-    seconds, or after LIMIT_FACTOR times that in all (tests/e2e/waits.py)."""
+    seconds, or after LIMIT_FACTOR times that in all (tests/docker_cluster/waits.py)."""
     def holds() -> bool:
         try:
             return bool(cond())

@@ -40,7 +40,7 @@ def core_targets(cluster) -> dict[str, float]:
 
 
 def render(f, sample, targets: dict[str, float]) -> Table:
-    from tests.e2e.failover import WORKLOAD
+    from tests.docker_cluster.failover import WORKLOAD
 
     when = "before the kill" if f.killed_at is None else f"{sample.t:5.1f} s after the kill of {f.old}"
     t = Table(title=f"{when}: active RM {sample.active or '-'}; states {f.c.states()}",
@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     ensure_engine()
 
-    from tests.e2e import failover
-    from tests.e2e.ha_cluster import HaCluster
+    from tests.docker_cluster import failover
+    from tests.docker_cluster.ha_cluster import HaCluster
 
     cluster = HaCluster.create(SCHEDULERS[args.scheduler], ROOT / "conf" / "docker-queues.yaml")
     console.print(f"Starting ZooKeeper, rm1 and rm2 ({args.scheduler}) and 3 NodeManagers")

@@ -2,7 +2,7 @@
 """The Kerberos-secured mini-cluster by hand (`make cluster-secure`; docker/DOCKER.md, "The
 Kerberos-secured cluster").
 
-Starts the cluster the secure end-to-end tests run on (tests/e2e/secure_cluster.py): a KDC of its
+Starts the cluster the secure end-to-end tests run on (tests/docker_cluster/secure_cluster.py): a KDC of its
 own, a ResourceManager running yarn-drf and one NodeManager, every port a free one on 127.0.0.1, and
 prints how to get a ticket and submit as the realm's users. Ctrl-C (or end of input) tears it down;
 --keep leaves it running and prints how to remove it.
@@ -20,8 +20,8 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 os.environ.setdefault("TC_HOST", "127.0.0.1")
 
-from tests.e2e.cluster import YARN_DRF_SCHEDULER, NodeShape  # noqa: E402
-from tests.e2e.secure_cluster import REALM, STATUS_TOKEN_FILE, SecureCluster  # noqa: E402
+from tests.docker_cluster.cluster import YARN_DRF_SCHEDULER, NodeShape  # noqa: E402
+from tests.docker_cluster.secure_cluster import REALM, STATUS_TOKEN_FILE, SecureCluster  # noqa: E402
 
 SHAPES = (NodeShape("nm-secure", vcores=8, memory_mb=12288, gpu_mem=0),)
 

@@ -42,7 +42,10 @@ def headless_chromium(width: int = 1400, height: int = 1000) -> Iterator:
         options.binary_location = str(CHROMIUM)
         for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"):
             options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+        # Chromium keeps its crash reports, and GTK's dconf its cache, under the home directory
+        # whatever --user-data-dir says: there they go with the profile.
+        env = {**os.environ, "HOME": profile, "XDG_CONFIG_HOME": profile, "XDG_CACHE_HOME": profile}
+        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER), env=env), options=options)
         try:
             yield driver
         finally:

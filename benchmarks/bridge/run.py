@@ -28,7 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SHIM = REPO / "java_shim"
-QUEUES = REPO / "tests" / "integration" / "queues.yaml"
+QUEUES = REPO / "tests" / "queues.yaml"
 LAYOUTS = {  # name -> (cpus for Java, cpus for Python); None = not pinned
     "same-core": ("0", "0"),
     "split-cores": ("0", "1"),

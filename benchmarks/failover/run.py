@@ -1,6 +1,6 @@
 """ResourceManager failover with yarn-drf and with CapacityScheduler on the same HA Docker cluster
-(ZooKeeper, rm1/rm2, the three NodeManagers; tests/e2e/ha_cluster.py), the same queues and the
-same churning mixed workload (tests/e2e/failover.py): kill -9 of the active RM's JVM, then the
+(ZooKeeper, rm1/rm2, the three NodeManagers; tests/docker_cluster/ha_cluster.py), the same queues and the
+same churning mixed workload (tests/docker_cluster/failover.py): kill -9 of the active RM's JVM, then the
 time from the kill to the standby reporting ACTIVE, to its first new container, and to every
 queue's dominant share back within one of its containers of its level before the kill.
 
@@ -45,8 +45,8 @@ def docker_host() -> None:
 
 
 def one_run(scheduler: str) -> dict:
-    from tests.e2e import failover
-    from tests.e2e.ha_cluster import HaCluster
+    from tests.docker_cluster import failover
+    from tests.docker_cluster.ha_cluster import HaCluster
 
     cluster = HaCluster.create(SCHEDULERS[scheduler], ROOT / "conf" / "docker-queues.yaml")
     try:

@@ -1,7 +1,7 @@
 """Data locality of MapReduce over HDFS under yarn-drf, CapacityScheduler and FairScheduler, on the
 same Docker cluster and the same data: one HDFS (a NameNode, a DataNode on each NodeManager's host,
-two racks; tests/e2e/hdfs.py) stays up while YARN (RM and NodeManagers) is started once per
-scheduler; wordcount runs over input files spread by HDFS (tests/e2e/locality.py) a few times under
+two racks; tests/docker_cluster/hdfs.py) stays up while YARN (RM and NodeManagers) is started once per
+scheduler; wordcount runs over input files spread by HDFS (tests/docker_cluster/locality.py) a few times under
 each, and the table gives the data-local and rack-local fractions of its maps and its time.
 
     make bench-locality                     # = .venv/bin/python benchmarks/locality/run.py
@@ -26,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 # the e2e fixtures' module finds the Docker engine and configures testcontainers when imported
-from tests.e2e import conftest  # noqa: E402
-from tests.e2e.cluster import SHAPES, Cluster  # noqa: E402
-from tests.e2e.hdfs import Hdfs, running_hdfs  # noqa: E402
-from tests.e2e.locality import load_input, random_baseline, wordcount  # noqa: E402
+from tests.docker_cluster import conftest  # noqa: E402
+from tests.docker_cluster.cluster import SHAPES, Cluster  # noqa: E402
+from tests.docker_cluster.hdfs import Hdfs, running_hdfs  # noqa: E402
+from tests.docker_cluster.locality import load_input, random_baseline, wordcount  # noqa: E402
 
 FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
 SCHEDULERS = {  # name: (scheduler class, extra RM settings)

@@ -205,6 +205,9 @@ def yarn_site_xml(scheduler: str, conf_dir: Path, serve_command: str, queues_fil
         # Every container's allocation reaches the RM's metrics publisher, where the benchmark's
         # probe records it (YARN's default, stated because the figures depend on it).
         "yarn.timeline-service.generic-application-history.save-non-am-container-meta-info": "true",
+        # The run's own node-attribute store: the default (/tmp/hadoop-yarn-USER) is every RM's on
+        # the machine, the tests' and other runs' included.
+        "yarn.node-attribute.fs-store.root-dir": f"file://{conf_dir.resolve().parent / 'node-attribute'}",
     }
     if scheduler == "fair":
         props.update({

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-QUEUES = Path(__file__).resolve().parents[1] / "integration" / "queues.yaml"
+from tests.queues import QUEUES_FILE as QUEUES
 
 
 @pytest.fixture

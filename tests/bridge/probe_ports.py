@@ -27,10 +27,12 @@ import requests
 
 from tests.bridge.messages import ping
 from tests.bridge.shim_client import NotVerified, ShimClient, closed_by_peer, mac
+from tests.ports import free_port
+from tests.queues import QUEUES_FILE as QUEUES
+from tests.secret_files import secret_file
 from yarn_bridge import protocol
 
 REPO = Path(__file__).resolve().parents[2]
-QUEUES = REPO / "tests" / "integration" / "queues.yaml"
 
 
 @dataclass
@@ -59,18 +61,6 @@ class Case:
     attack: str
     expected: str
     run: Callable[[Target], tuple[bool, str]]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def secret_file(path: Path, text: str) -> Path:
-    path.touch(mode=0o600)
-    path.write_text(text)
-    return path
 
 
 # ---------------------------------------------------------------------------- bridge port

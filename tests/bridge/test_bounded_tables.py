@@ -9,6 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 from tests.bridge.test_serve_stop import start_serve
+from tests.secret_files import secret_file
 from yarn_bridge import ui
 
 PATHS = 10_000
@@ -51,9 +52,7 @@ def test_unknown_dashboard_names_are_not_kept():
 
 
 def test_ten_thousand_distinct_ui_paths_leave_the_status_servers_memory_flat(tmp_path, queues_file):
-    token = tmp_path / "token"
-    token.touch(mode=0o600)
-    token.write_text("bounded-tables-token")
+    token = secret_file(tmp_path / "token", "bounded-tables-token")
     proc, ports = start_serve(tmp_path, queues_file, token, None, "--status-port", "0")
     try:
         port = ports["status.port"]

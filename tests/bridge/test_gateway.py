@@ -14,17 +14,13 @@ from py4j.protocol import escape_new_line, unescape_new_line
 
 from tests.bridge.messages import ping
 from tests.bridge.shim_client import NotVerified, ShimClient, closed_by_peer, mac
+from tests.ports import free_port
+from tests.secret_files import secret_file
 from yarn_bridge import protocol
 from yarn_bridge.gateway import PortInUse, start_gateway
 from yarn_bridge.service import CoreService
 
 TOKEN = "s3cret-token"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(condition, timeout: float = 10.0) -> bool:
@@ -34,12 +30,6 @@ def wait_until(condition, timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.02)
     return condition()
-
-
-def secret_file(path, text: str = TOKEN):
-    path.touch(mode=0o600)
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture
@@ -220,14 +210,14 @@ def test_serve_exits_with_status_3_naming_the_port_when_another_process_holds_it
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
         port = squatter.getsockname()[1]
-        run = serve("--queues", str(queues_file), "--port", str(port), "--token-file", str(secret_file(tmp_path / "t")))
+        run = serve("--queues", str(queues_file), "--port", str(port), "--token-file", str(secret_file(tmp_path / "t", TOKEN)))
     assert run.returncode == 3
     assert f"cannot listen on the bridge port 127.0.0.1:{port}: another process holds it" in run.stderr
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o620, 0o602])
 def test_serve_refuses_a_token_file_others_can_read_or_write(tmp_path, queues_file, mode):
-    token = secret_file(tmp_path / "token")
+    token = secret_file(tmp_path / "token", TOKEN)
     token.chmod(mode)
     run = serve("--queues", str(queues_file), "--port", str(free_port()), "--token-file", str(token))
     assert run.returncode == 2
@@ -236,10 +226,10 @@ def test_serve_refuses_a_token_file_others_can_read_or_write(tmp_path, queues_fi
 
 
 def test_serve_refuses_an_exposed_status_token_file(tmp_path, queues_file):
-    status_token = secret_file(tmp_path / "status")
+    status_token = secret_file(tmp_path / "status", TOKEN)
     status_token.chmod(0o604)
     run = serve("--queues", str(queues_file), "--port", str(free_port()), "--token-file",
-                str(secret_file(tmp_path / "t")), "--status-port", str(free_port()),
+                str(secret_file(tmp_path / "t", TOKEN)), "--status-port", str(free_port()),
                 "--status-token-file", str(status_token))
     assert run.returncode == 2 and "--status-token-file" in run.stderr and "chmod 600" in run.stderr
 
@@ -247,13 +237,13 @@ def test_serve_refuses_an_exposed_status_token_file(tmp_path, queues_file):
 def test_serve_refuses_an_invalid_queue_file_naming_the_field(tmp_path, queues_file):
     queues_file.write_text(queues_file.read_text().replace("weight: 2", "weight: -2"))
     run = serve("--queues", str(queues_file), "--port", str(free_port()), "--token-file",
-                str(secret_file(tmp_path / "token")))
+                str(secret_file(tmp_path / "token", TOKEN)))
     assert run.returncode == 2
     assert "queues.root.children.mem.weight" in run.stderr
 
 
 def test_serve_exits_when_its_parent_is_gone(tmp_path, queues_file):
-    token = secret_file(tmp_path / "token")
+    token = secret_file(tmp_path / "token", TOKEN)
     parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     child = subprocess.Popen([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(queues_file),
                               "--port", str(free_port()), "--token-file", str(token),

@@ -9,22 +9,19 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from tests import serve_process
+from tests.queues import QUEUES_FILE as QUEUES
+from tests.secret_files import secret_file
+
+pytestmark = pytest.mark.jvm
+
 REPO = Path(__file__).resolve().parents[2]
 SHIM = REPO / "java_shim" / "target"
-QUEUES = REPO / "tests" / "integration" / "queues.yaml"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def java(*args: str) -> subprocess.CompletedProcess:
@@ -38,21 +35,13 @@ def java(*args: str) -> subprocess.CompletedProcess:
 def serve(tmp_path):
     if not (SHIM / "classpath.txt").exists():
         pytest.fail("java_shim is not built: run `make shim`")
-    port, token = free_port(), "java-side-token"
-    (tmp_path / "token").touch(mode=0o600)
-    (tmp_path / "token").write_text(token)
-    proc = subprocess.Popen([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(QUEUES),
-                             "--port", str(port), "--token-file", str(tmp_path / "token")], cwd=REPO)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield port, token
+    token = "java-side-token"
+    proc, ports = serve_process.start(tmp_path / "ports", "--queues", str(QUEUES), "--port", "0",
+                                      "--token-file", str(secret_file(tmp_path / "token", token)))
+    assert ports, proc.stderr.read()
+    yield ports["bridge.port"], token
     proc.terminate()
-    proc.wait(10)
+    proc.communicate(timeout=10)
 
 
 @pytest.mark.parametrize("deltas,asks", [(1, "counts"), (50, "counts"), (250, "full"), (50, "containers")])

@@ -9,13 +9,14 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import requests
 
+from tests import serve_process
 from tests.bridge.shim_client import ShimClient
+from tests.secret_files import secret_file
 from yarn_bridge.cli import COMMANDS, build_parser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,32 +24,19 @@ SNAPSHOT = REPO / "tests" / "bridge" / "contract" / "snapshot.request.json"
 TOKEN = "serve-start-token"
 
 
-def read_ports(path: Path) -> dict[str, int]:
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if line)
-    return {key: int(value) for key, value in pairs}
-
-
 @pytest.fixture
 def start(tmp_path, queues_file):
     """Starts `yarn-drf serve` with a port file; returns (process, ports) once the file is there."""
-    token = tmp_path / "token"
-    token.touch(mode=0o600)
-    token.write_text(TOKEN)
+    token = secret_file(tmp_path / "token", TOKEN)
     started = []
 
     def run(*extra: str) -> tuple[subprocess.Popen, dict[str, int]]:
         port_file = tmp_path / f"ports-{len(started)}"
-        proc = subprocess.Popen([sys.executable, "-m", "yarn_bridge.cli", "serve", "--queues", str(queues_file),
-                                 "--token-file", str(token), "--port-file", str(port_file), *extra],
-                                cwd=REPO, stderr=subprocess.PIPE, text=True)
+        proc, ports = serve_process.start(port_file, "--queues", str(queues_file), "--token-file", str(token), *extra)
         started.append(proc)
-        deadline = time.monotonic() + 60
-        while not port_file.exists():
-            assert proc.poll() is None, f"exited with {proc.returncode}: {proc.stderr.read()}"
-            assert time.monotonic() < deadline, "no port file within 60 s"
-            time.sleep(0.02)
+        assert ports, f"exited with {proc.returncode}: {proc.stderr.read()}"
         assert stat.S_IMODE(port_file.stat().st_mode) == 0o600
-        return proc, read_ports(port_file)
+        return proc, ports
 
     yield run
     for proc in started:
@@ -115,14 +103,12 @@ def test_a_port_file_is_replaced_whole(tmp_path):
     target = tmp_path / "ports"
     target.write_text("bridge.port=1\nstatus.port=2\n")
     write_ports(target, 41000, 0)
-    assert read_ports(target) == {"bridge.port": 41000, "status.port": 0}
+    assert serve_process.read_ports(target) == {"bridge.port": 41000, "status.port": 0}
     assert os.listdir(tmp_path) == ["ports"], "no part file left behind"
 
 
 def test_a_taken_status_port_exits_with_status_4_and_writes_no_port_file(tmp_path, queues_file):
-    token = tmp_path / "token"
-    token.touch(mode=0o600)
-    token.write_text(TOKEN)
+    token = secret_file(tmp_path / "token", TOKEN)
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()

@@ -21,7 +21,9 @@ import pytest
 import requests
 from py4j.protocol import escape_new_line, unescape_new_line
 
+from tests import serve_process
 from tests.bridge.shim_client import ShimClient
+from tests.secret_files import secret_file
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "tests" / "bridge" / "contract" / "snapshot.request.json"
@@ -82,30 +84,16 @@ class Listener:
 @pytest.fixture
 def token(tmp_path) -> tuple[Path, str]:
     value = f"stop-test-token-{time.monotonic_ns()}"  # unique: another process's token never matches
-    path = tmp_path / "token"
-    path.touch(mode=0o600)
-    path.write_text(value)
-    return path, value
+    return secret_file(tmp_path / "token", value), value
 
 
 def start_serve(tmp_path: Path, queues_file: Path, token_file: Path, java_port: int | None,
                 *extra: str) -> tuple[subprocess.Popen, dict[str, int]]:
     """`yarn-drf serve` on free ports; (process, ports) once it listens (None ports if it exited)."""
-    port_file = tmp_path / "ports"
-    port_file.unlink(missing_ok=True)
-    head = [sys.executable, "-m", "yarn_bridge.cli"] if java_port is None else \
-        [sys.executable, "-c", WITH_JAVA_PORT, str(java_port)]
-    proc = subprocess.Popen([*head, "serve", "--queues", str(queues_file), "--token-file", str(token_file),
-                             "--port", "0", "--port-file", str(port_file), *extra],
-                            cwd=REPO, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not port_file.exists() and proc.poll() is None:
-        assert time.monotonic() < deadline, "no port file within 120 s"
-        time.sleep(0.02)
-    if not port_file.exists():
-        return proc, {}
-    pairs = (line.split("=", 1) for line in port_file.read_text().splitlines() if line)
-    return proc, {key: int(value) for key, value in pairs}
+    command = serve_process.SERVE if java_port is None else \
+        (sys.executable, "-c", WITH_JAVA_PORT, str(java_port), "serve")
+    return serve_process.start(tmp_path / "ports", "--queues", str(queues_file), "--token-file", str(token_file),
+                               "--port", "0", *extra, command=command)
 
 
 def stopped(proc: subprocess.Popen) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = sorted([REPO / "conf" / "queues.yaml", REPO / "conf" / "docker-queues.yaml",
-                REPO / "tests" / "integration" / "queues.yaml", *(REPO / "conf" / "scenarios").glob("*/queues.yaml")])
+                REPO / "tests" / "queues.yaml", *(REPO / "conf" / "scenarios").glob("*/queues.yaml")])
 CASES = 1000
 SEED = 13
 CASE_SECONDS = 5

@@ -1,6 +1,6 @@
 """The Docker demo's verdict (docker/demo.py) on the default tree, judged without Docker: the core
 settles the demo's own workload on the demo's three nodes; the H-DRF oracle of the e2e tests
-(tests/e2e/hdrf.py) finds those decisions hierarchical DRF's, and the demo, measuring them as it
+(tests/docker_cluster/hdrf.py) finds those decisions hierarchical DRF's, and the demo, measuring them as it
 measures YARN's containers and reading the targets the status server serves, says AT THE TARGETS
 for every queue it shows, parents included. The same workload divided by flat weighted DRF (the
 leaves as siblings under root) is OFF its tree targets, so a verdict that ignored the tree fails."""
@@ -13,10 +13,10 @@ import pytest
 
 from scheduler.core import SchedulerCore
 from scheduler.targets import targets
-from tests.e2e.cluster import SHAPES
-from tests.e2e.drf import RESOURCES
-from tests.e2e.test_drf import QUEUES
-from tests.e2e.test_hdrf_oracle import FLAT, TREE_PATH, judged, settled
+from tests.docker_cluster.cluster import SHAPES
+from tests.docker_cluster.test_drf import QUEUES
+from tests.docker_cluster.test_hdrf_oracle import FLAT, TREE_PATH, judged, settled
+from tests.drf import RESOURCES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docker"))
 import demo  # noqa: E402

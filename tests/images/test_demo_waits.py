@@ -1,4 +1,4 @@
-"""The Docker demo's and end-to-end tests' waits (tests/e2e/waits.py), whose budget follows the
+"""The Docker demo's and end-to-end tests' waits (tests/docker_cluster/waits.py), whose budget follows the
 cluster's progress, and the report the demo prints when it fails (docker/demo.py). On a simulated
 clock and a stand-in cluster: no Docker needed."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.waits import Stalled, wait_for
+from tests.docker_cluster.waits import Stalled, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docker"))
 import demo  # noqa: E402

@@ -11,6 +11,7 @@ import pytest
 import requests
 
 from scheduler import SchedulerCore, load_config
+from tests.secret_files import secret_file
 from yarn_bridge.metrics import Metrics
 from yarn_bridge.reload import Reloader
 from yarn_bridge.status import StatusServer
@@ -94,12 +95,6 @@ class Ops:
             out += got
 
 
-def secret_file(path: Path, text: str = STATUS_TOKEN) -> Path:
-    path.touch(mode=0o600)
-    path.write_text(text)
-    return path
-
-
 @contextmanager
 def running_ops(queues_file: Path, nodes: dict[str, tuple[dict[str, int], str]]) -> Iterator[Ops]:
     """A core on `queues_file` with `nodes`, served by the real status server until the block ends."""
@@ -113,7 +108,7 @@ def running_ops(queues_file: Path, nodes: dict[str, tuple[dict[str, int], str]])
     server = StatusServer(lambda: box["core"], lock, host="127.0.0.1", port=0, metrics=metrics,
                           reloader=reloader, token=STATUS_TOKEN).start()
     try:
-        yield Ops(box["core"], lock, metrics, reloader, server, queues_file, clock, secret_file(queues_file.parent / "status-token"))
+        yield Ops(box["core"], lock, metrics, reloader, server, queues_file, clock, secret_file(queues_file.parent / "status-token", STATUS_TOKEN))
     finally:
         server.stop()
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tests.ops.conftest import QUEUES, running_ops, secret_file
+from tests.ops.conftest import QUEUES, running_ops
+from tests.secret_files import secret_file
 from yarn_bridge.cli import build_parser, main
 from yarn_bridge.status import StatusServer
 

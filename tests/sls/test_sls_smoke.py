@@ -14,7 +14,7 @@ import netns
 import run as sls_run
 import workload
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.jvm
 
 NODES = 4
 

@@ -3,11 +3,9 @@ package org.yarndrf.shim;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -32,7 +30,6 @@ import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
 import org.apache.hadoop.yarn.api.records.RejectedSchedulingRequest;
 import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -49,7 +46,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
@@ -78,7 +74,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ReleaseCont
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
-import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,9 +85,11 @@ import org.yarndrf.shim.bridge.ServePorts;
  * A YARN ResourceScheduler whose decisions are made by the yarn-drf Python core (weighted DRF):
  * the YARN adapter. It handles YARN's events in one switch, as FifoScheduler does, answers YARN's
  * questions (queues, ACLs, allocate), and keeps what the core must be told (PendingEvents, the
- * asks' mirror, the apps waiting for placement). It decides nothing itself: the {@link
- * SchedulingLoop} thread sends those changes to the core ({@link BridgeClient}) and hands the
- * core's assignments to the {@link AssignmentCommitter}. ARCHITECTURE.md walks the whole path.
+ * asks' mirror, the apps waiting for placement: {@link Submissions}). It decides nothing itself:
+ * the {@link SchedulingLoop} thread sends those changes to the core ({@link BridgeClient}) through
+ * {@link LoopSide}, which hands the core's assignments to the {@link AssignmentCommitter}, its
+ * preemptions to {@link Preemptions} and what it says of each app to {@link AppControls}, which
+ * also carries out operators' moves and priority updates. ARCHITECTURE.md walks the whole path.
  *
  * <p>YARN's own bookkeeping stays the truth: SchedulerApplicationAttempt/AppSchedulingInfo hold
  * the asks, SchedulerNode the node usage, RMContainer the container lifecycle.
@@ -115,59 +112,46 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** The queue file the core reads when it (or a restarted child) starts. */
   private QueuesFile queuesFile;
   /** Set once serviceStart has waited for the core; reinitialize before that only remembers. */
-  private volatile boolean coreStarted;
+  volatile boolean coreStarted;
   private boolean usePortForNodeName;
-  private QueueTree queues;
-  private final AskMirror askMirror = new AskMirror();
+  QueueTree queues;
+  final AskMirror askMirror = new AskMirror();
   /** Apps whose asks may have changed since the last call (allocate() adds from RPC threads). */
-  private final Set<ApplicationId> dirtyApps = ConcurrentHashMap.newKeySet();
+  final Set<ApplicationId> dirtyApps = ConcurrentHashMap.newKeySet();
   /**
    * Apps whose blacklist changed since the last call: their AM's allocate() (from RPC threads), or
    * a new attempt.
    */
-  private final Set<ApplicationId> blacklistChanged = ConcurrentHashMap.newKeySet();
-  private final PendingEvents events = new PendingEvents();
-  /**
-   * Apps submitted and not yet placed by the core, in submission order. They wait in SUBMITTED
-   * (YARN has no timeout there) and go with every call until the core answers, so an outage of
-   * the core delays them without rejecting them.
-   */
-  private final Map<ApplicationId, Submission> awaitingPlacement = new LinkedHashMap<>();
-  private final Resource usedResource = Resource.newInstance(0, 0);
+  final Set<ApplicationId> blacklistChanged = ConcurrentHashMap.newKeySet();
+  final PendingEvents events = new PendingEvents();
+  final Resource usedResource = Resource.newInstance(0, 0);
   /** The GPU cards the nodes' NodeManagers declare (node attributes). */
   final NodeCards nodeCards = new NodeCards(
       () -> rmContext == null ? null : rmContext.getNodeAttributesManager());
   /** The cluster's node labels, and those the core has (null manager: labels disabled). */
-  private final NodeLabels nodeLabels = new NodeLabels(() -> rmContext == null
+  final NodeLabels nodeLabels = new NodeLabels(() -> rmContext == null
       || !YarnConfiguration.areNodeLabelsEnabled(conf) ? null : rmContext.getNodeLabelManager());
   /** NodeManager heartbeats since the last call, for the service's metrics. */
-  private final AtomicLong heartbeats = new AtomicLong();
+  final AtomicLong heartbeats = new AtomicLong();
   private BridgeClient bridge;
-  private AssignmentCommitter committer;
-  private final Preemptions preemptions = new Preemptions(this);
+  AssignmentCommitter committer;
+  final Preemptions preemptions = new Preemptions(this);
+  /** Operators' moves and priority updates; the core's headroom and AM diagnostics. */
+  final AppControls controls = new AppControls(this);
+  /** Apps submitted and not yet placed by the core. */
+  final Submissions submissions = new Submissions(this);
   /** The core's preemption state, kept for the next core and the next active RM. */
-  private volatile PreemptionStore preemptionStore = new PreemptionStore(null);
+  volatile PreemptionStore preemptionStore = new PreemptionStore(null);
   /** Set by serviceStart; YARN calls allocate() and handle() before that while an RM recovers. */
   private volatile SchedulingLoop loop;
   /** Which nodes each schedule call offers (NodeOffers); set up at init. */
-  private NodeOffers<NodeId> nodeOffers;
+  NodeOffers<NodeId> nodeOffers;
   /** yarn-drf.bridge.timeout-ms: a call slower than this makes the next ones offer fewer nodes. */
-  private int callBudgetMs;
+  int callBudgetMs;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
-  private boolean offerBetweenHeartbeats;
+  boolean offerBetweenHeartbeats;
 
   public final AtomicLong eventErrors = new AtomicLong();
-
-  /** A submitted app, as the core will be asked to place it. */
-  private static final class Submission {
-    final boolean unmanagedAM;
-    final Messages.AppInfo message;
-
-    Submission(boolean unmanagedAM, Messages.AppInfo message) {
-      this.unmanagedAM = unmanagedAM;
-      this.message = message;
-    }
-  }
 
   public YarnDrfScheduler() {
     super(YarnDrfScheduler.class.getName());
@@ -240,7 +224,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     preemptionStore.load();  // before the loop's first snapshot, which gives it to the core
     boolean awaitingNodes = rmContext.isWorkPreservingRecoveryEnabled()
         && !rmContext.isSchedulerReadyForAllocatingContainers();
-    loop = new SchedulingLoop(this, new LoopSide(), bridge, committer,
+    loop = new SchedulingLoop(this, new LoopSide(this), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
     bridge.awaitFirstAnswer(
@@ -463,7 +447,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     // NODE_ADDED events (with their recovering flags); there is nothing else to restore.
   }
 
-  // ---------------------------------------------------------------- application priority
+  // ---------------------------------------------------------------- application priority, moves
 
   /**
    * The priority an app gets at submission and by `yarn application -updatePriority`: the one
@@ -477,121 +461,24 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return Priority.newInstance(Math.min(asked, getMaxClusterLevelAppPriority().getPriority()));
   }
 
-  /**
-   * `yarn application -updatePriority`: stored for an RM restart (as CapacityScheduler does) and
-   * sent to the core, which orders a fifo leaf by it from its next decision.
-   */
+  /** `yarn application -updatePriority` ({@link AppControls}). */
   @Override
   public Priority updateApplicationPriority(Priority newPriority, ApplicationId applicationId,
       SettableFuture<Object> future, UserGroupInformation user) throws YarnException {
-    Priority priority;
-    synchronized (this) {
-      SchedulerApplication<ShimAppAttempt> application = applications.get(applicationId);
-      RMApp rmApp = rmContext.getRMApps().get(applicationId);
-      if (application == null || rmApp == null) {
-        throw new YarnException("Application '" + applicationId
-            + "' is not present, hence could not change priority.");
-      }
-      priority = checkAndGetApplicationPriority(newPriority, user, rmApp.getQueue(),
-          applicationId);
-      if (priority.equals(application.getPriority())) {
-        future.set(null);
-        return priority;
-      }
-      rmApp.getApplicationSubmissionContext().setPriority(priority);
-      ApplicationStateData state = ApplicationStateData.newInstance(rmApp.getSubmitTime(),
-          rmApp.getStartTime(), rmApp.getApplicationSubmissionContext(), rmApp.getUser(),
-          rmApp.getRealUser(), rmApp.getCallerContext());
-      state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
-      state.setLaunchTime(rmApp.getLaunchTime());
-      rmContext.getStateStore().updateApplicationStateSynchronously(state, false, future);
-      application.setPriority(priority);
-      events.add(Messages.Delta.appPriority(applicationId.toString(), priority.getPriority()));
-      LOG.info("yarn-drf: priority of {} set to {}", applicationId, priority.getPriority());
-    }
-    wakeLoop();
-    return priority;
+    return controls.updatePriority(newPriority, applicationId, future, user);
   }
 
-  // ---------------------------------------------------------------- moving an app
-
-  /**
-   * `yarn application -movetoqueue`, before YARN stores the new queue: the app runs here and the
-   * target is a leaf. YARN's ClientRMService has checked the caller (MODIFY_APP on the app, and
-   * {@link #checkAccess} on the target); the core decides the rest in {@link #moveApplication}.
-   */
+  /** `yarn application -movetoqueue`, checked before YARN stores the new queue ({@link AppControls}). */
   @Override
-  public synchronized void preValidateMoveApplication(ApplicationId appId, String newQueue)
+  public void preValidateMoveApplication(ApplicationId appId, String newQueue)
       throws YarnException {
-    if (!applications.containsKey(appId)) {
-      throw new YarnException("yarn-drf: application " + appId + " to be moved is not running");
-    }
-    ShimQueue target = queues.find(newQueue);
-    if (target == null || !target.isLeaf()) {
-      throw new YarnException("yarn-drf: cannot move " + appId + " to " + newQueue
-          + ": not a leaf queue");
-    }
+    controls.preValidateMove(appId, newQueue);
   }
 
-  /**
-   * Moves the app if the core accepts (the target's ACLs for the app's user, as at submission;
-   * its max and max-running-apps below the queue both share); else the core's reason is the
-   * YarnException `yarn application -movetoqueue` prints. The core and YARN move the app's usage
-   * before the loop's next call.
-   */
+  /** `yarn application -movetoqueue`, as the core decides it ({@link AppControls}). */
   @Override
   public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
-    String user;
-    synchronized (this) {
-      SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
-      if (app == null) {
-        throw new YarnException("yarn-drf: application " + appId + " to be moved is not running");
-      }
-      user = app.getUser();
-    }
-    List<String> groups = groupsOf(user);
-    Messages.MoveReply reply;
-    try {
-      reply = loop.await(bridge -> moved(appId, bridge.move(appId.toString(), newQueue, user,
-          groups)), null, null);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new YarnException("yarn-drf: interrupted while moving " + appId, e);
-    }
-    if (reply == null) {
-      throw new YarnException("yarn-drf: the scheduler core did not answer; " + appId
-          + " was not moved");
-    }
-    if (!reply.accepted) {
-      throw new YarnException("yarn-drf refused to move " + appId + " to " + newQueue + ": "
-          + reply.reason);
-    }
-    LOG.info("yarn-drf: moved {} to {}", appId, reply.queue);
-    return reply.queue;
-  }
-
-  /** On the loop's thread, right after the core's answer: YARN's side of an accepted move. */
-  private Messages.MoveReply moved(ApplicationId appId, Messages.MoveReply reply) {
-    if (reply == null || !reply.accepted) {
-      return reply;
-    }
-    synchronized (this) {
-      SchedulerApplication<ShimAppAttempt> app = applications.get(appId);
-      ShimQueue target = queues.find(reply.queue);
-      if (app == null || target == null || app.getQueue() == target) {
-        return reply;
-      }
-      ShimQueue source = (ShimQueue) app.getQueue();
-      ShimAppAttempt attempt = app.getCurrentAppAttempt();
-      if (attempt != null) {
-        Resource used = Resources.clone(attempt.getCurrentConsumption());
-        attempt.move(target);  // containers' queue, queue metrics, pending asks, active users
-        source.charge(used, -1);
-        target.charge(used, 1);
-      }
-      app.setQueue(target);
-    }
-    return reply;
+    return controls.move(appId, newQueue);
   }
 
   // ---------------------------------------------------------------- AM asks
@@ -690,7 +577,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    * re-adds apps and their new attempts' AM asks (allocate) before it starts its scheduler, and
    * the loop's first call, once started, collects all of it.
    */
-  private void wakeLoop() {
+  void wakeLoop() {
     SchedulingLoop l = loop;
     if (l != null) {
       l.wake();
@@ -698,8 +585,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   /** Whether something waits for the loop's next call. Under the scheduler's lock. */
-  private boolean hasPendingChanges() {
-    return !events.isEmpty() || !dirtyApps.isEmpty() || !awaitingPlacement.isEmpty()
+  boolean hasPendingChanges() {
+    return !events.isEmpty() || !dirtyApps.isEmpty() || !submissions.isEmpty()
         || !blacklistChanged.isEmpty() || nodesWaiting();
   }
 
@@ -776,7 +663,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   /** The node's name on the bridge: YARN's host:port (NodeId), not Hadoop's host-only getNodeName(). */
-  private static String bridgeName(NodeId id) {
+  static String bridgeName(NodeId id) {
     return id.toString();
   }
 
@@ -815,7 +702,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    * Nodes whose label the manager changed (`rmadmin -replaceLabelsOnNode`, a NodeManager's own
    * labels in distributed configuration) since they were last read: handled as NODE_LABELS_UPDATE.
    */
-  private void readNodeLabels() {
+  void readNodeLabels() {
     if (!nodeLabels.due(System.currentTimeMillis())) {
       return;
     }
@@ -833,7 +720,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   /** Queues the cluster's node labels if they changed since the core last had them. */
-  private void tellLabels() {
+  void tellLabels() {
     Map<String, Boolean> labels = nodeLabels.changed();
     if (labels != null) {
       events.add(Messages.Delta.labels(labels));
@@ -913,9 +800,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     int p = priority == null ? 0 : priority.getPriority();
     if (!recovering) {
       // The loop asks the core to place it with its next call; it waits in SUBMITTED till then.
-      awaitingPlacement.put(appId, new Submission(unmanagedAM, new Messages.AppInfo(
-          appId.toString(), user, queueName, groupsOf(user), p, Collections.<String>emptyList(),
-          amLabel(appId))));
+      submissions.add(appId, unmanagedAM, new Messages.AppInfo(appId.toString(), user,
+          queueName, groupsOf(user), p, Collections.<String>emptyList(), amLabel(appId)));
       return;
     }
     // Accepted before the restart and running in this queue: the core takes it there, without
@@ -926,7 +812,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     register(appId, queue, user, true, unmanagedAM, p);
   }
 
-  private void register(ApplicationId appId, ShimQueue queue, String user, boolean recovering,
+  void register(ApplicationId appId, ShimQueue queue, String user, boolean recovering,
       boolean unmanagedAM, int priority) {
     SchedulerApplication<ShimAppAttempt> application = new SchedulerApplication<>(queue, user,
         Priority.newInstance(priority), unmanagedAM);
@@ -967,54 +853,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     rmContext.getStateStore().updateApplicationState(state, false);
   }
 
-  /**
-   * Applies the core's placement of a submitted app: registers it in the placed queue, or rejects
-   * it (APP_REJECTED with the core's reason, shown by `yarn application -status`). An app YARN
-   * removed while its placement was on the way is removed from the core in turn.
-   */
-  private void placed(Messages.Placement p) {
-    ApplicationId appId = applicationIdOf(p.app);
-    Submission sub = appId == null ? null : awaitingPlacement.remove(appId);
-    if (sub == null) {
-      if (p.accepted) {
-        events.add(Messages.Delta.appRemoved(p.app));
-      }
-      return;
-    }
-    ShimQueue queue = p.accepted ? queues.find(p.queue) : null;
-    String refusal = !p.accepted ? (p.reason.isEmpty() ? "refused by placement" : p.reason)
-        : queue == null ? "placed in unknown queue " + p.queue : amTooLarge(appId, queue);
-    if (refusal == null) {
-      register(appId, queue, sub.message.user, false, sub.unmanagedAM, sub.message.priority);
-      return;
-    }
-    String msg = "yarn-drf rejected application " + appId + " (user " + sub.message.user
-        + ", queue " + sub.message.queue + "): " + refusal;
-    LOG.info(msg);
-    if (p.accepted) {
-      events.add(Messages.Delta.appRemoved(p.app));  // the core took it; YARN does not
-    }
-    rmContext.getDispatcher().getEventHandler()
-        .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));
-  }
-
-  /**
-   * Why the app's AM cannot run in the queue a placement rule chose (YARN checked it against the
-   * queue it named), or null if it fits that queue's max-container.
-   */
-  private String amTooLarge(ApplicationId appId, ShimQueue queue) {
-    RMApp rmApp = rmContext.getRMApps().get(appId);
-    List<ResourceRequest> amAsks = rmApp == null ? null : rmApp.getAMResourceRequests();
-    for (ResourceRequest r : amAsks == null ? Collections.<ResourceRequest>emptyList() : amAsks) {
-      String why = queue.refuseContainer(r.getCapability(), getMaximumResourceCapability());
-      if (why != null) {
-        return "its AM cannot run in " + queue.getQueueName() + ": " + why;
-      }
-    }
-    return null;
-  }
-
-  private static ApplicationId applicationIdOf(String text) {
+  static ApplicationId applicationIdOf(String text) {
     try {
       return ApplicationId.fromString(text);
     } catch (IllegalArgumentException e) {
@@ -1023,7 +862,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   /** The user's groups by Hadoop's group mapping on the RM host, for ACLs and placement. */
-  private static List<String> groupsOf(String user) {
+  static List<String> groupsOf(String user) {
     try {
       return new ArrayList<>(UserGroupInformation.createRemoteUser(user).getGroups());
     } catch (RuntimeException e) {
@@ -1082,7 +921,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   private synchronized void doneApplication(ApplicationId appId, RMAppState finalState) {
-    awaitingPlacement.remove(appId);
+    submissions.remove(appId);
     SchedulerApplication<ShimAppAttempt> application = applications.get(appId);
     if (application == null) {
       return;
@@ -1164,7 +1003,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     super.recoverContainersOnNode(reports, nm);
   }
 
-  // ---------------------------------------------------------------- what the committer uses
+  // ---------------------------------------------------------------- what its collaborators use
 
   /** The node a bridge message names (host:port), or null. */
   FiCaSchedulerNode nodeNamed(String name) {
@@ -1188,314 +1027,16 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     bridge.resyncNext(why);
   }
 
-  // ---------------------------------------------------------------- the scheduling loop's side
-
-  /** What the loop reads from YARN and commits to it; each method runs under the scheduler's lock. */
-  private final class LoopSide implements SchedulingLoop.Yarn {
-    @Override
-    public boolean mayAllocate() {
-      // Not read before serviceStart restarted the wait: YARN latches the first "ready".
-      return !rmContext.isWorkPreservingRecoveryEnabled()
-          || coreStarted && rmContext.isSchedulerReadyForAllocatingContainers();
-    }
-
-    @Override
-    public boolean hasOutstandingAsks() {
-      return askMirror.hasOutstanding();
-    }
-
-    @Override
-    public boolean hasPendingChanges() {
-      return YarnDrfScheduler.this.hasPendingChanges();
-    }
-
-    @Override
-    public Messages.Snapshot snapshot(long epoch) {
-      List<String> types = new ArrayList<>();
-      for (ResourceInformation ri : ResourceUtils.getResourceTypesArray()) {
-        types.add(ri.getName());
-      }
-      Messages.Snapshot s = new Messages.Snapshot(epoch, types);
-      s.preemptionState = preemptionStore.latest();
-      s.labels.putAll(nodeLabels.forSnapshot());
-      for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
-        s.nodes.add(new Messages.NodeInfo(bridgeName(n.getNodeID()),
-            Messages.amounts(n.getTotalResource()), n.getRackName(), nodeCards.of(n.getNodeID()),
-            n.getPartition()));
-      }
-      // The snapshot supersedes everything queued before it; every ask goes in full.
-      events.clear();
-      dirtyApps.clear();
-      blacklistChanged.clear();
-      askMirror.clear();
-      Map<String, List<String>> nodesByName = nodesByName();
-      for (Map.Entry<ApplicationId, SchedulerApplication<ShimAppAttempt>> e
-          : applications.entrySet()) {
-        SchedulerApplication<ShimAppAttempt> app = e.getValue();
-        ShimAppAttempt attempt = app.getCurrentAppAttempt();
-        s.apps.add(new Messages.AppInfo(e.getKey().toString(), app.getUser(),
-            app.getQueue().getQueueName(), groupsOf(app.getUser()),
-            app.getPriority() == null ? 0 : app.getPriority().getPriority(), attempt == null
-                ? Collections.<String>emptyList() : blacklistOf(attempt, nodesByName)));
-        if (attempt == null) {
-          continue;
-        }
-        for (RMContainer c : attempt.getLiveContainers()) {
-          s.containers.add(Messages.containerRow(c, null));
-        }
-        synchronized (attempt) {
-          askMirror.diff(e.getKey().toString(),
-              attempt.getAppSchedulingInfo().getAllResourceRequests(), amPriority(attempt),
-              s.asks, s.counts, s.amAsks);
-        }
-      }
-      return s;
-    }
-
-    @Override
-    public void resynced(List<QueueSettings> tree) {
-      if (tree == null) {
-        // The next snapshot carries everything: what was queued meanwhile would only pile up.
-        nodeLabels.forget();
-        events.clear();
-        dirtyApps.clear();
-        blacklistChanged.clear();
-        askMirror.clear();
-        return;
-      }
-      queues.update(tree);
-    }
-
-    @Override
-    public void callTook(long ms) {
-      nodeOffers.callTook(ms, callBudgetMs);
-    }
-
-    @Override
-    public Messages.Schedule collect(long epoch, long seq, boolean force) {
-      Messages.Schedule req = new Messages.Schedule(epoch, seq);
-      tellLabels();  // labels added or removed by rmadmin: no scheduler event says so
-      readNodeLabels();
-      events.moveInto(req);
-      collectBlacklists(req);
-      collectAsks(req);
-      for (Submission sub : awaitingPlacement.values()) {
-        req.submissions.add(sub.message);
-      }
-      offerNodes(req);
-      if (!force && !req.hasChanges() && req.nodes.isEmpty()) {
-        return null;
-      }
-      req.heartbeats = heartbeats.getAndSet(0);
-      return req;
-    }
-
-    /**
-     * The nodes due an offer (NodeOffers) whose free room fits some outstanding ask, into the
-     * request; the others due one are passed over until their next heartbeat, as a heartbeat on
-     * which CapacityScheduler finds nothing to place is.
-     */
-    private void offerNodes(Messages.Schedule req) {
-      if (offerBetweenHeartbeats) {
-        nodeOffers.everyNode(nodeIds());
-      }
-      List<Resource> floors = mayAllocate() ? placeableFloors() : Collections.emptyList();
-      if (floors.isEmpty()) {
-        nodeOffers.passAll();
-        return;
-      }
-      nodeOffers.offer(id -> {
-        FiCaSchedulerNode n = nodeTracker.getNode(id);
-        Resource free = n == null ? null : n.getUnallocatedResource();
-        if (free == null || !fitsAny(floors, free)) {
-          return false;
-        }
-        req.nodes.add(new Messages.NodeRow(bridgeName(id), Messages.vector(free)));
-        return true;
-      });
-    }
-
-    private List<NodeId> nodeIds() {
-      List<NodeId> ids = new ArrayList<>();
-      for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
-        ids.add(n.getNodeID());
-      }
-      return ids;
-    }
-
-    /**
-     * What a node's free room must fit one of for the core to place anything on it: each shape of
-     * the outstanding asks no other fits inside (collectAsks has just brought the mirror up to
-     * date with this call's asks, AM asks included), raised to YARN's minimum allocation; none
-     * when no ask waits. Nodes that fit none are not listed: at saturation they are most nodes,
-     * and the core would decide nothing for them. A starved queue loses nothing by it: its
-     * reservation or preemption hold needs the node only once some ask could take its room.
-     */
-    private List<Resource> placeableFloors() {
-      Resource minimum = getMinimumResourceCapability();
-      List<Resource> out = new ArrayList<>();
-      for (long[] wanted : askMirror.wantedFloors()) {
-        Resource ask = resourceOf(wanted);
-        out.add(ask == null ? minimum : Resources.componentwiseMax(minimum, ask));
-      }
-      return out;
-    }
-
-    private boolean fitsAny(List<Resource> floors, Resource free) {
-      for (Resource floor : floors) {
-        if (Resources.fitsIn(floor, free)) {
-          return true;
-        }
-      }
-      return false;
-    }
-
-    /**
-     * The asks of apps whose asks may have changed since the last call, as the mirror's diff. The
-     * core applies them after the request's events, the order YARN saw them in: an attempt's
-     * reset or an app's start is always queued before its asks are collected here.
-     */
-    private void collectAsks(Messages.Schedule req) {
-      for (ApplicationId appId : new ArrayList<>(dirtyApps)) {
-        dirtyApps.remove(appId);
-        ShimAppAttempt attempt = currentAttempt(appId);
-        if (attempt == null) {
-          continue;
-        }
-        synchronized (attempt) {
-          askMirror.diff(appId.toString(),
-              attempt.getAppSchedulingInfo().getAllResourceRequests(), amPriority(attempt),
-              req.asks, req.counts, req.amAsks);
-        }
-      }
-    }
-
-    /** The whole blacklist of each app whose blacklist changed since the last call, as a delta. */
-    private void collectBlacklists(Messages.Schedule req) {
-      if (blacklistChanged.isEmpty()) {
-        return;
-      }
-      Map<String, List<String>> nodesByName = nodesByName();
-      for (ApplicationId appId : new ArrayList<>(blacklistChanged)) {
-        blacklistChanged.remove(appId);
-        ShimAppAttempt attempt = currentAttempt(appId);
-        if (attempt != null) {
-          req.deltas.add(Messages.Delta.blacklist(appId.toString(),
-              blacklistOf(attempt, nodesByName)));
-        }
-      }
-    }
-
-    @Override
-    public void commit(Messages.ScheduleReply reply) {
-      if (reply.queues != null) {  // the core's tree is new to the shim: a reload, a resync
-        queues.update(reply.queues);
-      }
-      if (!reply.queuesBuilt.isEmpty()) {  // placement or a recovered app built queues
-        queues.grow(reply.queuesBuilt);
-      }
-      for (Messages.Placement p : reply.placements) {
-        placed(p);
-      }
-      committer.commit(reply.assignments);
-      preemptions.apply(reply.preempt, reply.kill);
-      if (reply.preemptionState != null) {  // after the kills: a saved kill has reached YARN
-        preemptionStore.update(reply.preemptionState);
-      }
-      for (Map.Entry<String, long[]> e : reply.headroom.entrySet()) {
-        ShimAppAttempt attempt = attemptOf(e.getKey());
-        Resource headroom = resourceOf(e.getValue());
-        if (attempt != null && headroom != null) {
-          attempt.setHeadroom(headroom);
-        }
-      }
-      for (Map.Entry<String, String> e : reply.amDiagnostics.entrySet()) {
-        ShimAppAttempt attempt = attemptOf(e.getKey());
-        if (attempt != null) {
-          amWaits(attempt, e.getValue());
-        }
-      }
-      Resource available = Resources.componentwiseMax(
-          Resources.subtract(getClusterResource(), usedResource), Resources.none());
-      queues.root().getMetrics().setAvailableResourcesToQueue(available);
-    }
+  RMContext rmContext() {
+    return rmContext;
   }
 
-  // ---------------------------------------------------------------- an app's controls
-
-  /**
-   * The priority of the attempt's AM ask while it waits for its AM container (YARN's
-   * RMAppAttemptImpl asks at AM_CONTAINER_PRIORITY for it), else null: its AM runs, or it is
-   * unmanaged.
-   */
-  private static Integer amPriority(ShimAppAttempt attempt) {
-    return attempt.isWaitingForAMContainer()
-        ? RMAppAttemptImpl.AM_CONTAINER_PRIORITY.getPriority() : null;
-  }
-
-  /**
-   * Bridge node names (host:port) by YARN's node name (the host, or host:port with
-   * yarn.scheduler.include-port-in-node-name), which an AM's blacklist names.
-   */
-  private Map<String, List<String>> nodesByName() {
-    Map<String, List<String>> out = new HashMap<>();
-    for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
-      out.computeIfAbsent(n.getNodeName(), k -> new ArrayList<>()).add(bridgeName(n.getNodeID()));
-    }
-    return out;
-  }
-
-  /**
-   * The attempt's blacklist for the core: each node name as the bridge names of the nodes it
-   * names; anything else (a rack, a host not in the cluster) as it is.
-   */
-  private static List<String> blacklistOf(ShimAppAttempt attempt,
-      Map<String, List<String>> nodesByName) {
-    List<String> out = new ArrayList<>();
-    for (String place : attempt.getBlacklistedNodes()) {
-      Collection<String> nodes = nodesByName.get(place);
-      if (nodes == null) {
-        out.add(place);
-      } else {
-        out.addAll(nodes);
-      }
-    }
-    Collections.sort(out);
-    return out;
-  }
-
-  private ShimAppAttempt attemptOf(String appId) {
-    ApplicationId id = applicationIdOf(appId);
-    return id == null ? null : currentAttempt(id);
-  }
-
-  /** Amounts in YARN's resource type order as a Resource; null if they are not one per type. */
-  private static Resource resourceOf(long[] amounts) {
-    ResourceInformation[] types = ResourceUtils.getResourceTypesArray();
-    if (amounts.length != types.length) {
-      LOG.warn("yarn-drf: headroom of {} amounts for {} resource types ignored", amounts.length,
-          types.length);
-      return null;
-    }
-    Resource r = Resource.newInstance(0, 0);
-    for (int i = 0; i < amounts.length; i++) {
-      r.setResourceValue(i, amounts[i]);
-    }
-    return r;
-  }
-
-  /**
-   * Shows in the app's diagnostics (`yarn application -status`) why its AM waits, as
-   * FairScheduler's FSAppAttempt#updateAMDiagnosticMsg does for its maxAMShare; "" says it no
-   * longer waits on the queue's max-am-share.
-   */
-  private static void amWaits(ShimAppAttempt attempt, String why) {
-    if (why.isEmpty()) {
-      attempt.updateAMContainerDiagnostics(SchedulerApplicationAttempt.AMState.ACTIVATED, null);
-    } else {
-      attempt.updateAMContainerDiagnostics(SchedulerApplicationAttempt.AMState.INACTIVATED,
-          "(" + why + ")");
-    }
+  /** Drops every change queued for the core: the next snapshot carries the whole state. */
+  void dropQueuedChanges() {
+    events.clear();
+    dirtyApps.clear();
+    blacklistChanged.clear();
+    askMirror.clear();
   }
 
   // ---------------------------------------------------------------- counters

@@ -68,17 +68,6 @@ class AmAnswersTest {
     return AsyncApps.launch(rm, app);
   }
 
-  /** Heartbeats and allocates (no new asks) until the AM has `count` containers. */
-  private List<Container> collect(MockAM am, List<Container> got, int count) throws Exception {
-    for (int i = 0; i < 100 && got.size() < count; i++) {
-      nm.nodeHeartbeat(true);
-      Thread.sleep(20);
-      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
-          .getAllocatedContainers());
-    }
-    return got;
-  }
-
   private static SchedulingRequest antiAffine(long id) {
     return SchedulingRequest.newBuilder().allocationRequestId(id)
         .priority(Priority.newInstance(1))
@@ -102,7 +91,8 @@ class AmAnswersTest {
     assertEquals(1, rejected.size(), rejected.toString());
     assertEquals(RejectionReason.COULD_NOT_PLACE_ON_NODE, rejected.get(0).getReason());
     assertEquals(7, rejected.get(0).getRequest().getAllocationRequestId());
-    List<Container> got = collect(am, new ArrayList<>(response.getAllocatedContainers()), 1);
+    List<Container> got =
+        AsyncApps.collect(am, new ArrayList<>(response.getAllocatedContainers()), 1, nm);
     assertEquals(1, got.size(), "the ordinary ask of the same call is served");
   }
 
@@ -111,7 +101,7 @@ class AmAnswersTest {
     MockAM am = runningAm();
     am.allocate(Collections.singletonList(ResourceRequest.newInstance(Priority.newInstance(0), "*",
         Resource.newInstance(1024, 1), 2)), new ArrayList<ContainerId>());
-    List<Container> got = collect(am, new ArrayList<>(), 2);
+    List<Container> got = AsyncApps.collect(am, new ArrayList<>(), 2, nm);
     assertEquals(2, got.size());
     List<UpdateContainerRequest> updates = new ArrayList<>();
     updates.add(UpdateContainerRequest.newInstance(got.get(0).getVersion(), got.get(0).getId(),

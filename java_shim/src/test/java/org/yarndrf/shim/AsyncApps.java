@@ -1,6 +1,12 @@
 package org.yarndrf.shim;
 
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
@@ -30,5 +36,22 @@ final class AsyncApps {
     am.registerAppAttempt();
     rm.waitForState(app.getApplicationId(), RMAppState.RUNNING);
     return am;
+  }
+
+  /**
+   * Heartbeats the nodes and allocates (no new asks) until the AM has `count` containers in
+   * `got`, for about two seconds at most; returns `got`.
+   */
+  static List<Container> collect(MockAM am, List<Container> got, int count, MockNM... nodes)
+      throws Exception {
+    for (int i = 0; i < 100 && got.size() < count; i++) {
+      for (MockNM nm : nodes) {
+        nm.nodeHeartbeat(true);
+      }
+      Thread.sleep(20);
+      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
+          .getAllocatedContainers());
+    }
+    return got;
   }
 }

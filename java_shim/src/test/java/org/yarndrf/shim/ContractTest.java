@@ -40,7 +40,7 @@ class ContractTest {
     for (String type : Arrays.asList("snapshot", "schedule", "reload", "move")) {
       for (JsonNode example : examples(type + ".request.json")) {
         String golden = compact(example.get("message"));
-        Messages.Request parsed = Messages.parseRequest(golden);
+        Messages.Request parsed = ServiceCodec.parseRequest(golden);
         assertEquals(type, parsed.type);
         assertEquals(golden, Messages.encode(parsed), example.get("name").asText());
         seen++;
@@ -49,7 +49,7 @@ class ContractTest {
     assertTrue(seen >= 7, "examples: " + seen);
     // (the stories' schedule calls are written short; their snapshots as the shim sends them)
     JsonNode restart = examples("restart.request.json").get(0).get("message");
-    assertEquals(compact(restart), Messages.encode(Messages.parseRequest(compact(restart))));
+    assertEquals(compact(restart), Messages.encode(ServiceCodec.parseRequest(compact(restart))));
   }
 
   /**
@@ -68,7 +68,7 @@ class ContractTest {
     }
     assertTrue(saved != null && saved.contains("\"deadline_ms\":1700000008500"), saved);
     JsonNode golden = examples("restart.request.json").get(0).get("message");
-    Messages.Snapshot s = (Messages.Snapshot) Messages.parseRequest(compact(golden));
+    Messages.Snapshot s = (Messages.Snapshot) ServiceCodec.parseRequest(compact(golden));
     s.preemptionState = PreemptionStore.checked(saved, "the reply");
     assertEquals(compact(golden), Messages.encode(s));
   }
@@ -127,7 +127,7 @@ class ContractTest {
       assertEquals(message.get("placements").size(), r.placements.size());
       assertEquals(message.has("queues"), r.queues != null);
       assertEquals(message.path("queues_built").size(), r.queuesBuilt.size());
-      assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
+      assertEquals(compact(message), ServiceCodec.scheduleReplyText(r.seq, r.assignments, r.placements,
           message.get("queues"), message.get("queues_built"), r.headroom, r.amDiagnostics, r.preempt,
           r.kill, r.callInMs,
           r.preemptionState),
@@ -150,13 +150,13 @@ class ContractTest {
       List<QueueSettings> queues = Messages.snapshotReply(compact(message));
       assertEquals(message.get("queues").size(), queues.size());
       assertEquals(2.0, queues.get(2).weight, "root.gpu: its largest per-resource weight");
-      assertEquals(compact(message), Messages.snapshotReplyText(message.get("queues")));
+      assertEquals(compact(message), ServiceCodec.snapshotReplyText(message.get("queues")));
     }
     for (JsonNode example : examples("move.reply.json")) {
       JsonNode message = example.get("message");
       Messages.MoveReply reply = Messages.moveReply(compact(message));
       assertEquals(message.get("accepted").asBoolean(), reply.accepted);
-      assertEquals(compact(message), Messages.moveReplyText(reply.accepted, reply.queue,
+      assertEquals(compact(message), ServiceCodec.moveReplyText(reply.accepted, reply.queue,
           reply.reason), example.get("name").asText());
     }
     for (JsonNode example : examples("reload.reply.json")) {
@@ -170,7 +170,7 @@ class ContractTest {
         assertEquals(message.get("errors").size(), reply.errors.size());
         assertNull(reply.queues);
       }
-      assertEquals(compact(message), Messages.reloadReplyText(reply.accepted, detail,
+      assertEquals(compact(message), ServiceCodec.reloadReplyText(reply.accepted, detail,
           message.get("queues")), example.get("name").asText());
     }
   }
@@ -212,7 +212,7 @@ class ContractTest {
         assertEquals(0, p.killInMs);
       }
       assertEquals(message.path("call_in_ms").asLong(Messages.NO_CALL_DUE), r.callInMs);
-      assertEquals(compact(message), Messages.scheduleReplyText(r.seq, r.assignments, r.placements,
+      assertEquals(compact(message), ServiceCodec.scheduleReplyText(r.seq, r.assignments, r.placements,
           message.get("queues"), message.get("queues_built"), r.headroom, r.amDiagnostics, r.preempt,
           r.kill, r.callInMs,
           r.preemptionState),
@@ -230,7 +230,7 @@ class ContractTest {
       MalformedReplyException e = assertThrows(MalformedReplyException.class,
           () -> Messages.scheduleReply(compact(message)));
       assertEquals("core error: " + message.get("error").asText(), e.getMessage());
-      assertEquals(compact(message), Messages.errorText(message.get("error").asText()));
+      assertEquals(compact(message), ServiceCodec.errorText(message.get("error").asText()));
     }
   }
 

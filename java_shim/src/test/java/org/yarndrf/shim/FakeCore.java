@@ -133,7 +133,7 @@ final class FakeCore implements CoreChannel {
   }
 
   private synchronized Messages.Request received(String message) {
-    Messages.Request req = Messages.parseRequest(message);
+    Messages.Request req = ServiceCodec.parseRequest(message);
     requests.add(req);
     return req;
   }
@@ -156,18 +156,18 @@ final class FakeCore implements CoreChannel {
       asks.clear();
       resourceTypes = s.resources;
       asks(s.asks, s.counts, s.amAsks);
-      return Messages.snapshotReplyText(queueTree);
+      return ServiceCodec.snapshotReplyText(queueTree);
     }
     if (req instanceof Messages.Move) {
       Messages.Move m = (Messages.Move) req;
       boolean ok = "b".equals(m.queue) || "root.b".equals(m.queue);
-      return Messages.moveReplyText(ok, ok ? "root.b" : null,
+      return ServiceCodec.moveReplyText(ok, ok ? "root.b" : null,
           ok ? "" : "fake core: queue " + m.queue + " takes no moves");
     }
     if (req instanceof Messages.Reload) {
       ObjectNode changes = Messages.JSON.createObjectNode();
       changes.putArray("added");
-      return Messages.reloadReplyText(true, changes, queueTree);
+      return ServiceCodec.reloadReplyText(true, changes, queueTree);
     }
     return schedule((Messages.Schedule) req);
   }
@@ -227,7 +227,7 @@ final class FakeCore implements CoreChannel {
     headroom = null;
     String state = stateNext;
     stateNext = null;
-    return Messages.scheduleReplyText(s.seq, out, placements, tree, null,
+    return ServiceCodec.scheduleReplyText(s.seq, out, placements, tree, null,
         room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
         preempt, kill, due == Messages.NO_CALL_DUE ? callInMs
             : callInMs == Messages.NO_CALL_DUE ? due : Math.min(due, callInMs), state);

@@ -19,7 +19,6 @@ import org.apache.hadoop.yarn.api.records.NodeAttribute;
 import org.apache.hadoop.yarn.api.records.NodeAttributeType;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.security.ContainerTokenIdentifier;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
@@ -100,13 +99,8 @@ class NodeCardsTest {
     RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder
         .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
     MockAM am = AsyncApps.launch(rm, app);
-    List<Container> got = new ArrayList<>(am.allocate("*", 1024, 1, new ArrayList<ContainerId>())
-        .getAllocatedContainers());
-    for (int i = 0; i < 100 && got.isEmpty(); i++) {
-      Thread.sleep(20);
-      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
-          .getAllocatedContainers());
-    }
+    List<Container> got = AsyncApps.collect(am, new ArrayList<>(am.allocate("*", 1024, 1,
+        new ArrayList<ContainerId>()).getAllocatedContainers()), 1);
     assertEquals(1, got.size());
     ContainerTokenIdentifier token = BuilderUtils.newContainerTokenIdentifier(got.get(0).getContainerToken());
     assertEquals(Collections.singleton("yarn-drf.gpu-cards=1"), token.getAllcationTags());
@@ -134,13 +128,8 @@ class NodeCardsTest {
         .createWithMemory(1024, rm).withUser("alice").withQueue("a"));
     MockAM am = AsyncApps.launch(rm, app);
     core.cards = Collections.singletonList(1);
-    List<Container> got = new ArrayList<>(am.allocate("*", 1024, 1, new ArrayList<ContainerId>())
-        .getAllocatedContainers());
-    for (int i = 0; i < 100 && got.isEmpty(); i++) {
-      Thread.sleep(20);
-      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
-          .getAllocatedContainers());
-    }
+    List<Container> got = AsyncApps.collect(am, new ArrayList<>(am.allocate("*", 1024, 1,
+        new ArrayList<ContainerId>()).getAllocatedContainers()), 1);
     assertEquals(1, got.size());
 
     long before = core.count("snapshot");

@@ -144,6 +144,8 @@ class PreemptionTest {
     ContainerId victim = tasks.get(0).getId();
     core.killNext = Collections.singletonList(planned(victim, 0));
     until(() -> queueMetrics().getAggregatePreemptedContainers() == 1, "killed once");
+    // The waiting eighth task takes the victim's room before the AM's next ask replaces its count.
+    until(() -> liveContainers() == 8, "the waiting task placed");
     ContainerId released = tasks.get(1).getId();
     am.allocate(new ArrayList<ResourceRequest>(), Collections.singletonList(released));
     until(() -> scheduler.getRMContainer(released) == null, "a task released by its AM");

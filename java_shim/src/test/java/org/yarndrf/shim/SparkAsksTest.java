@@ -113,20 +113,6 @@ class SparkAsksTest {
         .withUser("alice").withQueue("a"));
   }
 
-  /** Heartbeats every node and collects what the AM is given until it has `count` containers. */
-  private List<Container> collect(MockAM am, int count) throws Exception {
-    List<Container> got = new ArrayList<>();
-    for (int i = 0; i < 100 && got.size() < count; i++) {
-      for (MockNM nm : new MockNM[] {h1a, h1b, h2}) {
-        nm.nodeHeartbeat(true);
-      }
-      Thread.sleep(20);
-      got.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
-          .getAllocatedContainers());
-    }
-    return got;
-  }
-
   @Test
   void yarnItselfReadsAnAmountWithoutAUnitAsBytesOfAMebibyteType() {
     // The behaviour corrected here: 4096 with no unit is 4096 / 2^20 MiB = 0 after parsing.
@@ -142,7 +128,7 @@ class SparkAsksTest {
     ResourceRequest ask = received(ResourceRequest.newInstance(Priority.newInstance(1), "*",
         unitless(1024, 1, 4096), 1));
     am.allocate(Collections.singletonList(ask), new ArrayList<ContainerId>());
-    List<Container> got = collect(am, 1);
+    List<Container> got = AsyncApps.collect(am, new ArrayList<>(), 1, h1a, h1b, h2);
     assertEquals(1, got.size());
     assertEquals(4096L, got.get(0).getResource().getResourceValue(GPU));
     assertEquals(h2.getNodeId(), got.get(0).getNodeId(), "only the GPU node has gpu-mem");
@@ -157,7 +143,7 @@ class SparkAsksTest {
     ResourceRequest ask = received(ResourceRequest.newInstance(Priority.newInstance(1), "*",
         inGi, 1));
     am.allocate(Collections.singletonList(ask), new ArrayList<ContainerId>());
-    List<Container> got = collect(am, 1);
+    List<Container> got = AsyncApps.collect(am, new ArrayList<>(), 1, h1a, h1b, h2);
     assertEquals(1, got.size());
     assertEquals(2048L, got.get(0).getResource().getResourceValue(GPU));
   }
@@ -195,7 +181,7 @@ class SparkAsksTest {
             resource(1024, 1, 0), 3)), new ArrayList<ContainerId>(),
         ResourceBlacklistRequest.newInstance(Collections.singletonList(H1),
             new ArrayList<String>()))).getAllocatedContainers());
-    got.addAll(collect(am, 3 - got.size()));
+    AsyncApps.collect(am, got, 3, h1a, h1b, h2);
     assertEquals(3, got.size());
     for (Container c : got) {
       assertEquals(h2.getNodeId(), c.getNodeId(), c.toString());
