@@ -32,7 +32,7 @@ $(VENV)/.installed: pyproject.toml | deps-python
 
 # The decision path compiled with mypyc (scheduler/compiled.py), rebuilt when its sources change;
 # the package uses it only while it matches them. YARN_DRF_PURE=1 runs the pure-Python modules.
-HOT_SOURCES := $(addprefix scheduler/,heap.py model.py resources.py locality.py core.py)
+HOT_SOURCES := $(shell $(PYTHON) scheduler/compiled.py)
 compiled: build/mypyc/sources.sha256
 
 build/mypyc/sources.sha256: $(HOT_SOURCES) $(VENV)/.installed

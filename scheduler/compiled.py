@@ -17,11 +17,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-HOT = ("heap", "model", "resources", "locality", "core")
+# The heartbeat path: the core's parts (core.py and the classes it is built on) and what they
+# call per container. The Makefile asks this file for the list (`python scheduler/compiled.py`).
+HOT = ("heap", "model", "resources", "locality", "queue_limits", "core_state", "hdrf", "reservations", "queue_tree",
+       "asks", "containers", "admission", "decision", "core")
 PACKAGE = Path(__file__).resolve().parent
 BUILD = PACKAGE.parent / "build" / "mypyc"
 STAMP = BUILD / "sources.sha256"
 PURE_ENV = "YARN_DRF_PURE"
+
+
+def sources() -> list[str]:
+    """The hot modules' files, relative to the repository."""
+    return [f"scheduler/{name}.py" for name in HOT]
 
 
 def digest(package: Path = PACKAGE) -> str:
@@ -57,8 +65,7 @@ def build() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         shutil.copytree(PACKAGE, work / "scheduler", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-        sources = [f"scheduler/{name}.py" for name in HOT]
-        done = subprocess.run([sys.executable, "-m", "mypyc", "--follow-imports=silent", *sources],
+        done = subprocess.run([sys.executable, "-m", "mypyc", "--follow-imports=silent", *sources()],
                               cwd=work, capture_output=True, text=True)
         if done.returncode:
             sys.exit(f"mypyc failed:\n{done.stdout}{done.stderr}")
@@ -70,4 +77,8 @@ def build() -> None:
         for lib in (work / "scheduler").glob("*.so"):
             shutil.copy2(lib, BUILD / "scheduler")
         STAMP.write_text(digest(work / "scheduler") + "\n")
-    print(f"compiled {', '.join(sources)} with mypyc into {BUILD.relative_to(PACKAGE.parent)}")
+    print(f"compiled {', '.join(sources())} with mypyc into {BUILD.relative_to(PACKAGE.parent)}")
+
+
+if __name__ == "__main__":  # (run as a file, it imports nothing of the package: the Makefile's HOT_SOURCES)
+    print(" ".join(sources()))

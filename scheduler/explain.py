@@ -19,7 +19,9 @@ from scheduler.core import SchedulerCore
 from scheduler.locality import LEVELS, level, permits, relaxes_in
 from scheduler.model import NODE_LOCAL, App, Node, Queue, Request
 from scheduler.resources import dominant_resource, dominant_share, fits, vadd, vsub
-from scheduler.targets import Target, TargetInput, share_scale, targets
+from scheduler.pooled import share_scale
+from scheduler.queue_limits import app_limit
+from scheduler.targets import Target, TargetInput, targets
 
 __all__ = ["QueueFigures", "Target", "TargetInput", "queue_figures", "reservations_by_queue", "targets",
            "why_pending"]
@@ -118,7 +120,7 @@ def _reasons(core: SchedulerCore, app: App, req: Request, now: float) -> list[di
     types = core.types
     shape = types.format(req.capability)
     if not app.runnable:
-        limit = _app_limit(app.queue)
+        limit = app_limit(app.queue) or app.queue
         user = app.owner
         if user is not None and user.full and not (limit.max_apps is not None
                                                    and limit.running_apps >= limit.max_apps):
@@ -225,13 +227,6 @@ def _starvation(core: SchedulerCore, leaf: Queue, now: float) -> dict:
                       if left > 0 else f"past the starvation timeout ({timeout:g} s): the next node large enough "
                                        "for this request is reserved for it at its heartbeat"),
                    first=leaf.path, waited_s=round(waited, 3), timeout_s=timeout)
-
-
-def _app_limit(leaf: Queue) -> Queue:
-    for q in leaf.ancestors_and_self():
-        if q.max_apps is not None and q.running_apps >= q.max_apps:
-            return q
-    return leaf
 
 
 def _node_reasons(core: SchedulerCore, app: App, req: Request, shape: str, now: float) -> list[dict]:

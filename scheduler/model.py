@@ -279,6 +279,19 @@ def head_app(leaf: Queue) -> App | None:
     return item.heap.peek() if type(item) is User else item
 
 
+def queues_below(q: Queue):
+    """q and every queue below it, parents first."""
+    yield q
+    for child in q.children.values():
+        yield from queues_below(child)
+
+
+def apps_below(q: Queue):
+    """The apps of q and of every queue below it."""
+    for x in queues_below(q):
+        yield from x.apps.values()
+
+
 _by_key = attrgetter("key")
 
 

@@ -22,15 +22,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import sub
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from scheduler.locality import locality_of, most_local, permits
-from scheduler.model import head_app
-from scheduler.resources import Vector, fits
+from scheduler.model import App, Assignment, Node, Queue, Request, head_app
+from scheduler.resources import ResourceTypes, Vector, fits
 
-if TYPE_CHECKING:
-    from scheduler.core import SchedulerCore
-    from scheduler.model import App, Assignment, Node, Request
+
+class Deciding(Protocol):
+    """What a node choice reads and calls of the core it chooses for (scheduler.core.SchedulerCore)."""
+
+    root: Queue
+    nodes: dict[str, Node]
+    types: ResourceTypes
+    capacity: Vector
+
+    def on_heartbeat(self, node_id: str, now: float | None = None, limit: int = 0) -> list[Assignment]: ...
+
 
 # A best-fit lookup compares at most this many distinct free rooms: nodes with equal room count
 # once, so a cluster of a few node shapes is searched whole, and a lookup stays bounded however
@@ -39,11 +47,11 @@ MAX_ROOMS = 64
 
 # (core, nodes, now, limit): the assignments for those nodes, at most `limit` of them (0: no
 # limit), and the nodes a call stopped at its limit did not finish, in the order to go on with
-Decided = tuple[list["Assignment"], list["Node"]]
-NodeChoice = Callable[["SchedulerCore", Sequence["Node"], float, int], Decided]
+Decided = tuple[list[Assignment], list[Node]]
+NodeChoice = Callable[[Deciding, Sequence[Node], float, int], Decided]
 
 
-def each_node(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int = 0) -> Decided:
+def each_node(core: Deciding, nodes: Sequence[Node], now: float, limit: int = 0) -> Decided:
     """The per-node decision for every node in turn, each until nothing more fits it (or the
     call made `limit` assignments: the node it stopped on and those after it are unfinished)."""
     out: list[Assignment] = []
@@ -56,7 +64,7 @@ def each_node(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int
     return out, []
 
 
-def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int = 0) -> Decided:
+def best_fit(core: Deciding, nodes: Sequence[Node], now: float, limit: int = 0) -> Decided:
     """One container at a time, each on the node where the request fairness serves next fits best.
 
     A node leaves the call once the per-node decision finds nothing more for it. While the head
@@ -84,7 +92,7 @@ def best_fit(core: SchedulerCore, nodes: Sequence[Node], now: float, limit: int 
     return out, free.nodes() if limit and len(out) >= limit else []
 
 
-def fairness_head(core: SchedulerCore) -> tuple[App, Request] | None:
+def fairness_head(core: Deciding) -> tuple[App, Request] | None:
     """The request the per-node decision serves first on a node it fits: the lowest-keyed child at
     each level of the tree, then that app's first pending request. Reads the heaps, changes nothing."""
     q = core.root
@@ -105,7 +113,7 @@ class FreeRoom:
     request equally well, so best fit compares rooms, not nodes. `first` follows the call's order;
     within a room, nodes are in the order they came to have it."""
 
-    def __init__(self, core: SchedulerCore, nodes: Sequence[Node]) -> None:
+    def __init__(self, core: Deciding, nodes: Sequence[Node]) -> None:
         self._sub = core.types.sub
         # per resource, 1 / the cluster's amount: shapes compare shares, whatever the units
         self._inv = tuple(1.0 / c if c else 0.0 for c in core.capacity)

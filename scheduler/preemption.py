@@ -68,15 +68,29 @@ import logging
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from scheduler.model import YARN_AM_SUFFIX, apps_in_order
+from scheduler.config import QueueConfig
+from scheduler.model import YARN_AM_SUFFIX, App, Container, Node, Queue, Request, apps_in_order
+from scheduler.pooled import ShareSource, pooled_shares
 from scheduler.preemption_state import RESTORE_WINDOW_S, SavedLeaf, SavedMark, SavedState, bounded
+from scheduler.queue_limits import am_room, within_max
 from scheduler.resources import Vector, dominant_share, fits, vadd, vsub
 
-if TYPE_CHECKING:
-    from scheduler.core import SchedulerCore
-    from scheduler.model import Container, Node, Queue, Request
+
+class PlannedCore(ShareSource, Protocol):
+    """What the planner reads and calls of the core it plans for (scheduler.core.PlannedCore):
+    public state and two public calls, so this module needs nothing of the core's own."""
+
+    config: QueueConfig
+    apps: dict[str, App]
+    nodes: dict[str, Node]
+    containers: dict[str, Container]
+    queues: dict[str, Queue]
+
+    def is_placeable(self, shape: Vector) -> bool: ...
+
+    def unreserve(self, node: Node) -> None: ...
 
 log = logging.getLogger("yarn_drf.preemption")
 
@@ -165,7 +179,7 @@ class _Round:
 class Preemptor:
     """The planner and its state; one per core (SchedulerCore.preemption_round)."""
 
-    def __init__(self, core: SchedulerCore) -> None:
+    def __init__(self, core: PlannedCore) -> None:
         self.core = core
         self.marks: dict[str, _Mark] = {}
         self.holds: dict[Node, _Hold] = {}  # nodes held while their victims drain
@@ -195,7 +209,7 @@ class Preemptor:
             return PreemptionPlan()
         self.counters["rounds"] += 1
         self.take_back(now)
-        goals = _targets(self.core)  # the demand's alone: settling the marks does not move them
+        goals = pooled_shares(self.core)  # the demand's alone: settling the marks does not move them
         self._settle(now, goals)
         kill = self._due(now)
         starved = self._watch(now, goals)
@@ -215,7 +229,7 @@ class Preemptor:
         each round; the caller need not wait for the next round to kill."""
         if not self.core.config.preemption.enabled or self.core.config.preemption.observe_only:
             return PreemptionPlan()
-        self._settle(now, _targets(self.core))
+        self._settle(now, pooled_shares(self.core))
         return self._plan_of((), self._due(now))
 
     def _plan_of(self, mark: tuple[Victim, ...], kill: tuple[Victim, ...]) -> PreemptionPlan:
@@ -446,7 +460,7 @@ class Preemptor:
         """Ends the node's hold for its request (which may have other nodes held for it)."""
         req = node.reserved
         if req is not None and req.reserved_node is node:
-            self.core._unreserve(node)
+            self.core.unreserve(node)
         node.reserved = None
 
     def _fitting(self, node: Node, req: Request, marked: Iterable[str], gone: Iterable[Container] = (),
@@ -487,7 +501,7 @@ class Preemptor:
         restored and still waits."""
         for node, hold in self.holds.items():
             if node.reserved is hold.request:
-                self.core._unreserve(node)
+                self.core.unreserve(node)
         self.holds.clear()
         self.awaiting_marks.clear()
         self.retold = []
@@ -758,24 +772,18 @@ def _past(until: float | None, now: float) -> bool:
     return until is not None and now >= until
 
 
-def _targets(core: SchedulerCore) -> dict[str, float]:
-    from scheduler.targets import pooled_shares  # (scheduler.targets imports scheduler.core)
-    return pooled_shares(core)
-
-
-def _live(core: SchedulerCore, req: Request) -> bool:
+def _live(core: PlannedCore, req: Request) -> bool:
     """The request still asks for containers of a runnable app the core has."""
     app = req.app
     return bool(req.count) and core.apps.get(app.id) is app and app.runnable and app.requests.get(req.key) is req
 
 
-def _fitting_requests(core: SchedulerCore, leaf: Queue) -> list[Request]:
+def _fitting_requests(core: PlannedCore, leaf: Queue) -> list[Request]:
     """The leaf's pending requests that fit some node within its (and its parents') max, and AMs
     within its max-am-share, in the order the decision serves them (apps by key, requests by key)."""
-    from scheduler.core import _am_room, _within  # the core's own max and max-am-share rules
     return [req for app in apps_in_order(leaf) if app.runnable for req in app.pending
-            if core._is_placeable(req.capability) and _within(req.capability, leaf)
-            and (not req.am or _am_room(leaf, req.capability))]
+            if core.is_placeable(req.capability) and within_max(req.capability, leaf)
+            and (not req.am or am_room(leaf, req.capability))]
 
 
 def _victim_order(c: Container) -> tuple:

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
-from scheduler.echo import brief
 from scheduler.config import QueueSpec
 from yarn_bridge.reload_worker import ParseWorker
+from yarn_bridge.validation import failure, try_install, validate
 
 log = logging.getLogger("yarn_bridge.reload")
 
@@ -109,13 +109,13 @@ class Reloader:
         try:
             against = (core.types.names, core.policy.name)
             if against != checked.against:  # a resync rebuilt the core for other resource types meanwhile
-                _try_install(config, against)
+                try_install(config, against)
             changes = core.reload(config)
         except ConfigError as exc:
             return self._refuse(path, trigger, exc.errors)
         except Exception as exc:  # noqa: BLE001 (as in check)
             log.exception("reloading %s failed", path)
-            return self._refuse(path, trigger, [_bug(exc)])
+            return self._refuse(path, trigger, [failure(exc)])
         self.path, self.version, self.digest = path, self.version + 1, _digest(path)
         diff = describe_changes(old, config, changes, core)
         result = ReloadResult(True, str(path), trigger, self.version, changes=changes, diff=diff)
@@ -144,36 +144,6 @@ class Reloader:
         return {"version": self.version, "path": str(self.path), "sha256": self.digest,
                 "last_reload": None if last is None else
                 {"accepted": last.accepted, "trigger": last.trigger, "errors": last.errors, "diff": last.diff}}
-
-
-def validate(path: str | Path, against: tuple[tuple[str, ...], str],
-             loader: Callable[[str | Path], QueueConfig] = load_config,
-             memory_bound: bool = False) -> tuple[QueueConfig | None, list[str]]:
-    """The file read and validated for the cluster's resource types and policy (`against`): the
-    config, or None and every error. Never raises: a bug is a refusal naming it. `memory_bound`:
-    run under the worker's memory limit, where running out means the file is too big to check."""
-    try:
-        config = loader(path)
-        _try_install(config, against)
-    except ConfigError as exc:
-        return None, exc.errors
-    except Exception as exc:  # noqa: BLE001 (a bug must be a refusal: the RM and the old config stay)
-        if memory_bound and isinstance(exc, MemoryError):
-            return None, ["(top level): checking the file needs more memory than a reload may use"]
-        log.exception("reloading %s failed", path)
-        return None, [_bug(exc)]
-    return config, []
-
-
-def _try_install(config: QueueConfig, against: tuple[tuple[str, ...], str]) -> None:
-    """Builds a throwaway core: a config the running core would fail to install fails here, before
-    the running core has changed at all."""
-    types, policy = against
-    SchedulerCore(config, resource_types=types, policy=policy)
-
-
-def _bug(exc: Exception) -> str:
-    return f"(top level): the reload failed: {type(exc).__name__}: {brief(str(exc))} (a yarn-drf bug; please report it)"
 
 
 def _digest(path: Path) -> str | None:

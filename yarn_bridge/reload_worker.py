@@ -18,6 +18,8 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
+from yarn_bridge.validation import validate
+
 # A parse of a file at the size limit takes about 2 s of CPU on the project's 2-vCPU VM; a worker
 # still busy after this long is taken as hung.
 TIMEOUT_S = 60.0
@@ -109,7 +111,6 @@ def _serve(connection: Connection, memory_bytes: int) -> None:
     if hard != resource.RLIM_INFINITY:  # (a service already limited keeps its limit: never raised)
         memory_bytes = min(memory_bytes, hard)
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, hard))
-    from yarn_bridge.reload import validate
     while True:
         try:
             path, against = connection.recv()

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from scheduler import SchedulerCore, parse_config
 from scheduler.resources import dominant_share, fits, vadd, vsub
-from scheduler.targets import pooled_shares
+from scheduler.pooled import pooled_shares
 
 TYPES = ["vcores", "memory-mb"]
 EPS = 1e-9

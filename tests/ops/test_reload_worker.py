@@ -10,7 +10,7 @@ import threading
 from hypothesis import HealthCheck, given, settings
 
 from scheduler import parse_config
-from yarn_bridge.reload import validate
+from yarn_bridge.validation import validate
 from yarn_bridge.reload_worker import ParseWorker
 from yarn_bridge.service import CoreService
 from tests.core.test_config_properties import queue_file
