@@ -419,6 +419,11 @@ class Container:
         self.am = False  # the app's ApplicationMaster (SchedulerCore.mark_am, or YARN's id: *_000001)
 
 
+def is_am(c: Container) -> bool:
+    """Whether `c` is its app's ApplicationMaster: marked so, or YARN's first container of an attempt."""
+    return c.am or c.id.endswith(YARN_AM_SUFFIX)
+
+
 class Assignment(NamedTuple):
     """A container the core decided to start on a node now (a tuple: cheap on the hot path)."""
 

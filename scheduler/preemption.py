@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from scheduler.config import QueueConfig
-from scheduler.model import YARN_AM_SUFFIX, App, Container, Node, Queue, Request, apps_in_order
+from scheduler.model import App, Container, Node, Queue, Request, apps_in_order, is_am
 from scheduler.pooled import ShareSource, pooled_shares
 from scheduler.preemption_state import RESTORE_WINDOW_S, SavedLeaf, SavedMark, SavedState, bounded
 from scheduler.queue_limits import am_room, within_max
@@ -338,7 +338,7 @@ class Preemptor:
                 self.counters["restore_dropped"] += 1
                 continue
             victim = Victim(cid, c.app.id, node.id, c.app.queue.path, app.queue.path, saved.reason,
-                            core.types.to_dict(c.resources), _is_am(c), c.started, saved.marked_at, saved.deadline)
+                            core.types.to_dict(c.resources), is_am(c), c.started, saved.marked_at, saved.deadline)
             self.marks[cid] = _Mark(victim, req, node)
             self.counters["restored"] += 1
             if node not in self.holds:
@@ -691,7 +691,7 @@ class Preemptor:
         targets are asked (None: none): at most what any set of victims there costs."""
         containers = self.core.containers
         costs = [_cost((c,), now, containers) for c in _on(node, containers)
-                 if c.app.queue is not leaf and c.id not in self.marks and (with_am or not _is_am(c))]
+                 if c.app.queue is not leaf and c.id not in self.marks and (with_am or not is_am(c))]
         return min(costs, default=None)
 
     @staticmethod
@@ -714,7 +714,7 @@ class Preemptor:
             return None  # the room is there: the decision gives it, no kill needed
         leaf, cap = req.app.queue, core.capacity
         candidates = sorted((c for c in _on(node, core.containers)
-                             if c.id not in self.marks and c.id not in acc.marked and (with_am or not _is_am(c))),
+                             if c.id not in self.marks and c.id not in acc.marked and (with_am or not is_am(c))),
                             key=_victim_order)
         taken: list[Container] = []
         for c in candidates:
@@ -745,7 +745,7 @@ class Preemptor:
         leaf = req.app.queue
         deadline = now + core.config.preemption.grace_s
         out = [Victim(c.id, c.app.id, node.id, c.app.queue.path, leaf.path, reason, core.types.to_dict(c.resources),
-                      _is_am(c), c.started, now, deadline) for c in victims]
+                      is_am(c), c.started, now, deadline) for c in victims]
         if commit:
             for c, v in zip(victims, out):
                 self.marks[c.id] = _Mark(v, req, node)
@@ -789,17 +789,17 @@ def _fitting_requests(core: PlannedCore, leaf: Queue) -> list[Request]:
 def _victim_order(c: Container) -> tuple:
     """AM containers last; then YARN's less important (higher priority number); younger first."""
     priority = c.key[0] if c.key else 0
-    return _is_am(c), -priority, -c.started, c.id
+    return is_am(c), -priority, -c.started, c.id
 
 
 def _cost(victims: Iterable[Container], now: float, containers: dict[str, Container]) -> tuple:
     """What taking `victims` together costs, to choose between nodes: an AM among them, then the
     most important priority among them (as in _victim_order), then the work their kills lose (an
     AM's: its app's containers' too)."""
-    protected = max((_is_am(c), -(c.key[0] if c.key else 0)) for c in victims)
+    protected = max((is_am(c), -(c.key[0] if c.key else 0)) for c in victims)
     lost = 0.0
     for c in victims:
-        for x in map(containers.get, c.app.containers) if _is_am(c) else (c,):
+        for x in map(containers.get, c.app.containers) if is_am(c) else (c,):
             lost += 0.0 if x is None else now - x.started
     return protected, lost
 
@@ -808,11 +808,7 @@ def _loss(c: Container) -> Vector:
     """What taking `c` takes from its queue: an AM takes its app's containers with it (YARN ends
     an attempt's containers with its AM, unless the app keeps them across attempts, which the
     core is not told), so an AM is taken only if its queue can lose the whole app."""
-    return c.app.usage if _is_am(c) else c.resources
-
-
-def _is_am(c: Container) -> bool:
-    return c.am or c.id.endswith(YARN_AM_SUFFIX)
+    return c.app.usage if is_am(c) else c.resources
 
 
 def _preemptable(q: Queue) -> bool:

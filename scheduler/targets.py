@@ -7,8 +7,9 @@ lock and computes after it) gives every queue two figures:
   own decisions take the current demand, in whole containers on the real nodes. A scratch
   SchedulerCore with the same queues, weights, limits and policy (no reservations, no locality)
   starts from the live placement, lets what runnable apps ask for fill the free room, then ends
-  every running container once, in turn (its app asks for it again and its node heartbeats), and
-  heartbeats every node until nothing more fits. This is where hierarchical DRF settles, and what
+  every running container but the AMs once, in turn (its app asks for it again and its node
+  heartbeats), and heartbeats every node until nothing more fits. An AM stays where it runs: it
+  ends only with its app, so the decisions never move it. This is where hierarchical DRF settles, and what
   a queue's share can reach: not where history left the containers, and not what a pooled
   cluster would give.
 - the **pooled target** (`pooled_allocation`, `pooled_dominant_share`): the fluid limit of the
@@ -36,7 +37,7 @@ from zlib import crc32
 
 from scheduler.config import QueueConfig, QueueSpec
 from scheduler.core import SchedulerCore
-from scheduler.model import App, Queue
+from scheduler.model import App, Queue, is_am
 from scheduler.queue_limits import count_running
 from scheduler.pooled import build_fill, fill, fill_nodes, user_fill
 from scheduler.resources import dominant_share
@@ -128,8 +129,8 @@ class ReplayInput:
         self.config = QueueConfig(root=_live_spec(core.root), resources=core.config.resources,
                                   starvation_timeout_s=None, source="<replay>")
         self.nodes = tuple((n.id, n.rack, n.capacity, n.cards and n.cards.sizes) for n in core.nodes.values())
-        self.running = tuple((c.app.id, c.node.id, c.resources, c.cards) for c in core.containers.values())
-        holding = {app_id for app_id, _, _, _ in self.running}
+        self.running = tuple((c.app.id, c.node.id, c.resources, c.cards, is_am(c)) for c in core.containers.values())
+        holding = {app_id for app_id, *_ in self.running}
         self.apps = tuple(
             _ReplayApp(app.id, app.user, app.queue.path, app.priority,
                        tuple((r.key[0], r.capability, r.count) for r in app.pending) if app.runnable else ())
@@ -163,8 +164,9 @@ def _live_spec(q: Queue) -> QueueSpec:
 
 def _replay(inp: ReplayInput) -> _Reached:
     """The decisions' own churn from the live placement: the running containers stay where they
-    are; what apps ask for fills the free room; then every running container ends once, in turn,
-    its app asks for it again and its node heartbeats; then every node heartbeats until nothing
+    are; what apps ask for fills the free room; then every running container but the AMs (which
+    end only with their apps, so where they run is given) ends once, in turn, its app asks for it
+    again and its node heartbeats; then every node heartbeats until nothing
     more fits. A container that ended comes back where the decision rule puts it, so after one
     turnover the allocation is where the decisions lead, not where history left it."""
     nodes, scale = _sample(inp)
@@ -177,12 +179,14 @@ def _replay(inp: ReplayInput) -> _Reached:
             wanted = _scaled(count, scale, f"{spec.id}/{allocation_id}")
             if wanted:
                 core.update_request(spec.id, priority, shape, wanted, allocation_id=allocation_id)
-    placed = [(f"r{i}", app_id, node_id, shape, cards) for i, (app_id, node_id, shape, cards)
+    placed = [(f"r{i}", app_id, node_id, shape, cards, am) for i, (app_id, node_id, shape, cards, am)
               in enumerate(inp.running) if node_id in core.nodes]
-    for cid, app_id, node_id, shape, cards in placed:
+    for cid, app_id, node_id, shape, cards, _ in placed:
         core.container_started(cid, app_id, node_id, shape, cards=cards or None)  # (): on no card
     _settle(core, [n[0] for n in nodes])
-    for cid, app_id, node_id, shape, _ in placed:
+    for cid, app_id, node_id, shape, _, am in placed:
+        if am:  # an AM ends only with its app: the decisions never move it
+            continue
         core.container_finished(cid)
         app = core.apps[app_id]
         key = (_RUNNING, _shape_id(app, shape))

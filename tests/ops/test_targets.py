@@ -111,6 +111,26 @@ def test_the_reachable_target_counts_running_containers_with_their_shapes():
         assert tuple(usage.values()) == pytest.approx(t[path].allocation), path
 
 
+@pytest.mark.parametrize("second_id, b_reaches", [("_000001", False), ("_000002", True)])
+def test_an_am_stays_where_it_runs_in_the_replay(second_id, b_reaches):
+    # n1 has one vcore and 8 GB: a's AM holds the vcore, so b's <1, 6 GB> tasks fit nowhere for as
+    # long as a runs; the replay moves a's ordinary containers but never its AM (it ends with the
+    # app). The same container as a task (`_000002`) is moved, and b reaches n1.
+    core = SchedulerCore(parse_config(TWO))
+    core.add_node("n1", {"vcores": 1, "memory-mb": 8})
+    core.add_node("n2", {"vcores": 4, "memory-mb": 4})
+    core.submit_app("app_a", "u", "root.a")
+    core.submit_app("app_b", "u", "root.b")
+    core.container_started(f"container_1_0001_01{second_id}", "app_a", "n1", {"vcores": 1, "memory-mb": 1})
+    core.update_request("app_a", 1, {"vcores": 1, "memory-mb": 1}, 10)
+    core.update_request("app_b", 1, {"vcores": 1, "memory-mb": 6}, 1)
+    t = targets(core)
+    assert (t["root.b"].dominant_share > 0) == b_reaches, t["root.b"]
+    if not b_reaches:  # what the live decisions do: b waits for the AM's node
+        settle(core)
+        assert core.snapshot()["queues"]["root.b"]["dominant_share"] == 0
+
+
 def test_a_demand_too_large_to_replay_whole_is_replayed_on_a_sample_of_the_nodes(monkeypatch):
     core = gpu_and_cpu_core(pairs=40, asked=1000)
     exact = targets(core)
