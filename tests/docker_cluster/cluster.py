@@ -255,12 +255,14 @@ class Cluster:
         return [n for n in self.nodes() if n["state"] == "RUNNING"]
 
     def wait_for_nodes(self, count: int, timeout_s: float) -> list[dict[str, Any]]:
-        """Until `count` NodeManagers run; the budget as wait_rest's."""
+        """Until `count` NodeManagers run and the scheduler has each (the RM's node report shows
+        `availableResource` only once the scheduler's NODE_ADDED is done: under a CPU hog the demo
+        read a RUNNING node without it); the budget as wait_rest's."""
         self.wait_rest(timeout_s)
 
         def registered() -> list[dict[str, Any]] | None:
             self.assert_alive()
-            nodes = self.running_nodes()
+            nodes = [n for n in self.running_nodes() if "availableResource" in n]
             return nodes if len(nodes) >= count else None
 
         return wait_for(registered, f"{count} NodeManagers to register", progress=self.log_ends,
