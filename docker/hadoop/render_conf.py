@@ -29,6 +29,10 @@ entrypoint.sh), and the RMs reading yarn-site.xml, core-site.xml, resource-types
 and capacity-scheduler.xml from one store on the shared volume (FileSystemBasedConfigurationProvider).
 `render_conf.py publish-conf` writes that store.
 
+With ROUTER_CLIENTRM_PORT set the container is part of a YARN Federation (federation_conf.py): a
+sub-cluster's RM or NodeManager (FEDERATION_SUBCLUSTER_ID), the Router (role `router`), or a client
+of the Router.
+
 Usage: render_conf.py [ROLE]   (the entrypoint's role: resourcemanager, nodemanager, publish-conf...)
 """
 from __future__ import annotations
@@ -40,6 +44,7 @@ import tempfile
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from federation_conf import federation_files
 from secure_conf import krb5_conf, secure_files, status_token_option
 
 CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
@@ -491,6 +496,9 @@ def main(argv: list[str]) -> int:
     role = argv[1] if len(argv) > 1 else ""
     if ha_ids():
         apply_ha(files, ha_ids(), role)
+    if env("ROUTER_CLIENTRM_PORT", ""):
+        for fname, props in federation_files(env, env_int, role).items():
+            files[fname].update(props)
     scheduler = files["yarn-site.xml"]["yarn.resourcemanager.scheduler.class"]
     queues = Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"))
     if scheduler == CAPACITY_SCHEDULER and queues.is_file():
