@@ -16,6 +16,7 @@ The parts and what each container reads:
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 ZK_FEDERATION_STATE_STORE = "org.apache.hadoop.yarn.server.federation.store.impl.ZookeeperFederationStateStore"
@@ -54,6 +55,10 @@ def federation_files(env: Callable[[str, str], str], env_int: Callable[[str, int
             # is older than its expiration (below); Hadoop's defaults are 30 s and 5 minutes.
             "yarn.federation.state-store.heartbeat.initial-delay": "2",
             "yarn.federation.state-store.heartbeat-interval-secs": "5",
+            # The distributed-shell client asks for the RMs' resource profiles and treats "not
+            # enabled" as none; through the Router that answer arrives wrapped in another
+            # exception and the client gives up. On, with the three profiles Hadoop requires.
+            "yarn.resourcemanager.resource-profiles.enabled": "true",
         })
     elif role == "nodemanager":
         amrm_proxy = f"{env('NM_HOST', '127.0.0.1')}:{env_int('AMRM_PROXY_PORT', 8049)}"
@@ -65,6 +70,11 @@ def federation_files(env: Callable[[str, str], str], env_int: Callable[[str, int
             "yarn.nodemanager.amrmproxy.interceptor-class.pipeline": FEDERATION_INTERCEPTOR,
             # The AMs this NodeManager runs read its configuration: their scheduler is the proxy.
             "yarn.resourcemanager.scheduler.address": amrm_proxy,
+            # Off for the NodeManager's own RM client and its AMs (which read this file): with it on,
+            # Hadoop's RM clients fail over, an AM through the state store straight to its RM past
+            # the proxy (whose token that RM refuses). The FederationInterceptor turns it on in its
+            # own copy of the configuration to reach the sub-clusters' RMs.
+            "yarn.federation.enabled": "false",
         })
     elif role == "router":
         yarn.update({
@@ -78,11 +88,21 @@ def federation_files(env: Callable[[str, str], str], env_int: Callable[[str, int
             "yarn.router.subcluster.cleaner.interval.time": "5s",
         })
     else:
-        # A client: `yarn application`, `yarn jar`, `yarn routeradmin` talk to the Router.
+        # A client: `yarn application`, `yarn jar`, `yarn routeradmin` talk to the Router, one
+        # address, no failover (the Router and the AMRMProxy use the store's RM addresses, which
+        # they find only with federation failover on, Hadoop's default).
         yarn.update({
+            "yarn.federation.failover.enabled": "false",
             "yarn.resourcemanager.address": router["yarn.router.clientrm.address"],
             "yarn.resourcemanager.admin.address": router["yarn.router.rmadmin.address"],
             "yarn.resourcemanager.webapp.address": router["yarn.router.webapp.address"],
         })
     core = {"hadoop.zk.address": env("ZK_ADDRESS", "127.0.0.1:2181")}
     return {"yarn-site.xml": yarn, "core-site.xml": core}
+
+
+def resource_profiles() -> str:
+    """resource-profiles.json of a sub-cluster RM (on its classpath, the configuration directory):
+    the `default` profile Hadoop requires once profiles are on (it derives `minimum` and `maximum`
+    from the scheduler's allocation limits); apps here name their resources instead."""
+    return json.dumps({"default": {"memory-mb": 1024, "vcores": 1}}, indent=2) + "\n"

@@ -44,7 +44,7 @@ import tempfile
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from federation_conf import federation_files
+from federation_conf import federation_files, resource_profiles
 from secure_conf import krb5_conf, secure_files, status_token_option
 
 CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
@@ -499,6 +499,8 @@ def main(argv: list[str]) -> int:
     if env("ROUTER_CLIENTRM_PORT", ""):
         for fname, props in federation_files(env, env_int, role).items():
             files[fname].update(props)
+        if role == "resourcemanager":
+            (conf_dir / "resource-profiles.json").write_text(resource_profiles())
     scheduler = files["yarn-site.xml"]["yarn.resourcemanager.scheduler.class"]
     queues = Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"))
     if scheduler == CAPACITY_SCHEDULER and queues.is_file():

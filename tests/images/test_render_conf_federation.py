@@ -13,7 +13,7 @@ def test_every_role_of_a_federation_shares_the_zookeeper_state_store_and_the_wei
     for role in ("resourcemanager", "nodemanager", "router", "client"):
         files = render(tmp_path, role, role, **FEDERATION, FEDERATION_SUBCLUSTER_ID="SC-1")
         yarn = files["yarn-site.xml"]
-        assert yarn["yarn.federation.enabled"] == "true", role
+        assert yarn["yarn.federation.enabled"] == ("false" if role == "nodemanager" else "true"), role
         assert yarn["yarn.federation.state-store.class"] == STORE, role
         assert yarn["yarn.federation.policy-manager"].endswith(".WeightedLocalityPolicyManager"), role
         assert files["core-site.xml"]["hadoop.zk.address"] == "127.0.0.1:41181", role
@@ -36,6 +36,8 @@ def test_a_nodemanagers_ams_reach_its_amrmproxy_which_runs_the_federation_interc
     assert yarn["yarn.nodemanager.amrmproxy.address"] == "127.0.0.1:41049"
     assert yarn["yarn.resourcemanager.scheduler.address"] == "127.0.0.1:41049"
     assert yarn["yarn.resourcemanager.resource-tracker.address"] == "127.0.0.1:41031"  # its own RM
+    # its AMs read this file: on, their RM client would go past the proxy to the RM
+    assert yarn["yarn.federation.enabled"] == "false"
 
 
 def test_the_router_runs_the_federation_interceptors_and_a_client_talks_to_the_router(tmp_path):
@@ -49,6 +51,9 @@ def test_the_router_runs_the_federation_interceptors_and_a_client_talks_to_the_r
     assert client["yarn.resourcemanager.address"] == "127.0.0.1:41050"
     assert client["yarn.resourcemanager.admin.address"] == "127.0.0.1:41052"
     assert client["yarn.resourcemanager.webapp.address"] == "127.0.0.1:41089"
+    # one Router address: no failover for the client (the Router keeps Hadoop's default, on)
+    assert client["yarn.federation.failover.enabled"] == "false"
+    assert "yarn.federation.failover.enabled" not in router
 
 
 def test_without_the_router_ports_nothing_is_federated(tmp_path):

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""YARN Federation of yarn-drf sub-clusters on the Docker mini-cluster (`make demo-federation`).
+
+Starts ZooKeeper (the federation state store), two sub-clusters each of one ResourceManager running
+yarn-drf with its own core (SC-1: a CPU-rich and a memory-rich NodeManager; SC-2: a GPU node with
+two cards), the AMRMProxy with the FederationInterceptor on every NodeManager, a Router, and a
+client container whose `yarn` talks to the Router. Saves a policy with `yarn routeradmin -policy`
+(the app's AM in SC-1, its asks split evenly over both sub-clusters), submits a distributed-shell
+app through the Router, and prints while it runs each sub-cluster's yarn-drf view of its queues; at
+the end, where each container ran (by the NodeManager it marked), `yarn application -list` through
+the Router and a verdict. --keep leaves the federation running and prints how to reach it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import uuid
+
+from rich.live import Live
+from rich.table import Table
+
+# docker/demo.py, beside this file: the repository on sys.path, testcontainers' settings, the engine.
+from demo import ROOT, console, ensure_engine
+
+YARN_DRF = "org.yarndrf.shim.YarnDrfScheduler"
+QUEUE = "root.research.dev"
+CONTAINERS = 8
+SHAPE = {"memory-mb": 1024, "vcores": 1}
+SECONDS = 30  # each container's sleep: long enough to watch both cores hold them
+
+
+def core_view(sc) -> dict[str, dict]:
+    """The sub-cluster core's queues with usage (its status server's /v1/queues), {} while it does
+    not answer."""
+    try:
+        return {q["name"]: q for q in sc.rest_status("/v1/queues")["queues"] if q["leaf"] and q["usage"].get("vcores")}
+    except Exception:  # noqa: BLE001 (a core starting, or its RM killed: nothing to show)
+        return {}
+
+
+def render(fed, tag: str, elapsed: float) -> Table:
+    t = Table(title=f"{elapsed:5.0f} s: each sub-cluster's yarn-drf core (its status server), "
+                    f"and the containers that marked their NodeManager",
+              caption="the UAM the AMRMProxy registers in SC-2 is an app of SC-2's queue like any other")
+    for col in ("sub-cluster", "queue", "usage", "dominant share", "target", "containers marked"):
+        t.add_column(col, justify="right")
+    marks = fed.marks_by_subcluster(tag)
+    for sc_id, sc in fed.subclusters.items():
+        queues = core_view(sc) or {"-": None}
+        for name, q in queues.items():
+            usage = "-" if q is None else ", ".join(f"{k} {v:g}" for k, v in q["usage"].items() if v)
+            t.add_row(sc_id, name, usage, "-" if q is None else f"{q['dominant_share']:.3f}",
+                      "-" if q is None else f"{q['target_share']:.3f}", str(len(marks[sc_id])))
+    return t
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--keep", action="store_true", help="leave the federation running at the end")
+    args = ap.parse_args(argv)
+    started = time.monotonic()
+    ensure_engine()
+
+    from tests.docker_cluster.federation import Federation
+
+    fed = Federation.create(YARN_DRF, ROOT / "conf" / "docker-queues.yaml")
+    shapes = "; ".join(f"{sc_id}: " + ", ".join(f"{s.name} ({s.vcores} vcores, {s.memory_mb} MiB"
+                                                 + (f", gpu-mem {s.gpu_mem} MiB" if s.gpu_mem else "") + ")"
+                                                 for s in sc.shapes) for sc_id, sc in fed.subclusters.items())
+    console.print(f"Starting ZooKeeper, the Router and two yarn-drf sub-clusters: {shapes}")
+    try:
+        fed.start()
+        console.print(f"Federation up in {time.monotonic() - started:.0f} s; Router: client RPC "
+                      f"127.0.0.1:{fed.env['ROUTER_CLIENTRM_PORT']}, web http://127.0.0.1:{fed.env['ROUTER_WEB_PORT']}")
+        fed.save_policy("*", {"SC-1": 1.0, "SC-2": 0.0}, {"SC-1": 0.5, "SC-2": 0.5})
+        console.print("yarn routeradmin -policy -s '*;SC-1:1.0,SC-2:0.0;SC-1:0.5,SC-2:0.5;0': "
+                      "every queue's AMs in SC-1, their asks split evenly by weight")
+        tag = uuid.uuid4().hex[:6]
+        name = f"fed-demo-{tag}"
+        from tests.docker_cluster.cluster import dshell_command
+        fed.exec_detached(dshell_command(name, QUEUE, CONTAINERS, SHAPE, fed.marked_command(tag, SECONDS)), name)
+        console.print(f"Submitted {name} through the Router: {CONTAINERS} containers of {SHAPE} in {QUEUE}")
+        ok = watch(fed, tag, name)
+        if args.keep:
+            kept(fed)
+        return 0 if ok else 1
+    finally:
+        if not args.keep:
+            fed.stop()
+        console.print(f"Total demo time {time.monotonic() - started:.0f} s")
+
+
+def watch(fed, tag: str, name: str) -> bool:
+    """Shows the live table until the app's client returns; then the verdict."""
+    begin = time.monotonic()
+    with Live(console=console, refresh_per_second=1) as live:
+        while "Application completed" not in (log := fed.client_log(name)) and "failed" not in log.lower():
+            fed.assert_alive()
+            live.update(render(fed, tag, time.monotonic() - begin))
+            if time.monotonic() - begin > 600:
+                break
+            time.sleep(2)
+    marks = fed.marks_by_subcluster(tag)
+    console.print("containers per sub-cluster: " + ", ".join(f"{sc} {len(ids)}" for sc, ids in marks.items()))
+    _, listed = fed.exec(["yarn", "application", "-list", "-appStates", "ALL"])
+    console.print("yarn application -list -appStates ALL, through the Router:\n"
+                  + "\n".join(line for line in listed.splitlines() if "application_" in line or "Application-Id" in line))
+    ok = "Application completed successfully" in log and all(marks.values())
+    console.print("[bold]" + ("FEDERATED: the app ran through the Router with containers in both sub-clusters"
+                              if ok else f"NOT OK: client log:\n{log}") + "[/]")
+    return ok
+
+
+def kept(fed) -> None:
+    """How to reach the federation left running (docker/DOCKER.md, "YARN Federation")."""
+    c = f"{fed.volume}-client"
+    web = {sc_id: f"http://127.0.0.1:{sc.web_port}" for sc_id, sc in fed.subclusters.items()}
+    console.print(f"Federation left running (--keep); sub-cluster RM web UIs {web}, Router web "
+                  f"http://127.0.0.1:{fed.env['ROUTER_WEB_PORT']}.\n"
+                  f"  clients:  docker exec {c} yarn application -list\n"
+                  f"            docker exec {c} yarn routeradmin -subCluster -getSubClusters\n"
+                  f"            docker exec {c} yarn routeradmin -policy -l\n"
+                  f"  remove:   docker rm -f $(docker ps -aq --filter label=yarn-drf=1); docker volume rm {fed.volume}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
