@@ -5,7 +5,7 @@ Starts ZooKeeper (the federation state store), two sub-clusters each of one Reso
 yarn-drf with its own core (SC-1: a CPU-rich and a memory-rich NodeManager; SC-2: a GPU node with
 two cards), the AMRMProxy with the FederationInterceptor on every NodeManager, a Router, and a
 client container whose `yarn` talks to the Router. Saves a policy with `yarn routeradmin -policy`
-(the app's AM in SC-1, its asks split evenly over both sub-clusters), submits a distributed-shell
+(the app's AM in SC-1, its asks split 1:3 over SC-1 and SC-2), submits a distributed-shell
 app through the Router, and prints while it runs each sub-cluster's yarn-drf view of its queues; at
 the end, where each container ran (by the NodeManager it marked), `yarn application -list` through
 the Router and a verdict. --keep leaves the federation running and prints how to reach it.
@@ -73,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         fed.start()
         console.print(f"Federation up in {time.monotonic() - started:.0f} s; Router: client RPC "
                       f"127.0.0.1:{fed.env['ROUTER_CLIENTRM_PORT']}, web http://127.0.0.1:{fed.env['ROUTER_WEB_PORT']}")
-        fed.save_policy("*", {"SC-1": 1.0, "SC-2": 0.0}, {"SC-1": 0.5, "SC-2": 0.5})
-        console.print("yarn routeradmin -policy -s '*;SC-1:1.0,SC-2:0.0;SC-1:0.5,SC-2:0.5;0': "
-                      "every queue's AMs in SC-1, their asks split evenly by weight")
+        fed.save_policy("*", {"SC-1": 1.0, "SC-2": 0.0}, {"SC-1": 0.25, "SC-2": 0.75})
+        console.print("yarn routeradmin -policy -s '*;SC-1:1.0,SC-2:0.0;SC-1:0.25,SC-2:0.75;0': "
+                      "every queue's AMs in SC-1, their asks split 1:3 over SC-1 and SC-2 by weight")
         tag = uuid.uuid4().hex[:6]
         name = f"fed-demo-{tag}"
         from tests.docker_cluster.cluster import dshell_command
@@ -106,8 +106,9 @@ def watch(fed, tag: str, name: str) -> bool:
     _, listed = fed.exec(["yarn", "application", "-list", "-appStates", "ALL"])
     console.print("yarn application -list -appStates ALL, through the Router:\n"
                   + "\n".join(line for line in listed.splitlines() if "application_" in line or "Application-Id" in line))
-    ok = "Application completed successfully" in log and all(marks.values())
-    console.print("[bold]" + ("FEDERATED: the app ran through the Router with containers in both sub-clusters"
+    # the AM runs in SC-1: SC-2's containers (its unmanaged AM's) make the app span both
+    ok = "Application completed successfully" in log and bool(marks["SC-2"])
+    console.print("[bold]" + ("FEDERATED: the app ran through the Router, its AM in SC-1, containers in SC-2"
                               if ok else f"NOT OK: client log:\n{log}") + "[/]")
     return ok
 
