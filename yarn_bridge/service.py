@@ -684,7 +684,7 @@ class CoreService:
             else:
                 listed[at] = protocol.queue_entry(path, q)
             changed.add(at)
-            above = where[q.parent.path]
+            above = where[path.rsplit(".", 1)[0]]
             if listed[above]["leaf"]:
                 listed[above] = protocol.queue_entry(q.parent.path, q.parent)
                 changed.add(above)
