@@ -65,11 +65,12 @@ def wait_for(condition: Callable[[], T], what: str, *, budget_s: float,
 
 
 def wait_steady(value: Callable[[], T], what: str, *, quiet_s: float, budget_s: float,
-                accept: Callable[[T], bool] = lambda _: True, clock: Callable[[], float] = time.monotonic,
-                **waiting: Any) -> T:
+                accept: Callable[[T], bool] = lambda _: True, progress: Callable[[], object] | None = None,
+                clock: Callable[[], float] = time.monotonic, **waiting: Any) -> T:
     """`value()` once it has read the same for `quiet_s` seconds and `accept` takes it (a settled
-    allocation). A value that keeps changing is progress, within `limit_s`; one that settles where
-    `accept` refuses it fails after `budget_s`. Other arguments as wait_for's."""
+    allocation). A value that keeps changing is progress, as is a change in `progress()`, within
+    `limit_s`; one that settles where `accept` refuses it fails after `budget_s`. Other arguments as
+    wait_for's."""
     seen: dict[str, Any] = {}
 
     def settled() -> tuple[T] | None:
@@ -79,8 +80,10 @@ def wait_steady(value: Callable[[], T], what: str, *, quiet_s: float, budget_s: 
         # (in a tuple: a settled value may be false, an empty allocation)
         return (current,) if now - seen["since"] >= quiet_s and accept(current) else None
 
-    return wait_for(settled, what, budget_s=budget_s, progress=lambda: seen.get("value"), clock=clock,
-                    **waiting)[0]
+    def moving() -> tuple[object, object]:
+        return seen.get("value"), progress() if progress is not None else None
+
+    return wait_for(settled, what, budget_s=budget_s, progress=moving, clock=clock, **waiting)[0]
 
 
 class _Raised:

@@ -226,9 +226,12 @@ class Cluster:
         change (activity(): a loaded machine gets as long as the cluster keeps moving, up to
         LIMIT_FACTOR times it); a daemon that exits fails at once; a failure says what the apps and
         the RM were doing (explain()). `waiting`: wait_for's other arguments, these overridden."""
-        waiting = {"progress": self.activity, "alive": self.assert_alive, "describe": self.explain, "poll_s": 1,
-                   **waiting}
-        return wait_for(condition, what, budget_s=budget_s, **waiting)
+        return wait_for(condition, what, budget_s=budget_s, **{"poll_s": 1, **self.watching(), **waiting})
+
+    def watching(self) -> dict[str, Any]:
+        """What a wait on this cluster watches (tests.waits): its work for progress, its daemons for
+        life, and explain() for a failure."""
+        return {"progress": self.activity, "alive": self.assert_alive, "describe": self.explain}
 
     def explain(self) -> str:
         """What a failed wait prints: the apps' states and diagnostics, and the RM's last log lines."""

@@ -61,7 +61,7 @@ JOBS = (  # each wants far more than its share
 def wait_stable(cluster, quiet_s: float = 6, timeout_s: float = 120) -> dict:
     """Running containers once no allocation happened for quiet_s seconds."""
     return wait_steady(cluster.running_containers, "the container set to settle", quiet_s=quiet_s, budget_s=timeout_s,
-                       poll_s=1, alive=cluster.assert_alive, describe=cluster.explain)
+                       poll_s=1, **cluster.watching())
 
 
 def test_hierarchical_drf_across_the_tree_its_users_and_a_created_queue(idle_cluster, requires_yarn_drf):

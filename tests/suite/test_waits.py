@@ -124,7 +124,14 @@ def test_a_steady_wait_fails_when_the_value_settles_where_it_is_not_accepted():
     with pytest.raises(Stalled, match="nothing moved for 3[01] s") as failed:
         wait_steady(lambda: 2, "more than three containers", quiet_s=4, budget_s=30, accept=lambda n: n > 3,
                     poll_s=1, **on(clock))
-    assert "last seen: None" in str(failed.value) and "last progress: 2" in str(failed.value)
+    assert "last seen: None" in str(failed.value) and "last progress: (2, None)" in str(failed.value)
+
+
+def test_a_steady_wait_counts_the_outer_progress_too():
+    clock = Clock()
+    assert wait_steady(lambda: 2 if clock.now < 60 else 4, "more than three containers", quiet_s=4, budget_s=30,
+                       accept=lambda n: n > 3, progress=lambda: int(clock.now // 10), poll_s=1, **on(clock)) == 4
+    assert 64 <= clock.now <= 65
 
 
 @settings(max_examples=300, deadline=None)
