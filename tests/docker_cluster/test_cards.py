@@ -80,10 +80,8 @@ def test_each_container_sees_the_card_the_core_charged_and_no_card_is_overfilled
         gpu = {cid for cid, info in c.running_containers().items() if info["resources"].get(GPU)}
         seen = {cid: v for cid, v in printed_cards(c).items() if cid in gpu}
         return seen if len(seen) == 2 else None
-    try:
-        seen = c.wait_for(two_printed, 180, "two GPU containers printing their cards")
-    except AssertionError as e:
-        raise AssertionError(f"{e}\nprinted: {printed_cards(c)}\nNodeManager log:\n{c.logs(c.nms['nm-cards'])}") from None
+    seen = c.wait_for(two_printed, 180, "two GPU containers printing their cards", describe=lambda: (
+        f"{c.explain()}\nprinted: {printed_cards(c)}\nNodeManager log:\n{c.logs(c.nms['nm-cards'])}"))
 
     # the third 6 GiB container fits on no card (each has 4 GiB left), though the node has 8 GiB
     cards = c.core_status()["nodes"][node]["cards"]

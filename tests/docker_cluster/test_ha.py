@@ -239,7 +239,8 @@ def test_manual_transitions_keep_one_core_per_active_rm_and_never_fail_the_refre
         assert c.states() == {old: "STANDBY", new: "ACTIVE"}, f"cycle {cycle}: {c.states()}"
         c.find_active()
         # (the old core takes its time to go)
-        c.wait_for(lambda: _processes_settled(c, new, old, cores) is None, 60, f"cycle {cycle}: the processes to settle",
+        c.wait_for(lambda: _processes_settled(c, new, old, cores) is None, 60,
+                   f"cycle {cycle}: the processes to settle",
                    describe=lambda: _processes_settled(c, new, old, cores) or "settled")
     for rm_id in RM_IDS:
         assert "Error on refreshAll" not in c.rm_log(rm_id), _lines(c.rm_log(rm_id), "refreshAll")

@@ -250,13 +250,13 @@ class Cluster:
         self.wait_for(lambda: self.rest("info").get("clusterInfo", {}).get("state") == "STARTED", timeout,
                       "ResourceManager started")
 
-    def wait_for(self, cond: Callable[[], T], timeout: float, what: str, interval: float = 0.5) -> T:
+    def wait_for(self, cond: Callable[[], T], timeout: float, what: str, interval: float = 0.5, **waiting: Any) -> T:
         """tests.waits.wait_for on this cluster: `timeout` is how long its daemons may go without
         writing a log line (activity(): a loaded machine gets as long as they keep working, up to
         LIMIT_FACTOR times it); an error in `cond` counts as not yet (a daemon still starting
         answers with anything); an RM that exits fails at once; a failure shows the RM's and the
-        core's last log lines."""
-        return wait_for(cond, what, budget_s=timeout, poll_s=interval, **self.watching())
+        core's last log lines. `waiting`: wait_for's other arguments, these overridden."""
+        return wait_for(cond, what, budget_s=timeout, poll_s=interval, **{**self.watching(), **waiting})
 
     def watching(self) -> dict[str, Any]:
         """What a wait on this cluster watches (tests.waits): its logs for progress, its RM for life,

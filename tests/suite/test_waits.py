@@ -156,3 +156,33 @@ def test_a_wait_passes_exactly_when_no_gap_in_progress_before_the_arrival_exceed
         assert clock.now - since == budget + 1 or clock.now == limit + 1, "it gives up as soon as it may"
     else:
         assert passes and clock.now == arrives
+
+
+def test_a_docker_clusters_wait_follows_its_activity_checks_its_daemons_and_explains_a_failure():
+    from tests.docker_cluster.cluster import Cluster
+    clock, cluster = Clock(), object.__new__(Cluster)  # no Docker: the hooks stand in for the daemons
+    cluster.activity = lambda: min(clock.now // 30, 5)  # moves for 150 s, then not
+    cluster.assert_alive = lambda: None
+    cluster.explain = lambda: "apps: sleeper RUNNING 3"
+    with pytest.raises(Stalled) as failed:
+        cluster.wait_for(lambda: False, 60, "the sleeper's containers", **on(clock))
+    assert 210 < clock.now <= 212, "moving for 150 s, then its 60 s budget"
+    assert str(failed.value).endswith("apps: sleeper RUNNING 3")
+
+
+def test_a_jvm_clusters_wait_follows_its_logs_and_ends_when_its_rm_dies(tmp_path):
+    from tests.jvm_cluster.cluster import Cluster, Daemon
+    clock, cluster = Clock(), object.__new__(Cluster)  # no JVM: a log that grows, an RM that is a process
+    cluster.root, cluster.rm = tmp_path, None
+    log = tmp_path / "rm.log"
+
+    def grows() -> bool:
+        with log.open("a") as f:
+            f.write("line\n" if clock.now < 200 else "")
+        return clock.now >= 100  # past its 30 s budget, within its limit
+
+    assert cluster.wait_for(grows, 30, "the RM's work", **on(clock)) and clock.now >= 100
+    cluster.rm = Daemon("rm", type("Exited", (), {"poll": lambda self: 1})(), log)
+    with pytest.raises(AssertionError, match="ResourceManager died") as failed:
+        cluster.wait_for(lambda: False, 30, "the RM's work", **on(clock))
+    assert failed.value.__notes__ == ["(while waiting for the RM's work)"]
