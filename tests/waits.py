@@ -39,20 +39,21 @@ def wait_for(condition: Callable[[], T], what: str, *, budget_s: float,
     sizes); each change restarts the budget, up to `limit_s` (default LIMIT_FACTOR * budget_s).
     `ignore`: errors of these types from `condition` or `progress` count as "not yet" (a server
     between states answers with anything). `alive()`: raises when waiting longer is pointless (a
-    daemon exited); called before each poll, its error ends the wait at once."""
+    daemon exited); called after each poll that finds the condition false, its error ends the wait
+    at once."""
     start = clock()
     limit = limit_s if limit_s is not None else (LIMIT_FACTOR * budget_s if progress is not None else budget_s)
     last, moved = _reading(progress, ignore), start
     while True:
+        seen = _reading(condition, ignore)
+        if seen:
+            return seen
         if alive is not None:
             try:
                 alive()
             except BaseException as exc:
                 exc.add_note(f"(while waiting for {what})")
                 raise
-        seen = _reading(condition, ignore)
-        if seen:
-            return seen
         now = clock()
         if progress is not None:
             reported = _reading(progress, ignore)
