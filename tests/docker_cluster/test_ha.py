@@ -68,7 +68,7 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
         c.submit_dshell(name, job.queue, job.count, job.shape)
         sleepers.append(c.wait_for(lambda: _app_id(c, name), 120, f"{name} submitted"))
     c.wait_for(lambda: all(_asking(c, app_id) for app_id in sleepers), 240,
-             "every queue's app to run its AM and ask for its containers")
+               "every queue's app to run its AM and ask for its containers")
 
     before = c.running_containers()
     c.wait_for(lambda: set(before) <= c.nm_running(), 60, "the NodeManagers to run them")
@@ -116,9 +116,9 @@ def assert_every_container_accounted_for(c, before: dict, blocker_id: str, mr_id
     the blocker and the MapReduce job, ended normally; no AM was started again. The new RM's
     running containers."""
     c.wait_for(lambda: _final(c, blocker_id) == "SUCCEEDED", 240,
-             "the blocker's containers to end with exit status 0 (its distributed shell succeeds)")
+               "the blocker's containers to end with exit status 0 (its distributed shell succeeds)")
     after = c.wait_for(lambda: _recovered(c, before, {blocker_id, mr_id}), 240,
-                     "the new RM and the NodeManagers to run every container that was running")
+                       "the new RM and the NodeManagers to run every container that was running")
     c.wait_for(lambda: _final(c, mr_id) == "SUCCEEDED", 360, "the MapReduce job to succeed")
     assert_mapreduce_lost_nothing(c, mr_log)
     for app_id in {v["app"] for v in before.values()}:
@@ -140,7 +140,7 @@ def start_mapreduce(c, tag: str) -> tuple[str, str]:
     c.exec_detached(["yarn", SLEEP_JOB, "-Dmapreduce.job.queuename=dev",
                      "-m", str(MR_MAPS), "-r", "0", "-mt", str(MR_MAP_MS)], log)
     app_id = c.wait_for(lambda: next((a["id"] for a in c.apps() if a["applicationType"] == "MAPREDUCE"), None),
-                      120, "the MapReduce job's submission")
+                        120, "the MapReduce job's submission")
     c.wait_for(lambda: _running(c, app_id) == MR_MAPS + 1, 300, f"the MapReduce job's AM and {MR_MAPS} maps")
     return app_id, log
 
