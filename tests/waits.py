@@ -40,7 +40,8 @@ def wait_for(condition: Callable[[], T], what: str, *, budget_s: float,
     `ignore`: errors of these types from `condition` or `progress` count as "not yet" (a server
     between states answers with anything). `alive()`: raises when waiting longer is pointless (a
     daemon exited); called after each poll that finds the condition false, its error ends the wait
-    at once."""
+    at once. `describe()`: what a failure adds (a daemon's state, its log's tail); an error in it is
+    reported, not raised."""
     start = clock()
     limit = limit_s if limit_s is not None else (LIMIT_FACTOR * budget_s if progress is not None else budget_s)
     last, moved = _reading(progress, ignore), start
@@ -51,7 +52,7 @@ def wait_for(condition: Callable[[], T], what: str, *, budget_s: float,
         if alive is not None:
             try:
                 alive()
-            except BaseException as exc:
+            except Exception as exc:
                 exc.add_note(f"(while waiting for {what})")
                 raise
         now = clock()

@@ -4,7 +4,6 @@ weighted DRF; ACLs, queue info and -refreshQueues work through the core."""
 from __future__ import annotations
 
 import json
-import time
 import urllib.request
 from html.parser import HTMLParser
 
@@ -168,7 +167,9 @@ def test_queues_of_different_shapes_share_the_cluster_by_weighted_drf(cluster):
     names = [f"drf-{q}" for q in ("cpu", "mem", "gpu")]
     cluster.wait_for(lambda: all((cluster.app_named(n) or {}).get("state") == "RUNNING" for n in names),
                      180, "three shaped apps running their AMs")
-    time.sleep(3)  # their asks reach the RM with the AMs' first allocate calls
+    ids = [cluster.app_named(n)["id"] for n in names]
+    cluster.wait_for(lambda: all(cluster.core_status()["core"]["apps"][i]["pending"] > 0 for i in ids), 60,
+                     "the three apps' asks in the core (the AMs' first allocate calls)")
     kill = cluster.yarn("application", "-kill", blocker["id"])
     assert kill.returncode == 0, kill.stderr
 
