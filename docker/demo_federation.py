@@ -93,14 +93,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def watch(fed, tag: str, name: str) -> bool:
     """Shows the live table until the app's client returns; then the verdict."""
+    from tests.waits import wait_for
+
     begin = time.monotonic()
     with Live(console=console, refresh_per_second=1) as live:
-        while "Application completed" not in (log := fed.client_log(name)) and "failed" not in log.lower():
-            fed.assert_alive()
+        def ended() -> str | None:
             live.update(render(fed, tag, time.monotonic() - begin))
-            if time.monotonic() - begin > 600:
-                break
-            time.sleep(2)
+            log = fed.client_log(name)
+            return log if "Application completed" in log or "failed" in log.lower() else None
+
+        log = wait_for(ended, f"{name} to end", budget_s=300, progress=lambda: fed.marks_by_subcluster(tag),
+                       alive=fed.assert_alive, describe=fed.explain, poll_s=2)
     marks = fed.marks_by_subcluster(tag)
     console.print("containers per sub-cluster: " + ", ".join(f"{sc} {len(ids)}" for sc, ids in marks.items()))
     _, listed = fed.exec(["yarn", "application", "-list", "-appStates", "ALL"])

@@ -19,12 +19,10 @@ import docker
 import requests
 from testcontainers.core.container import DockerContainer
 
-from tests.docker_cluster.cluster import (
-    HADOOP_IMAGE, RM_IMAGE, START_LIMIT_FACTOR, Cluster, NodeShape, dshell_command,
-)
+from tests.docker_cluster.cluster import HADOOP_IMAGE, RM_IMAGE, Cluster, NodeShape, dshell_command
 from tests.docker_cluster.ha_cluster import zk_ruok
-from tests.docker_cluster.waits import wait_for
 from tests.ports import free_ports
+from tests.waits import wait_for
 
 # Two sub-clusters of different shapes: SC-1 CPU- and memory-rich nodes, SC-2 one GPU node with two
 # 10 GiB cards (YARN keeps node attributes per host, so a card node is the only NodeManager of its RM).
@@ -178,11 +176,10 @@ class Federation:
         return tuple(c.get_wrapped_container().logs(tail=1).decode(errors="replace") for _, c in self.daemons())
 
     def _wait(self, condition, what: str, timeout_s: float, describe=None):
-        def alive_and(condition=condition):
-            self.assert_alive()
-            return condition()
-        return wait_for(alive_and, what, progress=self.log_ends, stall_s=timeout_s,
-                        limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5, describe=describe or self.explain)
+        """tests.waits.wait_for on the federation: `timeout_s` without a new log line of any daemon;
+        a daemon that exits fails at once."""
+        return wait_for(condition, what, budget_s=timeout_s, progress=self.log_ends, alive=self.assert_alive,
+                        describe=describe or self.explain)
 
     def explain(self, lines: int = 20) -> str:
         """What a failed wait prints: each daemon's last warnings and errors."""
