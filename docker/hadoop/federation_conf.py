@@ -25,6 +25,10 @@ ZK_FEDERATION_STATE_STORE = "org.apache.hadoop.yarn.server.federation.store.impl
 # AMRM policy splits an app's asks over the sub-clusters by weight and headroom.
 WEIGHTED_LOCALITY = "org.apache.hadoop.yarn.server.federation.policies.manager.WeightedLocalityPolicyManager"
 ROUTER = "org.apache.hadoop.yarn.server.router"
+# NodeManager keys its AMs must not take from their job's configuration: a MapReduce AM loads the
+# job.xml its client wrote (every key the client had, its scheduler address among them) over this
+# yarn-site.xml, and only a final key holds.
+NODEMANAGER_FINAL = frozenset({"yarn.resourcemanager.scheduler.address"})
 FEDERATION_INTERCEPTOR = "org.apache.hadoop.yarn.server.nodemanager.amrmproxy.FederationInterceptor"
 
 

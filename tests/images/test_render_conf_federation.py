@@ -2,6 +2,8 @@
 federated cluster, run as the image runs it, read back. No Docker needed."""
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 from tests.images.test_render_conf import render
 
 FEDERATION = {"ROUTER_CLIENTRM_PORT": "41050", "ROUTER_ADMIN_PORT": "41052", "ROUTER_WEB_PORT": "41089",
@@ -36,6 +38,10 @@ def test_a_nodemanagers_ams_reach_its_amrmproxy_which_runs_the_federation_interc
     assert yarn["yarn.nodemanager.amrmproxy.address"] == "127.0.0.1:41049"
     assert yarn["yarn.resourcemanager.scheduler.address"] == "127.0.0.1:41049"
     assert yarn["yarn.resourcemanager.resource-tracker.address"] == "127.0.0.1:41031"  # its own RM
+    # a MapReduce AM loads its job.xml (the client's scheduler address) over this file: final holds
+    final = {p.findtext("name") for p in ET.parse(tmp_path / "nm" / "yarn-site.xml").getroot().iter("property")
+             if p.findtext("final") == "true"}
+    assert final == {"yarn.resourcemanager.scheduler.address"}
     # its AMs read this file: on, their RM client would go past the proxy to the RM
     assert yarn["yarn.federation.enabled"] == "false"
 
