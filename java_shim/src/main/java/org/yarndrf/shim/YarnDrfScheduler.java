@@ -504,6 +504,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       if (!ask.isEmpty()) {
         application.updateResourceRequests(ask);
+        application.asked(nodeOffers.now());
         if (application.isWaitingForAMContainer()) {
           lateAmAsks.asked((ShimQueue) application.getQueue());
         }
