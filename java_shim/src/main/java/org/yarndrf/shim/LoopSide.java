@@ -188,12 +188,23 @@ final class LoopSide implements SchedulingLoop.Yarn {
   /**
    * The asks of apps whose asks may have changed since the last call, as the mirror's diff. The
    * core applies them after the request's events, the order YARN saw them in: an attempt's
-   * reset or an app's start is always queued before its asks are collected here.
+   * reset or an app's start is always queued before its asks are collected here. Offered at
+   * heartbeats, an app whose asks changed after every due node's heartbeat is left for a later
+   * call (NodeOffers), made at once once those nodes were looked at; a held AM ask counts as
+   * late for this call's commit (LateAmAsks), as one made while it was out would.
    */
   private void collectAsks(Messages.Schedule req) {
+    long latestDue = scheduler.offerBetweenHeartbeats ? Long.MAX_VALUE
+        : scheduler.nodeOffers.latestDue();
     for (ApplicationId appId : new ArrayList<>(scheduler.dirtyApps)) {
-      scheduler.dirtyApps.remove(appId);
       ShimAppAttempt attempt = scheduler.currentAttempt(appId);
+      if (attempt != null && attempt.askedAt() >= latestDue) {
+        if (attempt.isWaitingForAMContainer()) {
+          scheduler.lateAmAsks.asked((ShimQueue) attempt.getQueue());
+        }
+        continue;
+      }
+      scheduler.dirtyApps.remove(appId);
       if (attempt == null) {
         continue;
       }

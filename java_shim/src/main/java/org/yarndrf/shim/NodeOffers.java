@@ -1,8 +1,9 @@
 package org.yarndrf.shim;
 
 import java.util.Iterator;
-import java.util.LinkedHashSet;
-import java.util.Set;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
@@ -14,6 +15,13 @@ import java.util.function.Predicate;
  * that has not reported since it registered. With yarn-drf.scheduler.offer-between-heartbeats
  * ({@link #everyNode}) calls offer every node in rounds instead, heartbeat or not, as
  * CapacityScheduler's asynchronous scheduling does.
+ *
+ * <p>An ask made after a node's heartbeat but before a call looked at the node (the call before
+ * was still out) must wait too: heartbeats are numbered ({@link #now}), an app's asks carry the
+ * number they were made at, and while every node due an offer heartbeated before an app's latest
+ * asks ({@link #latestDue}) the loop leaves them out of the call, so the core cannot
+ * place them on those nodes (Hadoop's TestAMRestart saw a failed attempt's successor get its AM
+ * off the heartbeat that reported the failure).
  *
  * <p>The core's work on a call grows with the nodes it lists, and a call must finish within the
  * bridge timeout (yarn-drf.bridge.timeout-ms), so a call takes at most {@code perCall} nodes with
@@ -30,8 +38,13 @@ final class NodeOffers<N> {
   private final int maxPerCall;
   private final int minPerCall;
   private int perCall;
-  /** Nodes that heartbeated since a call last looked at them, in heartbeat order. */
-  private final Set<N> heartbeated = new LinkedHashSet<>();
+  /** Counts heartbeats; read by allocate() without the scheduler's lock. */
+  private final AtomicLong heartbeats = new AtomicLong();
+  /**
+   * Nodes that heartbeated since a call last looked at them, in heartbeat order, each with the
+   * number of its latest heartbeat.
+   */
+  private final Map<N, Long> heartbeated = new LinkedHashMap<>();
 
   NodeOffers(int perCall) {
     if (perCall < 1) {
@@ -62,7 +75,25 @@ final class NodeOffers<N> {
 
   /** The node heartbeated: the next call looks at it (once, however many heartbeats came). */
   void heartbeat(N node) {
-    heartbeated.add(node);
+    heartbeated.put(node, heartbeats.incrementAndGet());
+  }
+
+  /** The number of the latest heartbeat: an ask made now comes after it. Any thread. */
+  long now() {
+    return heartbeats.get();
+  }
+
+  /**
+   * The number of the latest heartbeat among the nodes due an offer, or Long.MAX_VALUE if none
+   * is: asks made at or after it (a {@link #now} value as large) are newer than all their
+   * heartbeats.
+   */
+  long latestDue() {
+    long latest = heartbeated.isEmpty() ? Long.MAX_VALUE : 0;
+    for (long heartbeat : heartbeated.values()) {
+      latest = Math.max(latest, heartbeat);
+    }
+    return latest;
   }
 
   /**
@@ -71,8 +102,9 @@ final class NodeOffers<N> {
    */
   void everyNode(Iterable<N> nodes) {
     if (heartbeated.isEmpty()) {
+      long round = heartbeats.incrementAndGet();
       for (N node : nodes) {
-        heartbeated.add(node);
+        heartbeated.put(node, round);
       }
     }
   }
@@ -92,7 +124,7 @@ final class NodeOffers<N> {
    * whether it took the node (it has room for some ask). Stops once it took {@code perCall}.
    */
   void offer(Predicate<N> offer) {
-    Iterator<N> it = heartbeated.iterator();
+    Iterator<N> it = heartbeated.keySet().iterator();
     for (int taken = 0; taken < perCall && it.hasNext();) {
       N node = it.next();
       it.remove();

@@ -75,6 +75,16 @@ public final class QueueTree {
     }
   }
 
+  /**
+   * The queue an app stored with this queue name is recovered into. A restarted RM recovers its
+   * apps before it starts its scheduler, when the tree holds root alone (the core gives the rest
+   * at start), so findOrPlaceholder resolves the name by itself: a full path stands for itself,
+   * any other name for a queue under root.
+   */
+  static String recoveredPath(String stored) {
+    return stored.equals("root") || stored.startsWith("root.") ? stored : "root." + stored;
+  }
+
   /** A queue by full path ("root.a.b") or by a unique short name ("b"); null if none. */
   public synchronized ShimQueue find(String name) {
     if (name == null) {
@@ -107,9 +117,7 @@ public final class QueueTree {
     }
     ShimQueue parent = root;
     StringBuilder p = new StringBuilder("root");
-    String[] parts = path.startsWith("root.") ? path.substring(5).split("\\.")
-        : new String[] {path};
-    for (String part : parts) {
+    for (String part : recoveredPath(path).substring("root.".length()).split("\\.")) {
       p.append('.').append(part);
       ShimQueue next = byPath.get(p.toString());
       if (next == null) {

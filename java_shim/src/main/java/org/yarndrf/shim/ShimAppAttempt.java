@@ -30,6 +30,8 @@ import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 public class ShimAppAttempt extends FiCaSchedulerApp {
   /** Live containers marked for preemption; guarded by this attempt's monitor. */
   private final Set<ContainerId> preemptionMarks = new HashSet<>();
+  /** NodeOffers.now() when the AM last changed its asks. */
+  private volatile long askedAt;
 
   public ShimAppAttempt(ApplicationAttemptId attemptId, String user, Queue queue,
       AbstractUsersManager usersManager, RMContext rmContext) {
@@ -56,6 +58,15 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
   synchronized Set<ContainerId> preemptionMarks() {
     return preemptionMarks.isEmpty() ? null
         : Collections.unmodifiableSet(new HashSet<>(preemptionMarks));
+  }
+
+  /** The AM changed its asks after heartbeat number {@code heartbeat} (NodeOffers.now()). */
+  void asked(long heartbeat) {
+    askedAt = heartbeat;
+  }
+
+  long askedAt() {
+    return askedAt;
   }
 
   /** An update the AM asked for is refused: its next allocate response says why. */

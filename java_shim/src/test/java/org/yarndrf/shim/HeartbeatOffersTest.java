@@ -84,6 +84,32 @@ class HeartbeatOffersTest {
     assertEquals(offered + 1, offersOf(NODE), "one offer for one heartbeat");
   }
 
+  /**
+   * The node heartbeats while a call is out, and the AM asks after that heartbeat: the next call
+   * offers the node (it is due) but not for that ask, which waits for the node's next heartbeat
+   * as on CapacityScheduler (Hadoop's TestAMRestart.testNMTokensRebindOnAMRestart).
+   */
+  @Test
+  void anAskMadeAfterAHeartbeatNoCallHasLookedAtYetWaitsForTheNextHeartbeat() throws Exception {
+    RMApp app = submit();
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    List<ContainerId> none = new ArrayList<>();
+    List<Container> got = new ArrayList<>();
+    core.delayMs = 1000;
+    int before = callsSoFar();
+    am.allocate("*", 8192, 1, none);  // fits no node: it keeps the node due at every heartbeat
+    until(() -> callsSoFar() > before, "a call out for a second");
+    core.delayMs = 0;
+    nm.nodeHeartbeat(true);  // due, but the call out has not looked at it
+    am.allocate("*", 1024, 1, none);
+    int asked = callsSoFar();
+    until(() -> pull(am, got) > 0 || callsSoFar() >= asked + 3, "three calls after the ask");
+    assertEquals(0, got.size(), "nothing placed before the node's next heartbeat");
+
+    nm.nodeHeartbeat(true);
+    until(() -> pull(am, got) == 1, "the task placed after the heartbeat");
+  }
+
   /** Adds the containers the AM is given now to `got`; returns how many it holds. */
   private static int pull(MockAM am, List<Container> got) {
     try {

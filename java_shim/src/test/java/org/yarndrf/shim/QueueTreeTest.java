@@ -16,6 +16,7 @@ import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
@@ -140,5 +141,21 @@ class QueueTreeTest {
         () -> tree.grow(entries("[{\"name\": \"root.fine\"}, {\"name\": \"root.lost.x\"}]")));
     assertTrue(e.getMessage().contains("root.lost.x under root.lost"), e.getMessage());
     assertEquals(null, tree.find("root.fine"), "nothing of the reply was applied");
+  }
+
+  /**
+   * What a restarted RM recovers an app into before the core has given it the tree: the queue its
+   * stored name stands for (QueueTree.recoveredPath, by which the shim decides whether to store
+   * the placed path), a placeholder under its own parents until the core's tree names it.
+   */
+  @ParameterizedTest
+  @CsvSource({"default, root.default, root", "root.a.b, root.a.b, root.a", "a.b, root.a.b, root.a"})
+  void anAppRecoveredBeforeTheTreeIsKnownGoesWhereItsStoredNameStandsFor(String stored,
+      String path, String parent) {
+    ShimQueue q = tree.findOrPlaceholder(stored);
+    assertEquals(path, q.getQueueName());
+    assertEquals(path, QueueTree.recoveredPath(stored));
+    assertEquals(tree.find(parent), q.getParent());
+    assertTrue(q.isRemoved(), "a placeholder takes no submissions");
   }
 }

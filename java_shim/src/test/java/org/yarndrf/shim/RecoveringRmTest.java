@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
@@ -28,6 +29,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContextImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.MemoryRMStateStore;
+import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
@@ -36,6 +38,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerStat
 import org.apache.hadoop.yarn.util.ControlledClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.yarndrf.shim.bridge.CapturedLog;
 import org.yarndrf.shim.bridge.CoreChannel;
 import org.yarndrf.shim.bridge.CoreUnavailableException;
@@ -148,25 +152,35 @@ class RecoveringRmTest {
     assertEquals(task, earlier.get(0).getId());
   }
 
-  @Test
-  void aRestartedRmRecoversAnAppIntoTheQueueTheCorePlacedItInNotTheNameItWasSubmittedWith()
-      throws Exception {
+  /**
+   * FakeCore places every submission in root.a, as a placement rule would. The placed path is
+   * stored with the app only where the name it was submitted with would not recover into it
+   * (QueueTree.recoveredPath): YARN's schedulers write no app-state update at placement, and
+   * Hadoop's TestRMRestart counts them (here the one left is RMAppImpl's, at the AM's launch).
+   */
+  @ParameterizedTest
+  @CsvSource({"by-rule, root.a, 2", "a, a, 1", "root.a, root.a, 1"})
+  void aRestartedRmRecoversAnAppIntoTheQueueTheCorePlacedItInStoringItsPathOnlyIfTheNameWouldNot(
+      String submitted, String stored, int appUpdates) throws Exception {
     YarnConfiguration conf = recovering();
-    FakeCore core = new FakeCore();  // places every submission in root.a, as a placement rule would
-    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, core);
+    conf.set(YarnConfiguration.RM_STORE, CountingStore.class.getName());
+    rm = FakeCore.startRm(YarnDrfScheduler.class, conf, new FakeCore());
     MockNM nm = rm.registerNode("127.0.0.1:1234", 8192, 8);
     RMApp app;
     try (CapturedLog apps = CapturedLog.of(RMAppImpl.class)) {
       app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
-          .withUser("alice").withQueue("by-rule"));
+          .withUser("alice").withQueue(submitted));
       AsyncApps.launch(rm, app);
       assertFalse(apps.has("can't handle this event"),
           "storing the placed queue sends the app no event its state cannot take: " + apps.lines);
     }
     ApplicationId id = app.getApplicationId();
-    until(() -> "root.a".equals(((MemoryRMStateStore) rm.getRMStateStore()).getState()
-        .getApplicationState().get(id).getApplicationSubmissionContext().getQueue()),
-        "the placed queue stored with the app");
+    CountingStore store = (CountingStore) rm.getRMStateStore();
+    until(() -> store.getState().getApplicationState().get(id).getLaunchTime() != 0,
+        "the AM's launch stored with the app");
+    assertEquals(stored, store.getState().getApplicationState().get(id)
+        .getApplicationSubmissionContext().getQueue());
+    assertEquals(appUpdates, store.appUpdates.get(), "app-state updates up to the AM's launch");
 
     restart(conf);
     nm.setResourceTrackerService(restarted.getResourceTrackerService());
@@ -175,6 +189,18 @@ class RecoveringRmTest {
     assertEquals("root.a", after.getSchedulerApplications().get(id).getQueue().getQueueName(),
         "recovered into its queue, not a placeholder named as submitted");
     assertEquals("root.a", restarted.getRMContext().getRMApps().get(id).getQueue());
+  }
+
+  /** A MemoryRMStateStore that counts the app-state updates it writes. */
+  public static final class CountingStore extends MemoryRMStateStore {
+    final AtomicInteger appUpdates = new AtomicInteger();
+
+    @Override
+    public synchronized void updateApplicationStateInternal(ApplicationId appId,
+        ApplicationStateData appState) throws Exception {
+      appUpdates.incrementAndGet();
+      super.updateApplicationStateInternal(appId, appState);
+    }
   }
 
   /**
