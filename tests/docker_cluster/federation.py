@@ -96,6 +96,14 @@ class Federation:
     def create(cls, scheduler: str, queues_file: Path,
                shapes: dict[str, tuple[NodeShape, ...]] | None = None) -> "Federation":
         shapes = shapes or FEDERATION_SHAPES
+        for _ in range(20):  # each sub-cluster picks its own ports: they must not meet another's
+            federation = cls._create(scheduler, queues_file, shapes)
+            if federation.ports_distinct():
+                return federation
+        raise AssertionError("no distinct free ports for the federation in 20 tries")
+
+    @classmethod
+    def _create(cls, scheduler: str, queues_file: Path, shapes: dict[str, tuple[NodeShape, ...]]) -> "Federation":
         ports = iter(free_ports(1 + len(ROUTER_PORTS)))
         zk_port = next(ports)
         env = {"ZK_PORT": str(zk_port), "ZK_ADDRESS": f"127.0.0.1:{zk_port}",
@@ -109,6 +117,15 @@ class Federation:
             sc.env.update(env, FEDERATION_SUBCLUSTER_ID=sc_id, FEDERATION_EPOCH=str(index * EPOCH_STRIDE))
             subclusters[sc_id] = sc
         return cls(scheduler=scheduler, queues_file=queues_file, env=env, volume=volume, subclusters=subclusters)
+
+    def ports_distinct(self) -> bool:
+        """No port of one part (Router, ZooKeeper, a sub-cluster's RM, core or NodeManagers) is
+        another's: free_ports holds only its own picks open, so two calls can return one port."""
+        ports = [*(self.env[k] for k in ("ZK_PORT", *ROUTER_PORTS))]
+        for sc in self.subclusters.values():
+            ports += [v for k, v in sc.env.items() if k.endswith("_PORT") and k not in ("ZK_PORT", *ROUTER_PORTS)]
+            ports += [str(p) for p in sc._nm_ports]
+        return len(ports) == len(set(ports))
 
     # ---- lifecycle -------------------------------------------------------------------------
     def start(self, timeout_s: float = 180) -> None:
