@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -141,12 +142,12 @@ def java_constants(spec: dict[str, Any], sha: str) -> str:
         "// Generated from yarn_bridge/contract.yaml by `make contract` (python -m yarn_bridge.contract_gen).",
         "// Do not edit: edit the spec and regenerate.",
         "package org.yarndrf.shim;", "",
+        "import com.fasterxml.jackson.core.JsonGenerator;", "import java.io.IOException;", "",
         "/**",
         " * The bridge's wire contract as the spec states it: the version, the request types, the delta",
         " * ops, every object's field names and every row's positions. {@link Messages} builds and reads",
         " * the messages with these; ContractSpecTest checks {@link #SPEC_SHA256} against the spec.",
         " */",
-        "@SuppressWarnings(\"checkstyle:all\")",
         "public final class Contract {",
         f"  public static final int VERSION = {spec['version']};",
         "  /** The SHA-256 of the spec's bytes this file was generated from. */",
@@ -156,8 +157,9 @@ def java_constants(spec: dict[str, Any], sha: str) -> str:
         "  public static final class Types {",
         *[f'    public static final String {_constant(k)} = "{k}";' for k in requests],
         "", "    private Types() {", "    }", "  }", "",
-        "  /** The delta ops. */",
+        "  /** The delta ops, and the field that names a delta's op. */",
         "  public static final class Ops {",
+        '    public static final String OP = "op";',
         *[f'    public static final String {_constant(k)} = "{k}";' for k in spec["deltas"]],
         "", "    private Ops() {", "    }", "  }",
     ]
@@ -165,12 +167,14 @@ def java_constants(spec: dict[str, Any], sha: str) -> str:
         group = JAVA_GROUPS[section]
         lines += ["", f"  /** The {section.replace('_', ' ')} of the spec. */", f"  public static final class {group} {{"]
         for key, m in spec[section].items():
-            lines += ["", f"    /** {_java_doc(m['meaning'])} */", f"    public static final class {_camel(key)} {{"]
+            lines += ["", *_javadoc("    ", m["meaning"]), f"    public static final class {_camel(key)} {{"]
             if section == "rows":
                 lines += [f"      public static final int {_constant(f['name'])} = {i};" for i, f in enumerate(m["fields"])]
                 if "tail" in m:
-                    lines += [f"      /** Where the tail begins: {_java_doc(m['tail'])} */",
+                    lines += [*_javadoc("      ", f"Where the tail begins: {m['tail']}"),
                               f"      public static final int TAIL = {len(m['fields'])};"]
+                if "java_class" in m:
+                    lines += _java_row_writer(m["java_class"], m["fields"])
             else:
                 lines += [f'      public static final String {_constant(f["name"])} = "{f["name"]}";' for f in m["fields"]]
             lines += ["", f"      private {_camel(key)}() {{", "      }", "    }"]
@@ -178,8 +182,27 @@ def java_constants(spec: dict[str, Any], sha: str) -> str:
     return "\n".join([*lines, "}"]) + "\n"
 
 
-def _java_doc(text: str) -> str:
-    return " ".join(text.split()).replace("*/", "* /").replace("@", "{@literal @}")
+# How the generated row writers write a value of each type.
+JAVA_WRITES = {"text": "writeString", "name": "writeString", "long": "writeNumber", "key": "writeNumber",
+               "int": "writeNumber", "bool": "writeBoolean"}
+
+
+def _java_row_writer(java_class: str, fields: list[dict[str, Any]]) -> list[str]:
+    lines = ["", "      /** Writes the row's fixed elements, in position order; its tail is the caller's. */",
+             f"      static void writeFixed(JsonGenerator g, Messages.{java_class} r) throws IOException {{"]
+    for f in fields:
+        member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
+        lines.append(f"        g.{JAVA_WRITES[f['type']]}(r.{member});")
+    return [*lines, "      }"]
+
+
+def _javadoc(indent: str, text: str) -> list[str]:
+    """A Javadoc comment of `text`, on one line if it fits in 100 characters, else wrapped."""
+    text = " ".join(text.split()).replace("*/", "* /").replace("@", "{@literal @}")
+    if len(indent) + len(text) + 7 <= 100:
+        return [f"{indent}/** {text} */"]
+    wrapped = textwrap.wrap(text, 100 - len(indent) - 3)
+    return [f"{indent}/**", *[f"{indent} * {line}" for line in wrapped], f"{indent} */"]
 
 
 # ---------------------------------------------------------------------------- docs/bridge.md

@@ -2,16 +2,18 @@
 // Do not edit: edit the spec and regenerate.
 package org.yarndrf.shim;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+
 /**
  * The bridge's wire contract as the spec states it: the version, the request types, the delta
  * ops, every object's field names and every row's positions. {@link Messages} builds and reads
  * the messages with these; ContractSpecTest checks {@link #SPEC_SHA256} against the spec.
  */
-@SuppressWarnings("checkstyle:all")
 public final class Contract {
   public static final int VERSION = 6;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "3ae642bee45edcd48eb1ab67d9c8cd693a64b98e50e9ca1c5ca02bc13978ea3d";
+  public static final String SPEC_SHA256 = "1e6b6e9c332a471a5abc2b00eae1298fcba6171ce1fc84c9dcc8dd2f9fa671f2";
 
   private Contract() {
   }
@@ -27,8 +29,9 @@ public final class Contract {
     }
   }
 
-  /** The delta ops. */
+  /** The delta ops, and the field that names a delta's op. */
   public static final class Ops {
+    public static final String OP = "op";
     public static final String NODE_ADDED = "node_added";
     public static final String NODE_UPDATED = "node_updated";
     public static final String NODE_REMOVED = "node_removed";
@@ -58,7 +61,9 @@ public final class Contract {
       }
     }
 
-    /** YARN's whole state; the core rebuilds itself from it (first contact, and after any failure). */
+    /**
+     * YARN's whole state; the core rebuilds itself from it (first contact, and after any failure).
+     */
     public static final class Snapshot {
       public static final String RESOURCES = "resources";
       public static final String NODES = "nodes";
@@ -74,7 +79,11 @@ public final class Contract {
       }
     }
 
-    /** Everything that changed since the last call, in the order the core applies it (deltas, started, finished, asks, counts, submissions), and every node with room for some ask to decide for. */
+    /**
+     * Everything that changed since the last call, in the order the core applies it (deltas,
+     * started, finished, asks, counts, submissions), and every node with room for some ask to
+     * decide for.
+     */
     public static final class Schedule {
       public static final String SEQ = "seq";
       public static final String DELTAS = "deltas";
@@ -100,7 +109,10 @@ public final class Contract {
       }
     }
 
-    /** `yarn application -movetoqueue`: the app to another queue, checked for its user (YARN has checked the caller's rights). */
+    /**
+     * `yarn application -movetoqueue`: the app to another queue, checked for its user (YARN has
+     * checked the caller's rights).
+     */
     public static final class Move {
       public static final String APP = "app";
       public static final String QUEUE = "queue";
@@ -130,7 +142,10 @@ public final class Contract {
       }
     }
 
-    /** An app YARN runs, as a snapshot lists it and app_added carries it: taken into its queue without placement or ACLs. */
+    /**
+     * An app YARN runs, as a snapshot lists it and app_added carries it: taken into its queue
+     * without placement or ACLs.
+     */
     public static final class App {
       public static final String APP = "app";
       public static final String USER = "user";
@@ -175,7 +190,10 @@ public final class Contract {
       }
     }
 
-    /** a node's capacity changed; `cards` only when its cards changed ([]: it declares none any more) */
+    /**
+     * a node's capacity changed; `cards` only when its cards changed ([]: it declares none any
+     * more)
+     */
     public static final class NodeUpdated {
       public static final String NODE = "node";
       public static final String CAPACITY = "capacity";
@@ -214,7 +232,10 @@ public final class Contract {
       }
     }
 
-    /** a new attempt: outstanding asks cleared, their ids forgotten (for an app that had an attempt before, a blacklist delta with the new attempt's whole blacklist follows in the same request) */
+    /**
+     * a new attempt: outstanding asks cleared, their ids forgotten (for an app that had an attempt
+     * before, a blacklist delta with the new attempt's whole blacklist follows in the same request)
+     */
     public static final class AttemptAdded {
       public static final String APP = "app";
 
@@ -249,7 +270,10 @@ public final class Contract {
       }
     }
 
-    /** the cluster's node labels changed (YARN's RMNodeLabelsManager; the shim compares at each call) */
+    /**
+     * the cluster's node labels changed (YARN's RMNodeLabelsManager; the shim compares at each
+     * call)
+     */
     public static final class Labels {
       public static final String LABELS = "labels";
 
@@ -257,7 +281,10 @@ public final class Contract {
       }
     }
 
-    /** a node moved to another partition (rmadmin -replaceLabelsOnNode, or the NodeManager's own labels) */
+    /**
+     * a node moved to another partition (rmadmin -replaceLabelsOnNode, or the NodeManager's own
+     * labels)
+     */
     public static final class NodeLabel {
       public static final String NODE = "node";
       public static final String LABEL = "label";
@@ -281,8 +308,22 @@ public final class Contract {
       public static final int PRIORITY = 3;
       public static final int ALLOCATION_ID = 4;
       public static final int ASSIGNMENT_ID = 5;
-      /** Where the tail begins: one amount per resource type in the snapshot's `resources` order; then, for a container with the allocation tag yarn-drf.gpu-cards (since 6), the indices of its cards as a list */
+      /**
+       * Where the tail begins: one amount per resource type in the snapshot's `resources` order;
+       * then, for a container with the allocation tag yarn-drf.gpu-cards (since 6), the indices of
+       * its cards as a list
+       */
       public static final int TAIL = 6;
+
+      /** Writes the row's fixed elements, in position order; its tail is the caller's. */
+      static void writeFixed(JsonGenerator g, Messages.ContainerRow r) throws IOException {
+        g.writeString(r.container);
+        g.writeString(r.app);
+        g.writeString(r.node);
+        g.writeNumber(r.priority);
+        g.writeNumber(r.allocationId);
+        g.writeString(r.assignmentId);
+      }
 
       private ContainerRow() {
       }
@@ -297,8 +338,23 @@ public final class Contract {
       public static final int ALLOCATION_ID = 4;
       public static final int LOCATION = 5;
       public static final int RELAX_LOCALITY = 6;
-      /** Where the tail begins: one amount per resource type in the snapshot's `resources` order; then optionally (since 6) its request key's node label expression (absent: its queue's default applies) */
+      /**
+       * Where the tail begins: one amount per resource type in the snapshot's `resources` order;
+       * then optionally (since 6) its request key's node label expression (absent: its queue's
+       * default applies)
+       */
       public static final int TAIL = 7;
+
+      /** Writes the row's fixed elements, in position order; its tail is the caller's. */
+      static void writeFixed(JsonGenerator g, Messages.AskRow r) throws IOException {
+        g.writeNumber(r.id);
+        g.writeNumber(r.count);
+        g.writeString(r.app);
+        g.writeNumber(r.priority);
+        g.writeNumber(r.allocationId);
+        g.writeString(r.location);
+        g.writeBoolean(r.relax);
+      }
 
       private AskRow() {
       }
@@ -307,8 +363,16 @@ public final class Contract {
     /** A node with free room (a schedule's "nodes"). */
     public static final class NodeRow {
       public static final int NODE = 0;
-      /** Where the tail begins: its unallocated amounts as YARN has them, in the snapshot's `resources` order */
+      /**
+       * Where the tail begins: its unallocated amounts as YARN has them, in the snapshot's
+       * `resources` order
+       */
       public static final int TAIL = 1;
+
+      /** Writes the row's fixed elements, in position order; its tail is the caller's. */
+      static void writeFixed(JsonGenerator g, Messages.NodeRow r) throws IOException {
+        g.writeString(r.node);
+      }
 
       private NodeRow() {
       }
@@ -335,7 +399,10 @@ public final class Contract {
     /** An app's headroom (a schedule reply's "headroom"), only for the apps where it changed. */
     public static final class HeadroomRow {
       public static final int APP = 0;
-      /** Where the tail begins: what it could still get, one amount per resource type in the snapshot's `resources` order */
+      /**
+       * Where the tail begins: what it could still get, one amount per resource type in the
+       * snapshot's `resources` order
+       */
       public static final int TAIL = 1;
 
       private HeadroomRow() {
@@ -462,7 +529,9 @@ public final class Contract {
       }
     }
 
-    /** One queue of a "queues" list, what the shim needs for getQueueInfo, ACLs, limits and labels. */
+    /**
+     * One queue of a "queues" list, what the shim needs for getQueueInfo, ACLs, limits and labels.
+     */
     public static final class QueueEntry {
       public static final String NAME = "name";
       public static final String LEAF = "leaf";
@@ -480,7 +549,10 @@ public final class Contract {
       }
     }
 
-    /** The core's preemption state record: its own version (a saved record outlives the processes); times in ms since 1970. */
+    /**
+     * The core's preemption state record: its own version (a saved record outlives the processes);
+     * times in ms since 1970.
+     */
     public static final class PreemptionState {
       public static final String V = "v";
       public static final String MARKS = "marks";
