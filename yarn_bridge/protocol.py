@@ -94,7 +94,7 @@ def decode_request(text: str) -> Request:
     problem = check_fields(msg, form.fields)
     if problem:
         raise ProtocolError(f"{kind}: {problem}")
-    return form.item(kind, epoch, *map(msg.get, form.names))
+    return _new(form.item, (kind, epoch, *map(msg.get, form.names)))
 
 
 def is_snapshot(text: str) -> bool:
@@ -188,13 +188,19 @@ TESTS: dict[str, Callable[[Any], bool]] = {
 
 
 class Form(NamedTuple):
-    """How one kind of object is decoded: its field checks, then its typed item from its fields."""
+    """How one kind of object is decoded: its field checks, then its typed item (a NamedTuple)
+    from its fields' values."""
     fields: tuple[Field, ...]
     names: tuple[str, ...]
-    item: Callable[..., Any]
+    item: type
 
 
-def _form(table: tuple[spec.Field, ...], item: Callable[..., Any]) -> Form:
+# A typed item from its values: tuple's own constructor, without the NamedTuple's argument handling
+# (the values come from the table, one per field), which cost as much again as the checks.
+_new = tuple.__new__
+
+
+def _form(table: tuple[spec.Field, ...], item: type) -> Form:
     return Form(tuple((name, TESTS[kind], spec.WHAT[kind], required) for name, kind, required in table),
                 tuple(name for name, _, _ in table), item)
 
@@ -205,8 +211,8 @@ REQUESTS = {kind: _form(table, spec.REQUEST_ITEMS[kind]) for kind, table in spec
 ITEMS = {kind: _form(table, spec.OBJECT_ITEMS[kind]) for kind, table in spec.ITEMS.items()}
 DELTAS = {op: _form(table, spec.DELTA_ITEMS[op]) for op, table in spec.DELTAS.items()}
 DELTA_OPS = tuple(DELTAS)
-_MARK = _form(spec.STATE_ITEMS["mark"], dict)
-_LEAF = _form(spec.STATE_ITEMS["leaf"], dict)
+_MARK = _form(spec.STATE_ITEMS["mark"], tuple)  # (checked only: saved_state reads the record)
+_LEAF = _form(spec.STATE_ITEMS["leaf"], tuple)
 
 
 def decode_item(obj: Any, form: Form) -> tuple[Any, str]:
@@ -215,7 +221,7 @@ def decode_item(obj: Any, form: Form) -> tuple[Any, str]:
     problem = check_fields(obj, form.fields)
     if problem:
         return None, problem
-    return form.item._make(map(obj.get, form.names)), ""
+    return _new(form.item, map(obj.get, form.names)), ""
 
 
 # ---------------------------------------------------------------------------- rows
