@@ -107,7 +107,9 @@ def python_tables(spec: dict[str, Any], sha: str) -> str:
                 "The items of the preemption state record (a snapshot gives it back)."),
         "# Rows (JSON arrays): the names of their fixed leading elements, by position; then their tail.",
         "ROWS = {" + ", ".join(f"{k!r}: {tuple(f['name'] for f in r['fields'])!r}" for k, r in spec["rows"].items()) + "}",
-        "# The objects of replies: their fields, in the order they are written.",
+        "# The replies (after the envelope's, first) and the objects in them: their fields, in the order they are written.",
+        "REPLIES = {" + ", ".join(f"{k!r}: {tuple(f['name'] for f in r['fields'])!r}"
+                                  for k, r in spec["replies"].items()) + "}",
         "REPLY_ITEMS = {" + ", ".join(f"{k!r}: {tuple(f['name'] for f in r['fields'])!r}"
                                       for k, r in spec["reply_items"].items()) + "}",
         f"STATE_VERSION = {spec['reply_items']['preemption_state']['version']}",

@@ -47,7 +47,8 @@ STATE_ITEMS: dict[str, tuple[Field, ...]] = {
 }
 # Rows (JSON arrays): the names of their fixed leading elements, by position; then their tail.
 ROWS = {'container_row': ('container', 'app', 'node', 'priority', 'allocation_id', 'assignment_id'), 'ask_row': ('id', 'count', 'app', 'priority', 'allocation_id', 'location', 'relax_locality'), 'node_row': ('node',), 'finished_pair': ('container', 'state'), 'count_pair': ('id', 'count'), 'headroom_row': ('app',), 'am_diagnostic_pair': ('app', 'text')}
-# The objects of replies: their fields, in the order they are written.
+# The replies (after the envelope's, first) and the objects in them: their fields, in the order they are written.
+REPLIES = {'envelope': ('v', 'ok', 'error'), 'snapshot': ('queues',), 'schedule': ('seq', 'assignments', 'placements', 'queues', 'queues_built', 'headroom', 'am_diagnostics', 'preempt', 'kill', 'call_in_ms', 'preemption_state'), 'reload': ('accepted', 'changes', 'queues', 'errors'), 'move': ('accepted', 'queue', 'reason')}
 REPLY_ITEMS = {'assignment': ('assignment_id', 'app', 'node', 'queue', 'priority', 'allocation_id', 'resources', 'cards'), 'placement': ('app', 'accepted', 'queue', 'reason'), 'preemption': ('container', 'app', 'node', 'queue', 'for_queue', 'reason', 'kill_in_ms'), 'queue_entry': ('name', 'leaf', 'weight', 'max', 'max_fraction', 'submit_acl', 'admin_acl', 'draining', 'max_container', 'labels', 'default_label'), 'preemption_state': ('v', 'marks', 'leaves'), 'mark': ('container', 'node', 'app', 'priority', 'allocation_id', 'reason', 'marked_at_ms', 'deadline_ms', 'waiting_until_ms'), 'leaf': ('queue', 'below_fair_since_ms', 'below_min_since_ms', 'starved', 'waiting_until_ms')}
 STATE_VERSION = 1
 

@@ -70,3 +70,36 @@ def test_every_field_of_the_golden_deltas_nodes_apps_and_submissions_is_in_the_s
                 assert set(item) <= set(protocol.ITEMS[kind].names), (kind, item)
                 seen += 1
     assert seen > 10
+
+
+def in_spec_order(fields, names: tuple[str, ...]) -> bool:
+    """Whether `fields` are some of `names`, in their order (the optional ones may be absent)."""
+    return all(f in names for f in fields) and [n for n in names if n in fields] == list(fields)
+
+
+def test_every_golden_reply_has_the_specs_fields_in_the_specs_order():
+    """The replies are what the real service writes (test_contract.py): its encoders follow the spec."""
+    items = {"assignments": "assignment", "placements": "placement", "preempt": "preemption", "kill": "preemption",
+             "queues": "queue_entry", "queues_built": "queue_entry"}
+    seen = set()
+    for path in sorted(CONTRACT.glob("*.reply.json")):
+        for example in json.loads(path.read_text())["examples"]:
+            message = example.get("message")
+            if message is None:
+                continue  # (invalid.reply.json: texts the shim refuses)
+            envelope, rest = list(message)[:2], list(message)[2:]
+            assert envelope == ["v", "ok"], example["name"]
+            kinds = [k for k, names in spec.REPLIES.items() if k != "envelope" and in_spec_order(rest, names)]
+            assert kinds or rest == ["error"], f"{example['name']}: {rest} is no reply of the spec"
+            for field, kind in items.items():
+                for item in message.get(field) or []:
+                    assert in_spec_order(list(item), spec.REPLY_ITEMS[kind]), (example["name"], field, list(item))
+                    seen.add(kind)
+            state = message.get("preemption_state")
+            if state is not None:
+                assert in_spec_order(list(state), spec.REPLY_ITEMS["preemption_state"])
+                for kind, field in (("mark", "marks"), ("leaf", "leaves")):
+                    for item in state[field]:
+                        assert in_spec_order(list(item), spec.REPLY_ITEMS[kind]), (example["name"], list(item))
+                        seen.add(kind)
+    assert seen == {"assignment", "placement", "preemption", "queue_entry", "mark", "leaf"}
