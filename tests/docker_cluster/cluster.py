@@ -322,11 +322,15 @@ class Cluster:
 
     def running_containers(self) -> dict[str, dict[str, Any]]:
         """Every running container of every running app, by container id, from the RM REST API:
-        {id: {"app", "queue", "user", "node", "resources": {name: amount}, "started": ms}}."""
+        {id: {"app", "queue", "user", "node", "resources": {name: amount}, "started": ms, "am": bool}}.
+        An attempt's AM is the container its attempt names, not the one numbered 1: after a
+        failover the new RM numbers an app's containers from 1 again, in a new epoch."""
         out: dict[str, dict[str, Any]] = {}
         for app in self.apps("RUNNING"):
             queue = app["queue"] if app["queue"].startswith("root.") else f"root.{app['queue']}"
-            for c in self.app_containers(app["id"]):
+            attempts = self.app_attempts(app["id"])
+            ams = {att.get("containerId") for att in attempts}
+            for c in self.app_containers(app["id"], attempts):
                 entries = (c.get("allocatedResources") or {}).get("entry") or []
                 if isinstance(entries, dict):
                     entries = [entries]
@@ -335,14 +339,18 @@ class Cluster:
                     "node": c.get("nodeId") or c.get("assignedNodeId"),
                     "resources": {e["key"]: int(e["value"]) for e in entries},
                     "started": int(c.get("startedTime") or 0),  # ms: when the RM allocated it
+                    "am": c["containerId"] in ams,
                 }
         return out
 
-    def app_containers(self, app_id: str) -> list[dict[str, Any]]:
+    def app_attempts(self, app_id: str) -> list[dict[str, Any]]:
+        """An app's attempts from the RM REST API (each names its AM container, `containerId`)."""
+        return (self.rest(f"/apps/{app_id}/appattempts").get("appAttempts") or {}).get("appAttempt") or []
+
+    def app_containers(self, app_id: str, attempts: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """Running containers of an app (current attempt) from the RM REST API."""
-        attempts = (self.rest(f"/apps/{app_id}/appattempts").get("appAttempts") or {}).get("appAttempt") or []
         out: list[dict[str, Any]] = []
-        for att in attempts:
+        for att in self.app_attempts(app_id) if attempts is None else attempts:
             try:
                 data = self.rest(f"/apps/{app_id}/appattempts/{att['appAttemptId']}/containers")
             except requests.HTTPError:

@@ -8,11 +8,15 @@ among its children that still ask for more (a child above M counts as `vector * 
 share is that vector's weighted dominant share. A leaf with `user-limits` is the parent of its users
 (a user's share: the dominant share of its apps' usage in the leaf over its user weight).
 
-Checked decision by decision: nothing ends while the apps compete, so each sibling's last
-container is the last decision that gave its subtree anything, taken on that container's node when
-the node's free room was what it is now plus every container started there since; `unfair_choices`
+Checked decision by decision: each sibling's last container is the last decision that gave its
+subtree anything, taken on that container's node when the node's free room was what it is now plus
+every container started there since, less every container that ended since but held room then
+(`gone`: where containers end while the apps compete, as the maps of a MapReduce job running through
+a failover do; a watcher saw each running, and saw it gone, within a window). `unfair_choices`
 names each sibling that got that container although a sibling that could use the node had a lower
-share for it (for a node, as the rule decides: only children with a request that fits set M).
+share for it (for a node, as the rule decides: only children with a request that fits set M). A
+decision taken inside the window in which a container it depends on ended cannot be judged and is
+not.
 """
 from __future__ import annotations
 
@@ -127,6 +131,16 @@ class Placed:
     node: str
     resources: Mapping[str, int]
     started: int  # ms, when the RM allocated it
+    ended: int | None = None  # ms, by when it had surely ended; None while it runs
+    seen: int = 0  # ms, when it was last seen running (of one that ended)
+
+    def held_at(self, t: int) -> bool:
+        """Whether it held its room when a container was placed at `t` (ms)."""
+        return self.started < t and (self.ended is None or t < self.ended)
+
+    def unsure_at(self, t: int) -> bool:
+        """Whether it may or may not have ended by `t`: t falls in the window its end is known in."""
+        return self.ended is not None and self.started <= t and self.seen <= t < self.ended
 
 
 def bottoms(node: Node) -> list[Node]:
@@ -138,13 +152,15 @@ def fits(shape: Mapping[str, float], room: Mapping[str, float]) -> bool:
 
 
 def unfair_choices(oracle: HDRF, usage: Mapping[str, Vector], asking: Mapping[str, Vector],
-                   tasks: Mapping[str, list[Placed]], placed: list[Placed], free: Mapping[str, Mapping[str, int]]
-                   ) -> list[str]:
+                   tasks: Mapping[str, list[Placed]], placed: list[Placed], free: Mapping[str, Mapping[str, int]],
+                   gone: Mapping[str, list[Placed]] | None = None) -> list[str]:
     """For every parent (and leaf with users) and every child of it that still asks, its last task
     container (`tasks`: {bottom node: its task containers}): on that node, with the room it had
-    then (`free` now plus it and every container of `placed` started there after it), every
-    sibling that still asks and had a request fitting that room had a share at least the child's
-    before that container. Each exception, described; none means every last decision was H-DRF's."""
+    then (`free` now plus it and every container of `placed` started there after it, less those of
+    `gone`, {bottom node: containers that ended since}, that held room then), every sibling that
+    still asks and had a request fitting that room had a share at least the child's before that
+    container. Each exception, described; none means every last decision was H-DRF's."""
+    gone = gone or {}
     out = []
     for parent in oracle.tree.walk():
         live = [c for c in parent.children if any(b.path in asking for b in bottoms(c))]
@@ -154,7 +170,7 @@ def unfair_choices(oracle: HDRF, usage: Mapping[str, Vector], asking: Mapping[st
                 continue
             last = max(p.started for _, p in mine)
             # Containers of one heartbeat share a millisecond: any of them may have been the last.
-            excuses = [_why_not(oracle, usage, asking, placed, free, parent, hi, b, p)
+            excuses = [_why_not(oracle, usage, asking, placed, free, gone, parent, hi, b, p)
                        for b, p in mine if p.started == last]
             if all(excuses):
                 out.append(excuses[0])
@@ -162,13 +178,17 @@ def unfair_choices(oracle: HDRF, usage: Mapping[str, Vector], asking: Mapping[st
 
 
 def starved_unlawfully(oracle: HDRF, asking: Mapping[str, Vector], tasks: Mapping[str, list[Placed]],
-                       held: Mapping[str, list[Placed]], free: Mapping[str, Mapping[str, int]]) -> list[str]:
+                       held: Mapping[str, list[Placed]], free: Mapping[str, Mapping[str, int]],
+                       gone: Mapping[str, list[Placed]] | None = None) -> list[str]:
     """For every child (of a parent, or user of a leaf) that still asks and got no task container
     at all (`tasks`), every task container a sibling got: on that node, with the room it had then,
     the starved child's request did not fit, or its share was at least the sibling's just before
-    that container (the shares from `held`, {bottom node: every container it holds}, counting
-    those started before it). Each exception, described; none means the starvation was H-DRF's."""
+    that container (the shares from `held`, {bottom node: every container it holds}, and `gone`,
+    {bottom node: containers that ended since}, counting those that held room then). Each
+    exception, described; none means the starvation was H-DRF's."""
+    gone = gone or {}
     placed = [p for ps in held.values() for p in ps]
+    ever = {b: list(held.get(b, [])) + list(gone.get(b, [])) for b in set(held) | set(gone)}
     out = []
     for parent in oracle.tree.walk():
         live = [c for c in parent.children if any(b.path in asking for b in bottoms(c))]
@@ -176,11 +196,13 @@ def starved_unlawfully(oracle: HDRF, asking: Mapping[str, Vector], tasks: Mappin
             wants = [asking[b.path] for b in bottoms(lo) if b.path in asking]
             for hi in (c for c in live if c is not lo):
                 for c in (p for b in bottoms(hi) for p in tasks.get(b.path, [])):
-                    room = _room_then(free, placed, c)
+                    if _unsure(gone, c):
+                        continue
+                    room = _room_then(free, placed, c, gone)
                     if not any(fits(shape, room) for shape in wants):
                         continue
-                    before = {b: {r: sum(p.resources.get(r, 0) for p in ps if p.started < c.started)
-                                  for r in RESOURCES} for b, ps in held.items()}
+                    before = {b: {r: sum(p.resources.get(r, 0) for p in ps if p.held_at(c.started))
+                                  for r in RESOURCES} for b, ps in ever.items()}
                     shares = oracle.shares(before, asking, room)
                     if shares[lo.path] < shares[hi.path] - EPS:
                         out.append(f"{hi.path} got a container on {c.node} (room then {room}) at share "
@@ -189,22 +211,36 @@ def starved_unlawfully(oracle: HDRF, asking: Mapping[str, Vector], tasks: Mappin
     return out
 
 
-def _room_then(free: Mapping[str, Mapping[str, int]], placed: list[Placed], c: Placed) -> Vector:
+def _room_then(free: Mapping[str, Mapping[str, int]], placed: list[Placed], c: Placed,
+               gone: Mapping[str, list[Placed]]) -> Vector:
     """The free room of c's node when c was placed: now plus c and every container started there
-    after it. The containers of one heartbeat may share c's millisecond and have come before it:
-    they are not counted, so this is the least room c can have been placed in (a sibling is judged
-    able to use the node only if it surely was)."""
+    after it, less every container that ended since and held room there then. The containers of
+    one heartbeat may share c's millisecond and have come before it: they are not counted (and one
+    that ended is), so this is the least room c can have been placed in (a sibling is judged able
+    to use the node only if it surely was)."""
+    ended = [p for ps in gone.values() for p in ps if p.node == c.node and p.started <= c.started < p.ended]
     return {r: free.get(c.node, {}).get(r, 0) + c.resources.get(r, 0)
             + sum(p.resources.get(r, 0) for p in placed if p.node == c.node and p.started > c.started)
+            - sum(p.resources.get(r, 0) for p in ended)
             for r in RESOURCES}
 
 
-def _why_not(oracle: HDRF, usage, asking, placed: list[Placed], free, parent: Node, hi: Node, bottom: str,
-             c: Placed) -> str:
-    """Why giving `c` to `hi` was not H-DRF's choice, or "" if it was."""
-    room = _room_then(free, placed, c)
+def _unsure(gone: Mapping[str, list[Placed]], c: Placed) -> bool:
+    """Whether a container that ended may or may not have held its room when c was placed."""
+    return any(p.unsure_at(c.started) for ps in gone.values() for p in ps)
+
+
+def _why_not(oracle: HDRF, usage, asking, placed: list[Placed], free, gone: Mapping[str, list[Placed]],
+             parent: Node, hi: Node, bottom: str, c: Placed) -> str:
+    """Why giving `c` to `hi` was not H-DRF's choice, or "" if it was (or cannot be told)."""
+    if _unsure(gone, c):
+        return ""
+    room = _room_then(free, placed, c, gone)
     before = {k: dict(v) for k, v in usage.items()}
-    before[bottom] = {r: before[bottom].get(r, 0) - c.resources.get(r, 0) for r in RESOURCES}
+    before[bottom] = {r: before.get(bottom, {}).get(r, 0) - c.resources.get(r, 0) for r in RESOURCES}
+    for b, ps in gone.items():
+        then = [p for p in ps if p.held_at(c.started)]
+        before[b] = {r: before.get(b, {}).get(r, 0) + sum(p.resources.get(r, 0) for p in then) for r in RESOURCES}
     shares = oracle.shares(before, asking, room)
     for lo in parent.children:
         could = [b.path for b in bottoms(lo) if b.path in asking and fits(asking[b.path], room)]

@@ -166,13 +166,16 @@ def release_when_all_pending(c, names: list[str], tag: str) -> None:
     c.kill_app(c.app_by_name(f"blocker-{tag}")["id"])
 
 
-def assert_hdrf(c, running: dict, apps: dict[Job, dict], capacity: dict[str, int]) -> None:
+def assert_hdrf(c, running: dict, apps: dict[Job, dict], capacity: dict[str, int],
+                ended: dict | None = None) -> None:
     """The running containers are divided as hierarchical DRF divides them, at every level of the
     tree and among the users of a leaf with user-limits (tests/docker_cluster/hdrf.py): each job's last
     container (`apps`: job -> its app as the RM REST API lists it; every running container counts
     in the usage, a job's or not) went to it while it had the lowest share of the siblings that
     could use that node; no node holds more than its capacity; the core's per-queue and per-user
-    usage is YARN's."""
+    usage is YARN's. `ended`: containers that ended while the apps competed, as
+    tests/docker_cluster/history.py records them (each as `running` has it, with "seen" and
+    "ended" ms): they count in the shares and the room of the decisions taken while they ran."""
     leaves = {v["queue"] for v in running.values()}
     created = {leaf.rsplit(".", 1)[1] for leaf in leaves if leaf.startswith(USERS_PARENT + ".")}
     tree = load_tree(QUEUES, {USERS_PARENT: sorted(created)})
@@ -196,23 +199,28 @@ def assert_hdrf(c, running: dict, apps: dict[Job, dict], capacity: dict[str, int
             acc[r] += v["resources"].get(r, 0)
         held.setdefault(b, []).append(Placed(v["node"], v["resources"], v["started"]))
         job = job_of.get(v["app"])
-        if job is not None and not cid.endswith("_000001"):  # its AM started before the others competed
+        if job is not None and not v["am"]:  # its AM started before the others competed
             workers[job] += 1
             tasks.setdefault(b, []).append(held[b][-1])
     placed = [p for ps in held.values() for p in ps]
+    gone: dict[str, list[Placed]] = {}
+    for v in (ended or {}).values():
+        gone.setdefault(bottom(v["queue"], v["user"]), []).append(
+            Placed(v["node"], v["resources"], v["started"], ended=v["ended"], seen=v["seen"]))
     asking = {bottom(app["queue"], app["user"]): job.shape for job, app in apps.items() if workers[job] < job.count}
     free = {n["id"]: resource_map(n["availableResource"]) for n in c.running_nodes()}
     oracle = HDRF(tree, capacity)
     report = (f"H-DRF shares {({k: round(v, 4) for k, v in oracle.shares(usage, asking).items()})}, "
-              f"task containers {({j.name: n for j, n in workers.items()})}, free {free}")
+              f"task containers {({j.name: n for j, n in workers.items()})}, free {free}, "
+              f"ended while they competed {sum(map(len, gone.values()))}")
     print(f"\n{report}")
     # Each sibling's last decision was H-DRF's; a queue or user that got no task at all may lawfully
     # starve (the AMs' places decide which nodes' room is left: e.g. AMs on the GPU node leave ml
     # only the vcores lower-share queues take first), but only if every container its siblings got
     # went where its request did not fit or while its share was not the lower.
     assert sum(workers.values()) > 0, report
-    unfair = unfair_choices(oracle, usage, asking, tasks, placed, free)
-    unfair += starved_unlawfully(oracle, asking, tasks, held, free)
+    unfair = unfair_choices(oracle, usage, asking, tasks, placed, free, gone)
+    unfair += starved_unlawfully(oracle, asking, tasks, held, free, gone)
     assert not unfair, "\n".join(unfair) + "\n" + report
 
     # 2. No node holds more than its capacity.

@@ -21,6 +21,7 @@ import requests
 from tests.docker_cluster.cluster import SLEEP_JOB, resource_map
 from tests.docker_cluster.conftest import QUEUES, running, scheduler_class
 from tests.docker_cluster.ha_cluster import RM_IDS, HaCluster
+from tests.docker_cluster.history import ContainerHistory
 from tests.docker_cluster.test_drf import Job, assert_hdrf, wait_stable, wait_until
 from tests.drf import RESOURCES, queue_usage
 
@@ -68,6 +69,13 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
     c = idle_ha
     tag = uuid.uuid4().hex[:6]
     capacity = {r: sum(_node_total(n).get(r, 0) for n in c.running_nodes()) for r in RESOURCES}
+    # The maps run through the failover and end while the queues compete again: the oracle must
+    # count them in the decisions taken before they ended, so a watcher records every container.
+    with ContainerHistory(c) as history:
+        _kill_and_recover(c, scheduler_name, tag, capacity, history)
+
+
+def _kill_and_recover(c, scheduler_name: str, tag: str, capacity: dict[str, int], history: ContainerHistory) -> None:
     mr_id, mr_log = start_mapreduce(c, tag)
     blocker_id = hold_all_but_three_vcores(c, tag)
     sleepers = []
@@ -81,7 +89,7 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
     before = c.running_containers()
     wait_for(lambda: set(before) <= c.nm_running(), 60, "the NodeManagers to run them", c)
     old = c.active_id
-    killed_at = c.kill_rm(old)
+    killed_at, killed_ms = c.kill_rm(old), int(time.time() * 1000)
     # The blocker's containers end normally while no RM is active; an app is submitted meanwhile.
     code, out = c.exec(["touch", f"/shared/release-{tag}"])
     assert code == 0, out
@@ -99,11 +107,15 @@ def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_the
           f"{sum(1 for v in before.values() if v['app'] in (blocker_id, mr_id))} ended normally")
 
     # The queues return to their hierarchical-DRF shares (yarn-drf's; CapacityScheduler has its own),
-    # and the new core counts exactly what YARN runs.
+    # and the new core counts exactly what YARN runs. The new RM allocates nothing for its
+    # work-preserving scheduling wait (10 s) after recovery: settled means settled after that.
+    wait_for(lambda: any(v["started"] > killed_ms for v in c.running_containers().values()), 180,
+             "the new active RM to allocate again", c)
     running = wait_stable(c, quiet_s=8, timeout_s=300)
     assert_no_container_counted_twice(c)
     if scheduler_name == "yarn-drf":
-        assert_hdrf(c, running, {job: c.app_by_name(f"{job.name}-{tag}") for job in JOBS}, capacity)
+        assert_hdrf(c, running, {job: c.app_by_name(f"{job.name}-{tag}") for job in JOBS}, capacity,
+                    ended=history.ended(running))
         assert_core_started_from_the_recovered_state(c, new, running)
 
     # The app submitted during the outage completes once the queues' apps give way.
