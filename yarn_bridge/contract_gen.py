@@ -169,6 +169,10 @@ def java_constants(spec: dict[str, Any], sha: str) -> str:
         group = JAVA_GROUPS[section]
         lines += ["", f"  /** The {section.replace('_', ' ')} of the spec. */", f"  public static final class {group} {{"]
         for key, m in spec[section].items():
+            same = [item for item, i in spec["items"].items() if section == "deltas" and i["fields"] == m["fields"]]
+            if same:  # (a delta that carries a whole object: its fields are the object's, Items)
+                lines += ["", f"    // {key}: the fields of Items.{_camel(same[0])}"]
+                continue
             lines += ["", *_javadoc("    ", m["meaning"]), f"    public static final class {_camel(key)} {{"]
             if section == "rows":
                 lines += [f"      public static final int {_constant(f['name'])} = {i};" for i, f in enumerate(m["fields"])]

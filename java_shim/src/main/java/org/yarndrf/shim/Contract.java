@@ -178,17 +178,7 @@ public final class Contract {
   /** The deltas of the spec. */
   public static final class Deltas {
 
-    /** a node joined */
-    public static final class NodeAdded {
-      public static final String NODE = "node";
-      public static final String CAPACITY = "capacity";
-      public static final String RACK = "rack";
-      public static final String CARDS = "cards";
-      public static final String LABEL = "label";
-
-      private NodeAdded() {
-      }
-    }
+    // node_added: the fields of Items.Node
 
     /**
      * a node's capacity changed; `cards` only when its cards changed ([]: it declares none any
@@ -211,18 +201,7 @@ public final class Contract {
       }
     }
 
-    /** an app YARN recovered after an RM restart, in the queue it ran in */
-    public static final class AppAdded {
-      public static final String APP = "app";
-      public static final String USER = "user";
-      public static final String QUEUE = "queue";
-      public static final String GROUPS = "groups";
-      public static final String PRIORITY = "priority";
-      public static final String BLACKLIST = "blacklist";
-
-      private AppAdded() {
-      }
-    }
+    // app_added: the fields of Items.App
 
     /** an app ended */
     public static final class AppRemoved {
