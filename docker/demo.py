@@ -45,7 +45,7 @@ from rich.live import Live  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tests import browser  # noqa: E402
-from tests.docker_cluster.waits import Stalled, wait_for  # noqa: E402
+from tests.waits import Stalled  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
@@ -78,7 +78,8 @@ preemption:
   max-per-round: "25%"
 """
 WORKLOAD_STALL_S = 120  # the apps' start, without any change in the cluster
-LIMIT_FACTOR = 4  # a wait that keeps seeing progress gives up after this many times its stall budget
+# What a wait counts as "not yet" rather than a failure: a server between states answers with anything.
+BETWEEN_STATES = (Exception,)
 FILL = ("root.research.dev", {"memory-mb": 512, "vcores": 1}, 40)  # more than the cluster's 28 vcores hold
 LATE = ("root.prod", {"memory-mb": 512, "vcores": 1}, 24)
 TARGET_ROUNDING = 1e-6  # the status server's shares have 6 decimals (a queue one container off is in)
@@ -305,7 +306,8 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
     # machine the five clients and AMs take a while, and the verdict's second half must still see
     # the steady state.
     console.print(f"Waiting for the {len(names)} apps' ApplicationMasters to ask for their containers")
-    wait(lambda: asked(cluster, names), "every app's AM to ask for its containers", cluster, WORKLOAD_STALL_S)
+    cluster.wait_for(lambda: asked(cluster, names), WORKLOAD_STALL_S, "every app's AM to ask for its containers",
+                     ignore=BETWEEN_STATES)
     t0 = time.monotonic()
     history: list[tuple[float, dict, dict]] = []
     with ExitStack() as stack, Live(console=console, refresh_per_second=2) as live:
@@ -371,15 +373,16 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weigh
     cluster.kill_all_apps()
     with open(queues_file, "a") as f:  # in place: the container's mount is this file
         f.write(PREEMPTION)
-    wait(lambda: cluster.rest_status("/v1/queues")["preemption"]["enabled"], "the reload", cluster, 30)
+    cluster.wait_for(lambda: cluster.rest_status("/v1/queues")["preemption"]["enabled"], 30, "the reload",
+                     ignore=BETWEEN_STATES)
     tag = uuid.uuid4().hex[:4]
     (fill_q, fill_shape, fill_n), (late_q, late_shape, late_n) = FILL, LATE
     fill_name, late_name = f"demo-fill-{tag}", f"demo-late-{tag}"
     cluster.submit_dshell(fill_name, fill_q.split(".")[-1], fill_n, fill_shape)
-    wait(lambda: cluster.app_by_name(fill_name) and not any(
+    cluster.wait_for(lambda: cluster.app_by_name(fill_name) and not any(
         all(free.get(r, 0) >= fill_shape[r] for r in fill_shape)
         for free in (resource_map(n["availableResource"]) for n in cluster.running_nodes())),
-        f"{fill_q} filling the cluster (no node with room for one more of its containers)", cluster, 60)
+        60, f"{fill_q} filling the cluster (no node with room for one more of its containers)", ignore=BETWEEN_STATES)
     arrived = time.monotonic()
     cluster.submit_dshell(late_name, late_q.split(".")[-1], late_n, late_shape)
     one = max(late_shape.get(r, 0) / capacity[r] for r in RES if capacity[r])
@@ -398,7 +401,7 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weigh
         return round(seen["share"], 3), counters["marked"], counters["killed"], cluster.activity()
 
     try:
-        wait(at_target, f"{late_q} to reach its target", cluster, limit_s, progress=moving)
+        cluster.wait_for(at_target, limit_s, f"{late_q} to reach its target", progress=moving, ignore=BETWEEN_STATES)
         reached: float | None = time.monotonic() - arrived
     except Stalled as exc:
         reached, why = None, str(exc).split("\n")[0]
@@ -416,25 +419,6 @@ def preemption_phase(cluster, queues_file: Path, capacity: dict[str, int], weigh
     console.print(f"[bold]{late_q} reached its target {seen['target']:.3f} (within one container) "
                   f"{reached:.0f} s after arriving on the full cluster[/] (5 s to starve + 5 s grace, its AM first, then its tasks)")
     return True
-
-
-def wait(cond, what: str, cluster, stall_s: float, progress=None) -> None:
-    """Polls `cond` (an error in it counts as not yet: a server between states answers with
-    anything) until true; fails only when the cluster (or `progress`) has not moved for `stall_s`
-    seconds, or after LIMIT_FACTOR times that in all (tests/docker_cluster/waits.py)."""
-    def holds() -> bool:
-        try:
-            return bool(cond())
-        except Exception:  # noqa: BLE001
-            return False
-
-    def moving():
-        try:
-            return (progress or cluster.activity)()
-        except Exception as exc:  # noqa: BLE001
-            return repr(exc)
-
-    wait_for(holds, what, progress=moving, stall_s=stall_s, limit_s=LIMIT_FACTOR * stall_s)
 
 
 # Log lines worth a user's eyes when the demo fails: errors, and the scheduler's own lines (the shim

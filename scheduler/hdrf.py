@@ -421,7 +421,7 @@ class HdrfKeys(CoreState):
     def _add_shape(self, app: App, shape: Vector) -> None:
         bit = self._bit(shape)
         for q in _sharers(app):
-            q.shapes[shape] += 1
+            q.shapes[shape] = q.shapes.get(shape, 0) + 1
             q.mask |= bit
 
     def _drop_shape(self, app: App, shape: Vector) -> None:

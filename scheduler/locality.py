@@ -54,6 +54,8 @@ Usable = Callable[[Node, Request], bool]  # whether the request's container may 
 
 def delays_of(spec: QueueSpec, parent: Delays | None) -> Delays:
     """A queue's delays: its own, else its nearest ancestor's, else the defaults."""
+    if parent is not None and spec.node_locality_delay_s is None and spec.rack_locality_delay_s is None:
+        return parent  # (its parent's pair itself: placement creates leaves by the thousand)
     node_s, rack_s = parent if parent is not None else (DEFAULT_NODE_DELAY_S, DEFAULT_RACK_DELAY_S)
     if spec.node_locality_delay_s is not None:
         node_s = spec.node_locality_delay_s

@@ -6,7 +6,6 @@ scheduler.locality's).
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from itertools import count
 from operator import attrgetter
@@ -214,7 +213,7 @@ class Sharer:
         self.parent = parent
         self.nested = nested
         self.usage: Vector = zero
-        self.shapes: Counter = Counter()
+        self.shapes: dict[Vector, int] = {}  # (a plain dict: a Counter costs a Python call per queue made)
         self.mask = 0
         self.share = 0.0
         self.dirq: tuple[int, ...] = zero

@@ -49,6 +49,8 @@ Labels = tuple[frozenset[str], str]  # (accessible-node-labels, default-node-lab
 
 def labels_of(spec: QueueSpec, parent: Labels | None) -> Labels:
     """A queue's labels: its own, else its parent's; root's: every label, default partition."""
+    if parent is not None and spec.accessible_labels is None and spec.default_label is None:
+        return parent  # (its parent's pair itself: placement creates leaves by the thousand)
     accessible, default = parent if parent is not None else (frozenset({ALL_LABELS}), DEFAULT)
     if spec.accessible_labels is not None:
         accessible = spec.accessible_labels

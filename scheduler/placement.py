@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from scheduler.echo import brief
 from scheduler.config import QUEUE_NAME, QUEUE_PATH, PlacementRule
@@ -19,8 +19,7 @@ from scheduler.config import QUEUE_NAME, QUEUE_PATH, PlacementRule
 _QUEUE_NAME, _QUEUE_PATH = re.compile(QUEUE_NAME), re.compile(QUEUE_PATH)
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):  # (a tuple: one is made for every submission)
     path: str
     create: bool
 
@@ -120,7 +119,7 @@ def place(rules: Sequence[PlacementRule], view: QueueView, requested: str | None
 def _check(rule: PlacementRule, view: QueueView, path: str) -> Target | str:
     kind = view.kinds.get(path)
     if kind is True:
-        return Target(path, create=False)
+        return Target(path, False)
     if kind is False:
         return f"queue {brief(path)} is a parent queue; apps go to leaf queues"
     if not rule.create:
@@ -130,4 +129,4 @@ def _check(rule: PlacementRule, view: QueueView, path: str) -> Target | str:
     parent = path.rsplit(".", 1)[0]
     if view.kinds.get(parent) is not False:
         return f"cannot create {brief(path)}: its parent {brief(parent)} is not a parent queue"
-    return Target(path, create=True)
+    return Target(path, True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from tests.waits import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 SERVE = (sys.executable, "-m", "yarn_bridge.cli", "serve")
@@ -23,8 +24,6 @@ def start(port_file: Path, *args: str, command: tuple[str, ...] = SERVE,
     port_file.unlink(missing_ok=True)
     proc = subprocess.Popen([*command, *args, "--port-file", str(port_file)], cwd=REPO, stderr=subprocess.PIPE,
                             text=True)
-    deadline = time.monotonic() + budget_s
-    while not port_file.exists() and proc.poll() is None:
-        assert time.monotonic() < deadline, f"no port file within {budget_s:g} s"
-        time.sleep(0.02)
+    wait_for(lambda: port_file.exists() or proc.poll() is not None, "a port file or the process's exit",
+             budget_s=budget_s, poll_s=0.02)
     return proc, read_ports(port_file) if port_file.exists() else {}

@@ -457,13 +457,13 @@ def queue_entry(path: str, q: Queue) -> dict[str, Any]:
     entry = {"name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
              "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
              "admin_acl": spec.admin_acl.text, "draining": bool(q.draining)}
-    chain, parent = [spec], q.parent
-    while parent is not None:  # a queue's parent is a queue
-        chain.append(parent.spec)
-        parent = parent.parent
-    max_container = max_container_of(chain[::-1])
-    if max_container:
-        entry["max_container"] = max_container
+    setters, above = [], q  # the queues on its path that set a max-container (few or none): nearest first
+    while above is not None:  # a queue's parent is a queue
+        if above.spec.max_container:
+            setters.append(above.spec)
+        above = above.parent
+    if setters:
+        entry["max_container"] = max_container_of(setters[::-1])
     accessible, default = q.labels
     if ALL_LABELS not in accessible:
         entry["labels"] = sorted(accessible)

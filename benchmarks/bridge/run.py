@@ -30,6 +30,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from tests.waits import wait_for  # noqa: E402
+
 SHIM = REPO / "java_shim"
 QUEUES = REPO / "tests" / "queues.yaml"
 LAYOUTS = {  # name -> (cpus for Java, cpus for Python); None = not pinned
@@ -50,16 +53,17 @@ def pinned(cpus: str | None, cmd: list[str]) -> list[str]:
 
 
 def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def running() -> None:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
+
+    wait_for(lambda: listens(port), f"a server listening on {port}", budget_s=timeout, poll_s=0.05, ignore=(OSError,),
+             alive=running)
+
+
+def listens(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+        return True
 
 
 def java_cmd(args: list[str]) -> list[str]:

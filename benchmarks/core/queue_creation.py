@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from scheduler.compiled import mode
 from yarn_bridge.service import CoreService
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +98,8 @@ def main() -> None:
         return
     runs = [one_run(args.users) for _ in range(args.repeat)]
     med = {k: statistics.median(r[k] for r in runs) for k in ("existing", "first", "second")}
-    print(f"{args.users} submissions per call, median of {args.repeat} runs (CPU seconds of the whole call):")
+    print(f"{args.users} submissions per call, median of {args.repeat} runs (CPU seconds of the whole call; "
+          f"core: {mode()}):")
     print(f"  into one existing queue (root.default):        {med['existing']:.3f} s")
     print(f"  {args.users} new users, {args.users} new queues:            {med['first']:.3f} s "
           f"({med['first'] / med['existing']:.2f}x the existing queue; {med['first'] / BRIDGE_TIMEOUT_S:.2f}x "

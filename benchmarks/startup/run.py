@@ -30,6 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from tests.bridge.shim_client import ShimClient  # noqa: E402
+from tests.waits import wait_for  # noqa: E402
 
 QUEUES = REPO / "tests" / "bridge" / "contract" / "queues.yaml"
 SNAPSHOT = REPO / "tests" / "bridge" / "contract" / "snapshot.request.json"
@@ -57,17 +58,12 @@ def baseline_tree(rev: str, into: Path) -> Path:
 
 def first_answer(port: int, token: str, snapshot: str, proc: subprocess.Popen) -> tuple[float, float]:
     """Seconds (monotonic clock) at which the port first accepted and the snapshot was answered."""
-    deadline = time.monotonic() + GIVE_UP_S
-    while True:
+    def running() -> None:
         if proc.poll() is not None:
             raise RuntimeError(f"yarn-drf serve exited with status {proc.returncode}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"no connection within {GIVE_UP_S:g} s")
-        try:
-            client = ShimClient(port, token, timeout=GIVE_UP_S)
-            break
-        except OSError:
-            time.sleep(POLL_S)
+
+    client = wait_for(lambda: ShimClient(port, token, timeout=GIVE_UP_S), "a connection to yarn-drf serve",
+                      budget_s=GIVE_UP_S, poll_s=POLL_S, ignore=(OSError,), alive=running)
     bound = time.monotonic()
     with client.sock:
         reply = json.loads(client.open().call(snapshot))

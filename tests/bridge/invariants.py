@@ -81,7 +81,7 @@ def check_accounting(core: SchedulerCore) -> None:
         assert q.am_usage == am, f"queue {path} AM usage {q.am_usage}, its apps' {am}"
         assert q.running_apps == sum(a.runnable for a in below), f"queue {path} running_apps {q.running_apps}"
         shapes = Counter(r.capability for a in below if a.runnable for r in a.pending)
-        assert +q.shapes == shapes and all(v > 0 for v in q.shapes.values()), f"queue {path} shapes"
+        assert q.shapes == shapes and all(v > 0 for v in q.shapes.values()), f"queue {path} shapes"
         waiting = sorted((a for a in q.apps.values() if not a.runnable), key=lambda a: a.seq)
         assert list(q.waiting) == waiting, f"queue {path} waiting apps out of step"
         for app in waiting:  # held back only while some max-running-apps above it (or its user's) is reached

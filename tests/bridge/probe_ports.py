@@ -30,6 +30,7 @@ from tests.bridge.shim_client import NotVerified, ShimClient, closed_by_peer, ma
 from tests.ports import free_port
 from tests.queues import QUEUES_FILE as QUEUES
 from tests.secret_files import secret_file
+from tests.waits import Stalled, wait_for
 from yarn_bridge import protocol
 
 REPO = Path(__file__).resolve().parents[2]
@@ -157,14 +158,12 @@ def flood_bounded(dropped: int, count: int = 40, limit: int = 32) -> bool:
 
 def pending_flood(t: Target) -> tuple[bool, str]:
     dropped = dropped_of_flood(t.bridge)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            if t.bridge_works():
-                return flood_bounded(dropped), f"{dropped} of 40 dropped at once (32 may wait); the shim got in after"
-        except OSError:
-            time.sleep(0.1)
-    return False, "the bridge did not admit the shim after the flood"
+    try:
+        wait_for(t.bridge_works, "the bridge to admit the shim after the flood", budget_s=10, poll_s=0.1,
+                 ignore=(OSError,))
+    except Stalled:
+        return False, "the bridge did not admit the shim after the flood"
+    return flood_bounded(dropped), f"{dropped} of 40 dropped at once (32 may wait); the shim got in after"
 
 
 def token_holder_call(command: str) -> Callable[[Target], tuple[bool, str]]:
@@ -302,15 +301,17 @@ def start_serve(tmp: Path) -> tuple[subprocess.Popen, Target]:
                              "--port", str(target.bridge), "--token-file", str(token),
                              "--status-port", str(target.status), "--status-token-file", str(status_token)],
                             cwd=REPO, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if target.bridge_works():
-                return proc, target
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"yarn-drf serve did not start: {proc.stderr.read()}")
+    def running() -> None:
+        if proc.poll() is not None:
+            raise RuntimeError(f"yarn-drf serve exited with {proc.returncode}: {proc.stderr.read()}")
+
+    try:
+        wait_for(target.bridge_works, "yarn-drf serve to admit the shim", budget_s=30, poll_s=0.1, ignore=(OSError,),
+                 alive=running)
+    except Stalled as exc:
+        proc.kill()
+        raise RuntimeError(f"yarn-drf serve did not start: {proc.stderr.read()}") from exc
+    return proc, target
 
 
 def startup_cases(tmp: Path) -> list[tuple[Case, bool, str]]:

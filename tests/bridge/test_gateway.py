@@ -16,6 +16,7 @@ from tests.bridge.messages import ping
 from tests.bridge.shim_client import NotVerified, ShimClient, closed_by_peer, mac
 from tests.ports import free_port
 from tests.secret_files import secret_file
+from tests.waits import wait_for
 from yarn_bridge import protocol
 from yarn_bridge.gateway import PortInUse, start_gateway
 from yarn_bridge.service import CoreService
@@ -23,13 +24,10 @@ from yarn_bridge.service import CoreService
 TOKEN = "s3cret-token"
 
 
-def wait_until(condition, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
+def counted(gw, reason: str) -> None:
+    """Until the gateway has counted one refusal for `reason` (its thread counts once it closed)."""
+    wait_for(lambda: gw.admission.refused[reason] == 1, f"one {reason} refusal counted", budget_s=10, poll_s=0.02,
+             describe=lambda: f"refusals: {dict(gw.admission.refused)}")
 
 
 @pytest.fixture
@@ -72,7 +70,7 @@ def test_a_client_with_another_token_learns_nothing_and_is_refused(gateway):
     _, theirs, _ = liar.hello()
     liar.send(mac("wrong", "shim", theirs, "0" * 32) + "\n" + f"A\n{TOKEN}\ne\n")
     assert liar.closed_by_peer(), "a wrong proof ends the connection before py4j's auth is read"
-    assert wait_until(lambda: gw.admission.refused["handshake"] == 1)
+    counted(gw, "handshake")
 
 
 def test_the_py4j_token_alone_does_not_open_the_bridge(gateway):
@@ -81,7 +79,7 @@ def test_the_py4j_token_alone_does_not_open_the_bridge(gateway):
     client = ShimClient(port, TOKEN)
     client.send(f"A\n{TOKEN}\ne\n")
     assert client.closed_by_peer()
-    assert wait_until(lambda: gw.admission.refused["handshake"] == 1)
+    counted(gw, "handshake")
 
 
 def test_a_proven_client_with_a_wrong_py4j_token_is_refused(gateway):
@@ -89,7 +87,7 @@ def test_a_proven_client_with_a_wrong_py4j_token_is_refused(gateway):
     client = ShimClient(port, TOKEN).open(auth_token="other")
     assert client.auth_reply.startswith("!x")
     assert client.closed_by_peer()
-    assert wait_until(lambda: gw.admission.refused["auth"] == 1)
+    counted(gw, "auth")
 
 
 @pytest.mark.parametrize("command", [
@@ -127,7 +125,7 @@ def test_a_connection_that_sends_nothing_is_closed_after_the_handshake_timeout(g
     start = time.monotonic()
     assert closed_by_peer(idle)
     assert time.monotonic() - start < 4, "closed by the 0.5 s handshake timeout, not by the client's"
-    assert wait_until(lambda: gw.admission.refused["timeout"] == 1)
+    counted(gw, "timeout")
 
 
 def test_a_client_trickling_bytes_is_closed_at_the_handshake_deadline(gateway):
@@ -139,7 +137,7 @@ def test_a_client_trickling_bytes_is_closed_at_the_handshake_deadline(gateway):
             slow.sendall(bytes([byte]))  # one byte every 0.1 s: each read is quick, the whole is not
             time.sleep(0.1)
     assert time.monotonic() - start < 3
-    assert wait_until(lambda: gw.admission.refused["timeout"] == 1)
+    counted(gw, "timeout")
 
 
 def test_connections_beyond_the_pending_limit_are_closed_at_once_and_the_shim_gets_in_after(queues_file):
@@ -152,7 +150,7 @@ def test_connections_beyond_the_pending_limit_are_closed_at_once_and_the_shim_ge
         assert gw.admission.refused["pending"] == 1
         for s in idle:
             s.close()
-        assert wait_until(lambda: _opens(port))
+        wait_for(lambda: _opens(port), "the shim admitted once the idle connections closed", budget_s=10, poll_s=0.02)
     finally:
         gw.shutdown()
 

@@ -8,6 +8,7 @@ import time
 
 from tests.bridge.invariants import check_accounting
 from tests.bridge.messages import NODE, TYPES, ask, call, next_seq, schedule, snapshot, started
+from tests.waits import wait_for
 from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
@@ -92,9 +93,7 @@ def test_an_older_snapshot_still_being_applied_gives_way_to_a_newer_one(queues_f
     replies = {}
     slow = threading.Thread(target=lambda: replies.setdefault("old", json.loads(svc.handle(old))))
     slow.start()
-    deadline = time.monotonic() + 30
-    while not svc.lock.locked() and time.monotonic() < deadline:  # the old one is being applied
-        time.sleep(0.001)
+    wait_for(svc.lock.locked, "the old snapshot to be applied", budget_s=30, poll_s=0.001)
     replies["new"] = snapshot(svc, epoch=6, apps=[APP])
     slow.join()
     assert replies["new"]["ok"] and not replies["old"]["ok"], replies["old"]

@@ -24,6 +24,7 @@ from py4j.protocol import escape_new_line, unescape_new_line
 from tests import serve_process
 from tests.bridge.shim_client import ShimClient
 from tests.secret_files import secret_file
+from tests.waits import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "tests" / "bridge" / "contract" / "snapshot.request.json"
@@ -112,20 +113,18 @@ class Stderr:
     line before it acts; once the process has exited, all of it."""
 
     def __init__(self, proc: subprocess.Popen) -> None:
-        self.proc, self.lines, self._more = proc, [], threading.Condition()
+        self.proc, self.lines = proc, []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         for line in self.proc.stderr:
-            with self._more:
-                self.lines.append(line)
-                self._more.notify_all()
+            self.lines.append(line)
 
-    def wait_for(self, text: str, budget_s: float = 120) -> None:
-        with self._more:
-            found = self._more.wait_for(lambda: any(text in line for line in self.lines), budget_s)
-        assert found, f"no {text!r} in the log within {budget_s:g} s:\n" + "".join(self.lines)
+    def wait_for_line(self, text: str, budget_s: float = 120) -> None:
+        """Until a line holds `text`; each new line gives it `budget_s` more."""
+        wait_for(lambda: any(text in line for line in self.lines), f"{text!r} in the log", budget_s=budget_s,
+                 progress=lambda: len(self.lines), poll_s=0.05, describe=lambda: "".join(self.lines))
 
     def after_exit(self) -> str:
         try:
@@ -252,7 +251,7 @@ def test_clients_that_leave_early_leave_no_traceback(tmp_path, queues_file, toke
     # (the connection's thread notices the close when it next runs: on a busy machine that may be
     # after a stop sent at once, so the test waits for its line first)
     log = Stderr(proc)
-    log.wait_for("ended early")
+    log.wait_for_line("ended early")
     proc.send_signal(signal.SIGTERM)
     err = log.after_exit()
     assert "ended early" in err and "left before its reply" in err, err

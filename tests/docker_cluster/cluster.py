@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import docker
 import requests
 from testcontainers.core.container import DockerContainer
 
-from tests.docker_cluster.waits import wait_for
 from tests.ports import free_ports
+from tests.waits import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 HADOOP_IMAGE = "yarn-drf/hadoop:3.4.1"
@@ -42,10 +42,11 @@ NODE_LABELS = {
     "YARN-SITE.XML_yarn.node-labels.configuration-type": "centralized",
     "YARN-SITE.XML_yarn.node-labels.fs-store.root-dir": "file:///tmp/yarn-node-labels",
 }
-START_LIMIT_FACTOR = 4  # a start whose daemons keep logging gives up after this many times its stall budget
 
 if TYPE_CHECKING:
     from tests.docker_cluster.hdfs import Hdfs
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,28 @@ class Cluster:
             if w.status not in ("running", "created"):
                 raise AssertionError(f"{name} container is {w.status}; last log lines:\n{self.logs(c)}")
 
+    def wait_for(self, condition: Callable[[], T], budget_s: float, what: str, **waiting: Any) -> T:
+        """tests.waits.wait_for on this cluster: `budget_s` is how long its work may go without any
+        change (activity(): a loaded machine gets as long as the cluster keeps moving, up to
+        LIMIT_FACTOR times it); a daemon that exits fails at once; a failure says what the apps and
+        the RM were doing (explain()). `waiting`: wait_for's other arguments, these overridden."""
+        return wait_for(condition, what, budget_s=budget_s, **{"poll_s": 1, **self.watching(), **waiting})
+
+    def watching(self) -> dict[str, Any]:
+        """What a wait on this cluster watches (tests.waits): its work for progress, its daemons for
+        life, and explain() for a failure."""
+        return {"progress": self.activity, "alive": self.assert_alive, "describe": self.explain}
+
+    def explain(self) -> str:
+        """What a failed wait prints: the apps' states and diagnostics, and the RM's last log lines."""
+        try:
+            apps = "; ".join(f"{a['name']} {a['state']} {a['runningContainers']} {a['diagnostics'][:300]}"
+                             for a in self.apps())
+        except requests.RequestException as exc:
+            apps = f"(the RM's REST API does not answer: {exc})"
+        log = self.logs(self.rm, tail=40) if self.rm is not None else "(not started)"
+        return f"apps: {apps}\nRM log:\n{log}"
+
     # ---- REST ------------------------------------------------------------------------------
     @property
     def url(self) -> str:
@@ -233,16 +256,8 @@ class Cluster:
     def wait_rest(self, timeout_s: float) -> None:
         """Until the RM's REST API answers; fails when no daemon wrote a log line for `timeout_s`
         (a loaded machine starts slowly but its daemons keep logging), or a daemon exited."""
-        def answers() -> bool:
-            self.assert_alive()
-            try:
-                self.rest("/info")
-                return True
-            except requests.RequestException:
-                return False
-
-        wait_for(answers, "the RM's REST API", progress=self.log_ends, stall_s=timeout_s,
-                 limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5, describe=lambda: self.logs(self.rm))
+        self.wait_for(lambda: self.rest("/info"), timeout_s, "the RM's REST API", progress=self.log_ends,
+                      poll_s=0.5, ignore=(requests.RequestException,), describe=lambda: self.logs(self.rm))
 
     def log_ends(self) -> tuple[str, ...]:
         """The last log line of each daemon: it changes while they start."""
@@ -261,13 +276,11 @@ class Cluster:
         self.wait_rest(timeout_s)
 
         def registered() -> list[dict[str, Any]] | None:
-            self.assert_alive()
             nodes = [n for n in self.running_nodes() if "availableResource" in n]
             return nodes if len(nodes) >= count else None
 
-        return wait_for(registered, f"{count} NodeManagers to register", progress=self.log_ends,
-                        stall_s=timeout_s, limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5,
-                        describe=lambda: f"{len(self.running_nodes())} of {count} registered")
+        return self.wait_for(registered, timeout_s, f"{count} NodeManagers to register", progress=self.log_ends,
+                             poll_s=0.5, describe=lambda: f"{len(self.running_nodes())} of {count} registered")
 
     def apps(self, states: str = "") -> list[dict[str, Any]]:
         q = f"?states={states}" if states else ""
@@ -278,18 +291,15 @@ class Cluster:
         return max(found, key=lambda a: a["id"]) if found else None
 
     def wait_app(self, name: str, states: tuple[str, ...], timeout_s: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            self.assert_alive()
+        def there() -> dict[str, Any] | None:
             app = self.app_by_name(name)
-            if app is not None and app["state"] in states:
-                return app
-            if time.monotonic() > deadline:
-                raise AssertionError(f"app {name} not in {states} within {timeout_s}s: {app}")
-            time.sleep(0.5)
+            return app if app is not None and app["state"] in states else None
+
+        return self.wait_for(there, timeout_s, f"app {name} in {states}", poll_s=0.5,
+                             describe=lambda: repr(self.app_by_name(name)))
 
     def activity(self) -> tuple:
-        """What changes while the cluster's work moves (waits.wait_for's progress): each app's state,
+        """What changes while the cluster's work moves (a wait's progress): each app's state,
         progress and running containers, and the nodes' used room; () while the REST API is down."""
         try:
             apps = tuple(sorted((a["id"], a["state"], a.get("progress"), a.get("runningContainers"),
@@ -417,8 +427,8 @@ class Cluster:
         def labelled() -> dict[str, list[str]]:
             return {n["id"]: n.get("nodeLabels") or [] for n in self.nodes() if n["id"] in nodes}
 
-        wait_for(lambda: labelled() == want, f"nodes labelled {want}", progress=self.log_ends, stall_s=timeout_s,
-                 limit_s=START_LIMIT_FACTOR * timeout_s, poll_s=0.5, describe=lambda: repr(labelled()))
+        self.wait_for(lambda: labelled() == want, timeout_s, f"nodes labelled {want}", progress=self.log_ends,
+                      poll_s=0.5, describe=lambda: repr(labelled()))
 
     def kill_app(self, app_id: str) -> None:
         code, out = self.exec(["yarn", "application", "-kill", app_id])
@@ -427,10 +437,7 @@ class Cluster:
     def kill_all_apps(self, timeout_s: float = 60) -> None:
         for app in self.apps("NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"):
             self.kill_app(app["id"])
-        deadline = time.monotonic() + timeout_s
-        while self.apps("NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING") or any(
-                n.get("numContainers", 0) for n in self.running_nodes()):
-            if time.monotonic() > deadline:
-                raise AssertionError("apps or containers still running after kill: "
-                                     + json.dumps([n.get("numContainers") for n in self.running_nodes()]))
-            time.sleep(0.5)
+        self.wait_for(lambda: not self.apps("NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING") and not any(
+            n.get("numContainers", 0) for n in self.running_nodes()), timeout_s,
+            "no app or container running after the kill", poll_s=0.5,
+            alive=None, describe=lambda: json.dumps([n.get("numContainers") for n in self.running_nodes()]))

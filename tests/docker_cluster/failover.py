@@ -182,12 +182,12 @@ def run(cluster: HaCluster, tag: str, *, settle_s: float = 15, before_s: float =
                 on_sample(f, s)
             time.sleep(1)
 
-    deadline = time.monotonic() + 300
-    while not f.saturated():
+    def filled() -> bool:
         if on_sample is not None and f.samples:
             on_sample(f, f.samples[-1])
-        assert time.monotonic() < deadline, f"the workload did not fill the cluster within 300 s: {f.samples[-1:]}"
-        time.sleep(1)
+        return f.saturated()
+
+    cluster.wait_for(filled, 300, "the workload to fill the cluster", describe=lambda: repr(f.samples[-1:]))
     tick(time.monotonic() + settle_s)
     f.samples.clear()
     tick(time.monotonic() + before_s)

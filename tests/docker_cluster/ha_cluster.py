@@ -98,12 +98,8 @@ class HaCluster(Cluster):
 
     def _wait_zookeeper(self, timeout_s: float) -> None:
         """ZooKeeper answers its `ruok` four-letter word with `imok` once it serves clients."""
-        deadline = time.monotonic() + timeout_s
-        while self.zk_ruok() != "imok":
-            self.assert_alive()
-            if time.monotonic() > deadline:
-                raise AssertionError(f"ZooKeeper not serving within {timeout_s}s:\n{self.logs(self.zk)}")
-            time.sleep(0.5)
+        self.wait_for(lambda: self.zk_ruok() == "imok", timeout_s, "ZooKeeper to serve clients",
+                      progress=self.log_ends, poll_s=0.5, describe=lambda: self.logs(self.zk))
 
     def zk_ruok(self) -> str:
         try:
@@ -146,16 +142,14 @@ class HaCluster(Cluster):
         return active[0] if active else None
 
     def wait_active(self, timeout_s: float, other_than: str | None = None) -> str:
-        """Waits until one RM (other_than excluded) is active; its id."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            self.assert_alive()
-            active = self.find_active()
-            if active is not None and active != other_than:
-                return active
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no active ResourceManager within {timeout_s}s\n{self.explain()}")
-            time.sleep(0.5)
+        """Waits until one RM (other_than excluded) is active, while the RMs keep logging; its id."""
+        def active() -> str | None:
+            found = self.find_active()
+            return found if found != other_than else None
+
+        return self.wait_for(active, timeout_s, "an active ResourceManager"
+                             + (f" other than {other_than}" if other_than else ""), progress=self.log_ends,
+                             poll_s=0.5)
 
     def rest(self, path: str) -> dict[str, Any]:
         """The active RM's REST API; after a failover, the new active one's."""
@@ -209,12 +203,8 @@ class HaCluster(Cluster):
             w.wait(timeout=60)
         w.start()
         self.down.discard(rm_id)
-        deadline = time.monotonic() + timeout_s
-        while self.ha_state(rm_id) != "STANDBY":
-            self.assert_alive()
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{rm_id} not back as standby within {timeout_s}s\n{self.explain()}")
-            time.sleep(0.5)
+        self.wait_for(lambda: self.ha_state(rm_id) == "STANDBY", timeout_s, f"{rm_id} back as the standby",
+                      progress=self.log_ends, poll_s=0.5)
 
     def rm_log(self, rm_id: str, tail: int | None = None) -> str:
         try:
@@ -224,9 +214,9 @@ class HaCluster(Cluster):
         return raw.decode(errors="replace")
 
     def explain(self, lines: int = 25) -> str:
-        """What a failed wait prints: the RMs' states, and each RM's and NodeManager's last warnings,
-        errors and HA transitions."""
-        out = [f"RM states: {self.states()}"]
+        """What a failed wait prints: the apps and the active RM's log (Cluster.explain), the RMs'
+        states, and each RM's and NodeManager's last warnings, errors and HA transitions."""
+        out = [super().explain(), f"RM states: {self.states()}"]
         for name, c in [*self.rms.items(), *self.nms.items()]:
             try:
                 log = c.get_wrapped_container().logs(tail=3000).decode(errors="replace")

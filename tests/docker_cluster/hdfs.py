@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from testcontainers.core.container import DockerContainer
 
 from tests.docker_cluster.cluster import HADOOP_IMAGE
 from tests.ports import free_ports
+from tests.waits import wait_for
 
 
 @dataclass(frozen=True)
@@ -113,22 +113,20 @@ class Hdfs:
                 raise AssertionError(f"HDFS {name} container is {w.status}; last log lines:\n{log}")
 
     def wait_live(self, timeout_s: float) -> None:
-        """Until every DataNode is live in the NameNode and it has left safe mode."""
-        deadline = time.monotonic() + timeout_s
+        """Until every DataNode is live in the NameNode and it has left safe mode; each change in
+        either gives it `timeout_s` more (within LIMIT_FACTOR times it)."""
         state: dict[str, Any] = {}
-        while True:
-            self.assert_alive()
-            try:
-                state = self.jmx("Hadoop:service=NameNode,name=NameNodeInfo")
-                live = len(json.loads(state.get("LiveNodes") or "{}"))
-                if live == len(self.hosts) and not state.get("Safemode"):
-                    return
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"HDFS not up within {timeout_s}s: {state.get('LiveNodes')!r}, "
-                                     f"safe mode {state.get('Safemode')!r}")
-            time.sleep(0.5)
+
+        def live() -> bool:
+            state.update(self.jmx("Hadoop:service=NameNode,name=NameNodeInfo"))
+            return len(json.loads(state.get("LiveNodes") or "{}")) == len(self.hosts) and not state.get("Safemode")
+
+        def seen() -> tuple[Any, Any]:
+            return state.get("LiveNodes"), state.get("Safemode")
+
+        wait_for(live, "HDFS: every DataNode live and no safe mode", budget_s=timeout_s, progress=seen,
+                 ignore=(requests.RequestException,), alive=self.assert_alive,
+                 describe=lambda: f"live DataNodes {seen()[0]!r}, safe mode {seen()[1]!r}")
 
     # ---- REST (the NameNode's web server on 127.0.0.1) ----------------------------------------
     @property

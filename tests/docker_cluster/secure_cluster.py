@@ -12,7 +12,6 @@ files each user leaves on the shared file:/// volume (mode 700, owned by that us
 from __future__ import annotations
 
 import secrets
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from testcontainers.core.container import DockerContainer
 
 from tests.docker_cluster.cluster import SHAPES, Cluster, NodeShape
 from tests.ports import free_ports
+from tests.waits import wait_for
 
 KDC_IMAGE = "yarn-drf/kdc:bookworm"
 REALM = "YARN-DRF.TEST"
@@ -66,13 +66,16 @@ class SecureCluster(Cluster):
         self.kinit("hadoop")  # for the admin's commands the plain cluster runs as hadoop (kill_all_apps)
 
     def _wait_kdc(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
+        """Until the KDC says it is ready, while it keeps logging; an exited KDC fails at once."""
         wrapped = self.kdc.get_wrapped_container()
-        while b"kdc: ready" not in wrapped.logs():
+
+        def running() -> None:
             wrapped.reload()
-            if wrapped.status not in ("running", "created") or time.monotonic() > deadline:
-                raise AssertionError(f"KDC not ready ({wrapped.status}):\n{self.logs(self.kdc)}")
-            time.sleep(0.3)
+            if wrapped.status not in ("running", "created"):
+                raise AssertionError(f"KDC {wrapped.status}:\n{self.logs(self.kdc)}")
+
+        wait_for(lambda: b"kdc: ready" in wrapped.logs(), "the KDC to be ready", budget_s=timeout_s,
+                 progress=lambda: len(wrapped.logs()), alive=running, describe=lambda: self.logs(self.kdc))
 
     def _container(self, image: str, command: str, env: dict[str, str], queues: bool = False) -> DockerContainer:
         extra = {"YARN_DRF_STATUS_TOKEN_FILE": STATUS_TOKEN_FILE} if command == "resourcemanager" else {}

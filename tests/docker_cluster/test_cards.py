@@ -11,7 +11,6 @@ import pytest
 
 from tests.docker_cluster.cluster import GPU, YARN_DRF_SCHEDULER, Cluster, NodeShape
 from tests.docker_cluster.conftest import QUEUES
-from tests.docker_cluster.test_drf import wait_until
 
 CARD = 10240
 # One NodeManager: YARN's node attributes are per host, and here every NodeManager shares one.
@@ -38,7 +37,7 @@ def card_node(c: Cluster) -> str:
     def found():
         nodes = c.core_status()["nodes"]
         return next((n for n, info in nodes.items() if info.get("cards")), None)
-    return wait_until(found, 60, "the core to have the NodeManager's cards", c)
+    return c.wait_for(found, 60, "the core to have the NodeManager's cards")
 
 
 def printed_cards(c: Cluster) -> dict[str, str]:
@@ -81,10 +80,8 @@ def test_each_container_sees_the_card_the_core_charged_and_no_card_is_overfilled
         gpu = {cid for cid, info in c.running_containers().items() if info["resources"].get(GPU)}
         seen = {cid: v for cid, v in printed_cards(c).items() if cid in gpu}
         return seen if len(seen) == 2 else None
-    try:
-        seen = wait_until(two_printed, 180, "two GPU containers printing their cards", c)
-    except AssertionError as e:
-        raise AssertionError(f"{e}\nprinted: {printed_cards(c)}\nNodeManager log:\n{c.logs(c.nms['nm-cards'])}") from None
+    seen = c.wait_for(two_printed, 180, "two GPU containers printing their cards", describe=lambda: (
+        f"{c.explain()}\nprinted: {printed_cards(c)}\nNodeManager log:\n{c.logs(c.nms['nm-cards'])}"))
 
     # the third 6 GiB container fits on no card (each has 4 GiB left), though the node has 8 GiB
     cards = c.core_status()["nodes"][node]["cards"]
@@ -105,7 +102,7 @@ def test_a_request_larger_than_any_card_stays_pending_saying_so(card_cluster):
     def naming_the_cards():
         text = why(c, app)
         return text if said in text else None
-    wait_until(naming_the_cards, 60, f"`yarn-drf why` to say: {said}", c)
+    c.wait_for(naming_the_cards, 60, f"`yarn-drf why` to say: {said}")
     assert not [cid for cid, info in c.running_containers().items() if info["resources"].get(GPU)], \
         "12 GiB is on no card of 10 GiB, though the node has 20 GiB"
     c.kill_app(app)

@@ -8,14 +8,13 @@ unless the lower one could not use the nodes the higher one got its containers o
 over-allocated; the Python core's per-queue and per-user usage equal YARN's."""
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.docker_cluster.cluster import GPU, SHAPES, resource_map
 from tests.docker_cluster.hdrf import HDRF, Placed, add_users, load_tree, starved_unlawfully, unfair_choices, user_key
-from tests.docker_cluster.waits import wait_for
+from tests.waits import wait_steady
 from tests.drf import RESOURCES, queue_usage
 
 QUEUES = Path(__file__).resolve().parents[2] / "conf" / "docker-queues.yaml"
@@ -59,43 +58,10 @@ JOBS = (  # each wants far more than its share
     Job("ml", "ml", None, {"memory-mb": 2048, "vcores": 1, GPU: 2048}, 30),           # GPU-memory-heavy
     Job("carol", None, "carol", {"memory-mb": 2048, "vcores": 1}, 30, spark=True),   # Spark, no queue named
 )
-LIMIT_FACTOR = 4  # a wait_until that keeps seeing progress gives up after this many times its budget
-
-
-def wait_until(predicate, timeout_s: float, what: str, cluster=None):
-    """Polls `predicate` until it returns something true. With a cluster, `timeout_s` is how long
-    the cluster may go without any change (its apps' states, containers and progress: a loaded
-    machine gets as long as the cluster keeps moving), up to LIMIT_FACTOR times it in all; a daemon
-    that exits fails at once. Without one it is the whole budget."""
-    if cluster is None:
-        return wait_for(predicate, what, progress=lambda: None, stall_s=timeout_s, limit_s=timeout_s)
-
-    def alive_and(predicate=predicate):
-        cluster.assert_alive()
-        return predicate()
-
-    def state() -> str:
-        apps = "; ".join(f"{a['name']} {a['state']} {a['runningContainers']} {a['diagnostics'][:300]}"
-                         for a in cluster.apps())
-        return f"apps: {apps}\nRM log:\n{cluster.logs(cluster.rm, tail=40)}"
-
-    return wait_for(alive_and, what, progress=cluster.activity, stall_s=timeout_s,
-                    limit_s=LIMIT_FACTOR * timeout_s, describe=state)
-
-
 def wait_stable(cluster, quiet_s: float = 6, timeout_s: float = 120) -> dict:
     """Running containers once no allocation happened for quiet_s seconds."""
-    last, since = None, time.monotonic()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        now = cluster.running_containers()
-        if last is None or set(now) != set(last):
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet_s:
-            return now
-        if time.monotonic() > deadline:
-            raise AssertionError("container set never settled")
-        time.sleep(1)
+    return wait_steady(cluster.running_containers, "the container set to settle", quiet_s=quiet_s, budget_s=timeout_s,
+                       poll_s=1, **cluster.watching())
 
 
 def test_hierarchical_drf_across_the_tree_its_users_and_a_created_queue(idle_cluster, requires_yarn_drf):
@@ -132,10 +98,10 @@ def hold_every_vcore(c, apps: int, tag: str) -> dict[str, int]:
     capacity = {r: sum(resource_map(n["availableResource"]).get(r, 0) for n in c.running_nodes())
                 for r in RESOURCES}
     c.submit_dshell(f"room-{tag}", "dev", apps - 1, {"memory-mb": 128, "vcores": 1})  # and its AM
-    wait_until(lambda: len(c.running_containers()) == apps, 120, "the AMs' room held", c)
+    c.wait_for(lambda: len(c.running_containers()) == apps, 120, "the AMs' room held")
     rest = capacity["vcores"] - apps - 1
     c.submit_dshell(f"blocker-{tag}", "dev", rest, {"memory-mb": 128, "vcores": 1})
-    wait_until(lambda: len(c.running_containers()) == capacity["vcores"], 120, "the blocker's containers", c)
+    c.wait_for(lambda: len(c.running_containers()) == capacity["vcores"], 120, "the blocker's containers")
     return capacity
 
 
@@ -148,7 +114,7 @@ def start_the_ams(c, names: list[str], tag: str) -> None:
         core_apps = c.core_status()["apps"]
         return all(i in core_apps and core_apps[i]["pending"] > 0 for i in ids)
 
-    wait_until(all_asking, 300, "every app's AM ask to reach the scheduler", c)
+    c.wait_for(all_asking, 300, "every app's AM ask to reach the scheduler")
     c.kill_app(c.app_by_name(f"room-{tag}")["id"])
 
 
@@ -162,7 +128,7 @@ def release_when_all_pending(c, names: list[str], tag: str) -> None:
         return all(i in core_apps and core_apps[i]["containers"] >= 1 and core_apps[i]["pending"] > 0
                    for i in ids)
 
-    wait_until(all_pending, 300, "every app's asks to reach the scheduler", c)
+    c.wait_for(all_pending, 300, "every app's asks to reach the scheduler")
     c.kill_app(c.app_by_name(f"blocker-{tag}")["id"])
 
 

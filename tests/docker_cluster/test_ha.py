@@ -22,7 +22,7 @@ from tests.docker_cluster.cluster import SLEEP_JOB, resource_map
 from tests.docker_cluster.conftest import QUEUES, running, scheduler_class
 from tests.docker_cluster.ha_cluster import RM_IDS, HaCluster
 from tests.docker_cluster.history import ContainerHistory
-from tests.docker_cluster.test_drf import Job, assert_hdrf, wait_stable, wait_until
+from tests.docker_cluster.test_drf import Job, assert_hdrf, wait_stable
 from tests.drf import RESOURCES, queue_usage
 
 # One app per queue, each wanting far more than its share: prod CPU-heavy, dev memory-heavy, ml GPU-memory-heavy.
@@ -54,14 +54,6 @@ def idle_ha(ha_cluster):
     ha_cluster.kill_all_apps()
 
 
-def wait_for(predicate, timeout_s: float, what: str, c):
-    """wait_until, and on a timeout what the RMs and NodeManagers logged."""
-    try:
-        return wait_until(predicate, timeout_s, what, c)
-    except AssertionError as err:
-        raise AssertionError(f"{err}\n{c.explain()}") from None
-
-
 # ---- kill -9 of the active RM ------------------------------------------------------------
 
 def test_kill_9_of_the_active_rm_loses_no_container_and_the_queues_return_to_their_targets(
@@ -82,12 +74,12 @@ def _kill_and_recover(c, scheduler_name: str, tag: str, capacity: dict[str, int]
     for job in JOBS:
         name = f"{job.name}-{tag}"
         c.submit_dshell(name, job.queue, job.count, job.shape)
-        sleepers.append(wait_for(lambda: _app_id(c, name), 120, f"{name} submitted", c))
-    wait_for(lambda: all(_asking(c, app_id) for app_id in sleepers), 240,
-             "every queue's app to run its AM and ask for its containers", c)
+        sleepers.append(c.wait_for(lambda: _app_id(c, name), 120, f"{name} submitted"))
+    c.wait_for(lambda: all(_asking(c, app_id) for app_id in sleepers), 240,
+               "every queue's app to run its AM and ask for its containers")
 
     before = c.running_containers()
-    wait_for(lambda: set(before) <= c.nm_running(), 60, "the NodeManagers to run them", c)
+    c.wait_for(lambda: set(before) <= c.nm_running(), 60, "the NodeManagers to run them")
     old = c.active_id
     killed_at, killed_ms = c.kill_rm(old), int(time.time() * 1000)
     # The blocker's containers end normally while no RM is active; an app is submitted meanwhile.
@@ -109,8 +101,8 @@ def _kill_and_recover(c, scheduler_name: str, tag: str, capacity: dict[str, int]
     # The queues return to their hierarchical-DRF shares (yarn-drf's; CapacityScheduler has its own),
     # and the new core counts exactly what YARN runs. The new RM allocates nothing for its
     # work-preserving scheduling wait (10 s) after recovery: settled means settled after that.
-    wait_for(lambda: any(v["started"] > killed_ms for v in c.running_containers().values()), 180,
-             "the new active RM to allocate again", c)
+    c.wait_for(lambda: any(v["started"] > killed_ms for v in c.running_containers().values()), 180,
+               "the new active RM to allocate again")
     running = wait_stable(c, quiet_s=8, timeout_s=300)
     assert_no_container_counted_twice(c)
     if scheduler_name == "yarn-drf":
@@ -121,8 +113,8 @@ def _kill_and_recover(c, scheduler_name: str, tag: str, capacity: dict[str, int]
     # The app submitted during the outage completes once the queues' apps give way.
     for app_id in sleepers:
         c.kill_app(app_id)
-    outage_id = wait_for(lambda: _app_id(c, outage), 60, "the app submitted during the outage", c)
-    wait_for(lambda: _final(c, outage_id) == "SUCCEEDED", 240, "the app submitted during the outage to succeed", c)
+    outage_id = c.wait_for(lambda: _app_id(c, outage), 60, "the app submitted during the outage")
+    c.wait_for(lambda: _final(c, outage_id) == "SUCCEEDED", 240, "the app submitted during the outage to succeed")
 
     # The killed RM, started again, rejoins as the standby: no core, and its predecessor's private
     # directory (token, ports), which the SIGKILL left in its container's /tmp, gone.
@@ -135,11 +127,11 @@ def assert_every_container_accounted_for(c, before: dict, blocker_id: str, mr_id
     """Each container of `before` still runs in the new RM's view and on its NodeManager, or, for
     the blocker and the MapReduce job, ended normally; no AM was started again. The new RM's
     running containers."""
-    wait_for(lambda: _final(c, blocker_id) == "SUCCEEDED", 240,
-             "the blocker's containers to end with exit status 0 (its distributed shell succeeds)", c)
-    after = wait_for(lambda: _recovered(c, before, {blocker_id, mr_id}), 240,
-                     "the new RM and the NodeManagers to run every container that was running", c)
-    wait_for(lambda: _final(c, mr_id) == "SUCCEEDED", 360, "the MapReduce job to succeed", c)
+    c.wait_for(lambda: _final(c, blocker_id) == "SUCCEEDED", 240,
+               "the blocker's containers to end with exit status 0 (its distributed shell succeeds)")
+    after = c.wait_for(lambda: _recovered(c, before, {blocker_id, mr_id}), 240,
+                       "the new RM and the NodeManagers to run every container that was running")
+    c.wait_for(lambda: _final(c, mr_id) == "SUCCEEDED", 360, "the MapReduce job to succeed")
     assert_mapreduce_lost_nothing(c, mr_log)
     for app_id in {v["app"] for v in before.values()}:
         attempts = c.rest(f"/apps/{app_id}/appattempts")["appAttempts"]["appAttempt"]
@@ -159,9 +151,9 @@ def start_mapreduce(c, tag: str) -> tuple[str, str]:
     log = f"mr-{tag}"
     c.exec_detached(["yarn", SLEEP_JOB, "-Dmapreduce.job.queuename=dev",
                      "-m", str(MR_MAPS), "-r", "0", "-mt", str(MR_MAP_MS)], log)
-    app_id = wait_for(lambda: next((a["id"] for a in c.apps() if a["applicationType"] == "MAPREDUCE"), None),
-                      120, "the MapReduce job's submission", c)
-    wait_for(lambda: _running(c, app_id) == MR_MAPS + 1, 300, f"the MapReduce job's AM and {MR_MAPS} maps", c)
+    app_id = c.wait_for(lambda: next((a["id"] for a in c.apps() if a["applicationType"] == "MAPREDUCE"), None),
+                        120, "the MapReduce job's submission")
+    c.wait_for(lambda: _running(c, app_id) == MR_MAPS + 1, 300, f"the MapReduce job's AM and {MR_MAPS} maps")
     return app_id, log
 
 
@@ -176,8 +168,8 @@ def hold_all_but_three_vcores(c, tag: str) -> str:
     c.submit_dshell(name, "dev", n, {"memory-mb": 128, "vcores": 1},
                     command=f"while [ ! -e /shared/release-{tag} ]; do sleep 1; done; "
                             f"touch /shared/ended-{tag}/$CONTAINER_ID")
-    app_id = wait_for(lambda: _app_id(c, name), 120, f"{name} submitted", c)
-    wait_for(lambda: _running(c, app_id) == n + 1, 240, f"the blocker's {n} containers", c)
+    app_id = c.wait_for(lambda: _app_id(c, name), 120, f"{name} submitted")
+    c.wait_for(lambda: _running(c, app_id) == n + 1, 240, f"the blocker's {n} containers")
     return app_id
 
 
@@ -201,7 +193,7 @@ def assert_mapreduce_lost_nothing(c, log_name: str) -> None:
         log = c.client_log(log_name, tail=80)
         return log if "Job Counters" in log else None
 
-    log = wait_for(counters, 120, "the MapReduce client to print the job's counters", c)
+    log = c.wait_for(counters, 120, "the MapReduce client to print the job's counters")
     assert "completed successfully" in log, log[-3000:]
     launched = re.search(r"Launched map tasks=(\d+)", log)
     assert launched and int(launched.group(1)) == MR_MAPS, log[-3000:]
@@ -241,7 +233,7 @@ def assert_core_started_from_the_recovered_state(c, rm_id: str, running: dict) -
         same = all(core["queues"][q]["usage"] == u for q, u in usage.items())
         return core if same and sum(a["containers"] for a in core["apps"].values()) == len(running) else None
 
-    wait_for(core_matches, 60, "the new core's usage to equal YARN's", c)
+    c.wait_for(core_matches, 60, "the new core's usage to equal YARN's")
 
 
 # ---- manual transitions ------------------------------------------------------------------
@@ -258,10 +250,10 @@ def test_manual_transitions_keep_one_core_per_active_rm_and_never_fail_the_refre
         assert code == 0, f"cycle {cycle}: transitionToActive {new}: {out[-2000:]}\n{c.rm_log(new, 60)}"
         assert c.states() == {old: "STANDBY", new: "ACTIVE"}, f"cycle {cycle}: {c.states()}"
         c.find_active()
-        deadline = time.monotonic() + 60  # the old core takes its time to go
-        while (unsettled := _processes_settled(c, new, old, cores)) and time.monotonic() < deadline:
-            time.sleep(1)
-        assert unsettled is None, f"cycle {cycle}: {unsettled}"
+        # (the old core takes its time to go)
+        c.wait_for(lambda: _processes_settled(c, new, old, cores) is None, 60,
+                   f"cycle {cycle}: the processes to settle",
+                   describe=lambda: _processes_settled(c, new, old, cores) or "settled")
     for rm_id in RM_IDS:
         assert "Error on refreshAll" not in c.rm_log(rm_id), _lines(c.rm_log(rm_id), "refreshAll")
 

@@ -23,7 +23,6 @@ from datetime import datetime
 import pytest
 
 from tests.docker_cluster.cluster import SLEEP_JOB, YARN_DRF_SCHEDULER, Cluster, NodeShape
-from tests.docker_cluster.test_drf import wait_until
 
 SHAPES = (NodeShape("nm-mr", vcores=8, memory_mb=4096, gpu_mem=0),)
 # The AM (512 MiB), one map and two reducers (256 MiB each: the image's mapred-site) fill it.
@@ -93,15 +92,15 @@ def test_reducers_holding_the_queues_max_are_ramped_down_for_a_pending_map_withi
                      "-Dmapreduce.job.reducer.preempt.delay.sec=0",
                      "-Dmapreduce.job.reducer.unconditional-preempt.delay.sec=300",
                      "-m", "1", "-r", "3", "-mt", "15000", "-rt", "500"], name)
-    app = wait_until(lambda: next(iter(re.findall(r"Submitted application (application_\d+_\d+)",
-                                                  c.client_log(name))), None), 60, "the job's application id", c)
+    app = c.wait_for(lambda: next(iter(re.findall(r"Submitted application (application_\d+_\d+)",
+                                                  c.client_log(name))), None), 60, "the job's application id")
     # The map and two reducers run; the third reducer's ask waits for the queue's room.
-    maps = wait_until(lambda: len(c.app_containers(app)) == 4 and task_jvms(c, app, "m"), 120,
-                      "the map and two reducers running", c)
+    maps = c.wait_for(lambda: len(c.app_containers(app)) == 4 and task_jvms(c, app, "m"), 120,
+                      "the map and two reducers running")
     nm_exec(c, ["kill", "-9", *maps])
 
-    log = wait_until(lambda: PREEMPT.search(text := am_log(c, app)) and text, 90,
-                     "reducer preemption in the AM's log", c)
+    log = c.wait_for(lambda: PREEMPT.search(text := am_log(c, app)) and text, 90,
+                     "reducer preemption in the AM's log")
     failed = FAILED_MAP.search(log)
     assert failed, log[-3000:]
     preempt = PREEMPT.search(log)
@@ -111,6 +110,6 @@ def test_reducers_holding_the_queues_max_are_ramped_down_for_a_pending_map_withi
     assert 0 <= waited < 60, (failed.group(0), preempt.group(0))
     assert PREEMPTING.search(log), log[-3000:]
 
-    done = wait_until(lambda: (a := c.rest(f"/apps/{app}")["app"])["state"] in ("FINISHED", "FAILED", "KILLED")
-                      and a, 150, "the job's end", c)
+    done = c.wait_for(lambda: (a := c.rest(f"/apps/{app}")["app"])["state"] in ("FINISHED", "FAILED", "KILLED")
+                      and a, 150, "the job's end")
     assert done["finalStatus"] == "SUCCEEDED", (done, c.client_log(name))

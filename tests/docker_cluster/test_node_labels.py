@@ -11,7 +11,6 @@ import uuid
 import pytest
 
 from tests.docker_cluster.cluster import SLEEP_JOB
-from tests.docker_cluster.test_drf import wait_until
 
 AM_CONTAINER = "_000001"
 
@@ -46,7 +45,7 @@ class Placements:
             self.sample()
             apps = [self.c.rest(f"/apps/{a}")["app"] for a in app_ids]
             return all(a["state"] in ("FINISHED", "FAILED", "KILLED") for a in apps)
-        wait_until(done, timeout_s, f"{app_ids} finished", self.c)
+        self.c.wait_for(done, timeout_s, f"{app_ids} finished")
         for app_id in app_ids:
             app = self.c.rest(f"/apps/{app_id}")["app"]
             assert app["finalStatus"] == "SUCCEEDED", app
@@ -54,7 +53,7 @@ class Placements:
 
 def app_id(c, pick, what: str) -> str:
     """The id of the app `pick` chooses from the RM's list, once there is one."""
-    return wait_until(lambda: next((a["id"] for a in c.apps() if pick(a)), None), 120, what, c)
+    return c.wait_for(lambda: next((a["id"] for a in c.apps() if pick(a)), None), 120, what)
 
 
 def test_labelled_spark_and_mapreduce_run_on_their_partition_and_unlabelled_work_never_does(idle_cluster,
@@ -66,8 +65,8 @@ def test_labelled_spark_and_mapreduce_run_on_their_partition_and_unlabelled_work
     # the GPU node if the exclusive partition lent its room.
     flood = f"flood-{tag}"
     c.submit_dshell(flood, "dev", 40, {"memory-mb": 256, "vcores": 1})
-    wait_until(lambda: (c.app_by_name(flood) or {}).get("runningContainers", 0) >= 20, 180,
-               "the unlabelled app holding every unlabelled vcore", c)
+    c.wait_for(lambda: (c.app_by_name(flood) or {}).get("runningContainers", 0) >= 20, 180,
+               "the unlabelled app holding every unlabelled vcore")
     seen.sample()
     assert gpu_node not in seen.seen[c.app_by_name(flood)["id"]].values(), "unlabelled work on the exclusive node"
     spark_name, mr_log = f"spark-labelled-{tag}", f"mr-labelled-{tag}"

@@ -7,7 +7,6 @@ import uuid
 
 import requests
 
-from tests.docker_cluster.test_drf import wait_until
 from tests.drf import queue_usage
 
 
@@ -37,9 +36,9 @@ def test_kill_9_of_the_python_scheduler(idle_cluster, requires_yarn_drf):
     c = idle_cluster
     tag = uuid.uuid4().hex[:6]
     c.submit_dshell(f"before-{tag}", "dev", 4, {"memory-mb": 512, "vcores": 1})
-    app = wait_until(lambda: _app_running(c, f"before-{tag}", 5), 120, "the first app's 4 containers", c)
+    app = c.wait_for(lambda: _app_running(c, f"before-{tag}", 5), 120, "the first app's 4 containers")
     before = {x["containerId"] for x in c.app_containers(app["id"])}
-    wait_until(lambda: before <= _nm_running_containers(c), 60, "the NodeManagers to run the containers", c)
+    c.wait_for(lambda: before <= _nm_running_containers(c), 60, "the NodeManagers to run the containers")
     old = c.serve_pids()
     assert len(old) == 1, old
 
@@ -49,10 +48,10 @@ def test_kill_9_of_the_python_scheduler(idle_cluster, requires_yarn_drf):
     assert c.rest("/info")["clusterInfo"]["state"] == "STARTED"
 
     # The shim restarts the scheduler, resynchronises it, and allocation resumes for new work.
-    new = wait_until(lambda: [p for p in c.serve_pids() if p not in old], 60, "a new yarn-drf serve", c)
+    new = c.wait_for(lambda: [p for p in c.serve_pids() if p not in old], 60, "a new yarn-drf serve")
     assert len(new) == 1, new
     c.submit_dshell(f"after-{tag}", "ml", 2, {"memory-mb": 512, "vcores": 1, "gpu-mem": 1024})
-    wait_until(lambda: _app_running(c, f"after-{tag}", 3), 120, "the new app's containers after the restart", c)
+    c.wait_for(lambda: _app_running(c, f"after-{tag}", 3), 120, "the new app's containers after the restart")
     # Running containers kept running throughout: same ids, still running.
     still = {x["containerId"] for x in c.app_containers(app["id"]) if x.get("containerState") == "RUNNING"}
     assert still == before
@@ -69,9 +68,9 @@ def test_rm_container_restart_preserves_running_containers(idle_cluster, schedul
     c = idle_cluster
     tag = uuid.uuid4().hex[:6]
     c.submit_dshell(f"survivor-{tag}", "dev", 3, {"memory-mb": 512, "vcores": 1})
-    app = wait_until(lambda: _app_running(c, f"survivor-{tag}", 4), 120, "the app's 3 containers", c)
+    app = c.wait_for(lambda: _app_running(c, f"survivor-{tag}", 4), 120, "the app's 3 containers")
     before = {x["containerId"] for x in c.app_containers(app["id"])}
-    wait_until(lambda: before <= _nm_running_containers(c), 60, "the NodeManagers to run the containers", c)
+    c.wait_for(lambda: before <= _nm_running_containers(c), 60, "the NodeManagers to run the containers")
 
     c.rm.get_wrapped_container().restart(timeout=20)
     c.wait_for_nodes(len(c.nms), 180)
@@ -83,7 +82,7 @@ def test_rm_container_restart_preserves_running_containers(idle_cluster, schedul
             return None
         return a if a["state"] == "RUNNING" and a["runningContainers"] == len(before) else None
 
-    a = wait_until(recovered, 180, "the app recovered with its containers", c)
+    a = c.wait_for(recovered, 180, "the app recovered with its containers")
     # The same containers, never restarted: the NodeManagers still run them.
     assert before <= _nm_running_containers(c)
     after = {x["containerId"] for x in c.app_containers(app["id"]) if x.get("containerState") == "RUNNING"}
@@ -103,5 +102,5 @@ def test_rm_container_restart_preserves_running_containers(idle_cluster, schedul
                 return None
             return core if core["queues"]["root.research.dev"]["usage"] == usage else None
 
-        core = wait_until(core_matches, 60, "the core's usage to match YARN's after the restart", c)
+        core = c.wait_for(core_matches, 60, "the core's usage to match YARN's after the restart")
         assert core["queues"]["root.research.dev"]["usage"]["vcores"] == 4

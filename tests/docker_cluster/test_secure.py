@@ -16,7 +16,6 @@ from tests.docker_cluster.cluster import (
     CAPACITY_SCHEDULER, ROOT, SLEEP_JOB, YARN_DRF_SCHEDULER, NodeShape, dshell_command, spark_command,
 )
 from tests.docker_cluster.secure_cluster import KDC_IMAGE, REALM, SecureCluster
-from tests.docker_cluster.test_drf import wait_until
 
 QUEUES = ROOT / "conf" / "docker-secure-queues.yaml"
 SMALL = {"memory-mb": 256, "vcores": 1}
@@ -44,7 +43,7 @@ def name(prefix: str) -> str:
 
 
 def app_named(c: SecureCluster, app_name: str) -> dict:
-    return wait_until(lambda: c.app_by_name(app_name), 60, f"the RM to know {app_name}", c)
+    return c.wait_for(lambda: c.app_by_name(app_name), 60, f"the RM to know {app_name}")
 
 
 def container_stdout(c: SecureCluster, app_id: str) -> list[str]:
@@ -106,7 +105,7 @@ def test_the_principal_not_the_unix_user_is_who_submits(secure, requires_yarn_dr
         def placed():
             app = c.app_by_name(accepted)
             return app if app and app["state"] in ("ACCEPTED", "RUNNING") else None
-        app = wait_until(placed, 120, f"{accepted} to be accepted", c)
+        app = c.wait_for(placed, 120, f"{accepted} to be accepted")
         assert (app["user"], app["queue"]) == ("bob", "root.ops"), app
         c.kill_app(app["id"])
     finally:

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tests.docker_cluster.cluster import GPU, MR_EXAMPLES_JAR
 from tests.docker_cluster.test_drf import (
-    Job, assert_hdrf, hold_every_vcore, release_when_all_pending, start_the_ams, wait_stable, wait_until,
+    Job, assert_hdrf, hold_every_vcore, release_when_all_pending, start_the_ams, wait_stable,
 )
 
 AM_CONTAINER = "_000001"  # the first container of an attempt is its ApplicationMaster
@@ -69,7 +69,7 @@ def test_spark_in_cluster_mode_runs_gpu_executors_on_the_gpu_node_alongside_word
             containers = app_containers(c, app["id"])
             return containers if len(containers) == 3 else None
 
-        containers = wait_until(both_executors, 180, "the Spark AM and its 2 executors", c)
+        containers = c.wait_for(both_executors, 180, "the Spark AM and its 2 executors")
         gpu_node = c.gpu_node_id()
         for cid, info in containers.items():
             if cid.endswith(AM_CONTAINER):
@@ -107,7 +107,7 @@ def test_spark_dynamic_allocation_grows_while_tasks_run_and_gives_executors_back
     with ThreadPoolExecutor(max_workers=1) as pool:
         # Client mode: the driver is the spark-submit process; 16 tasks of 2 s, then 25 s idle.
         driver = pool.submit(c.spark_submit, name, "dev", [16, 2000, 25], mode="client", conf=conf)
-        app = wait_until(lambda: c.app_by_name(name), 120, "the Spark app", c)
+        app = c.wait_for(lambda: c.app_by_name(name), 120, "the Spark app")
         peak = 0
 
         def idle_again():
@@ -117,7 +117,7 @@ def test_spark_dynamic_allocation_grows_while_tasks_run_and_gives_executors_back
             peak = max(peak, executors)
             return a if peak >= 2 and executors == 0 and a["state"] == "RUNNING" else None
 
-        idle = wait_until(idle_again, 150, "executors to grow and then all be given back", c)
+        idle = c.wait_for(idle_again, 150, "executors to grow and then all be given back")
         assert 2 <= peak <= 4, peak
         # Nothing left pending once Spark's target dropped to 0: in YARN and in the core.
         asks = idle.get("resourceRequests") or []

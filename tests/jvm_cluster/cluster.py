@@ -10,18 +10,21 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 from xml.sax.saxutils import escape
 
 from tests.ports import free_port
 from tests.secret_files import secret_file
+from tests.waits import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 SHIM_DIR = REPO / "java_shim"
 CONF = REPO / "conf" / "hadoop"
+T = TypeVar("T")
 
 
 def shim_jar() -> Path:
@@ -247,20 +250,31 @@ class Cluster:
         self.wait_for(lambda: self.rest("info").get("clusterInfo", {}).get("state") == "STARTED", timeout,
                       "ResourceManager started")
 
-    def wait_for(self, cond, timeout: float, what: str, interval: float = 0.5):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                value = cond()
-            except Exception:  # noqa: BLE001 (a daemon still starting answers with anything)
-                value = None
-            if value:
-                return value
-            if self.rm is not None and not self.rm.alive():
-                raise AssertionError(f"ResourceManager died while waiting for {what}:\n{tail(self.rm.log)}")
-            time.sleep(interval)
-        raise AssertionError(f"timed out after {timeout}s waiting for {what}\nRM log:\n"
-                             f"{tail(self.rm.log) if self.rm else ''}\nserve log:\n{tail(self.root / 'serve.log')}")
+    def wait_for(self, cond: Callable[[], T], timeout: float, what: str, interval: float = 0.5, **waiting: Any) -> T:
+        """tests.waits.wait_for on this cluster: `timeout` is how long its daemons may go without
+        writing a log line (activity(): a loaded machine gets as long as they keep working, up to
+        LIMIT_FACTOR times it); an error in `cond` counts as not yet (a daemon still starting
+        answers with anything); an RM that exits fails at once; a failure shows the RM's and the
+        core's last log lines. `waiting`: wait_for's other arguments, these overridden."""
+        return wait_for(cond, what, budget_s=timeout, poll_s=interval, **{**self.watching(), **waiting})
+
+    def watching(self) -> dict[str, Any]:
+        """What a wait on this cluster watches (tests.waits): its logs for progress, its RM for life,
+        and its RM's and core's logs for a failure; an error in the condition counts as not yet."""
+        return {"progress": self.activity, "ignore": (Exception,), "alive": self.assert_rm_alive,
+                "describe": self.explain}
+
+    def activity(self) -> tuple[int, ...]:
+        """The sizes of the daemons', the core's and the clients' logs: they grow while work moves."""
+        return tuple(log.stat().st_size for log in sorted(self.root.glob("*.log")))
+
+    def assert_rm_alive(self) -> None:
+        if self.rm is not None and not self.rm.alive():
+            raise AssertionError(f"ResourceManager died:\n{tail(self.rm.log)}")
+
+    def explain(self) -> str:
+        return (f"RM log:\n{tail(self.rm.log) if self.rm else ''}\n"
+                f"serve log:\n{tail(self.root / 'serve.log')}")
 
     # ---------------------------------------------------------------- queries
 

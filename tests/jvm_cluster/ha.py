@@ -9,13 +9,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.jvm_cluster.cluster import Cluster, Daemon, jvm_flags, maven_classpath, shim_jar, tail
 from tests.ports import free_port
+from tests.waits import wait_for
 
 RM_IDS = ("rm1", "rm2")
 RM_PORTS = ("rm", "rm_sched", "rm_tracker", "rm_admin", "rm_web", "bridge", "status")
@@ -46,15 +46,16 @@ class ZooKeeper:
         self.proc = subprocess.Popen(["java", "-Xmx256m", *jvm_flags(self.root / "home"), "-cp", ":".join(maven_classpath()),
                                       "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)],
                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"ZooKeeper exited:\n{tail(self.log)}")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.3)
-        raise AssertionError(f"ZooKeeper did not listen within {timeout}s:\n{tail(self.log)}")
+        wait_for(self.listens, "ZooKeeper to listen", budget_s=timeout, progress=lambda: self.log.stat().st_size,
+                 poll_s=0.3, alive=self.assert_alive, describe=lambda: tail(self.log))
+
+    def listens(self) -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def assert_alive(self) -> None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"ZooKeeper exited:\n{tail(self.log)}")
 
     def get(self, path: str, conf_dir: Path) -> str | None:
         """A znode's data as text (ZooKeeper's own CLI), or None if it has none."""

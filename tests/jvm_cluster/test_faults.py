@@ -36,13 +36,20 @@ def assert_core_matches_yarn(cluster) -> None:
     cluster.wait_for(same, 60, "the core's state to equal YARN's")
 
 
+def wait_asking(cluster, name: str) -> None:
+    """Until the core holds asks of the app `name`: its AM's first allocate call has reached it."""
+    app_id = cluster.app_named(name)["id"]
+    cluster.wait_for(lambda: cluster.core_status()["core"]["apps"][app_id]["pending"] > 0, 60,
+                     f"{name}'s asks in the core")
+
+
 def fill_and_wait_pending(cluster):
     """App 'filler' holds 13 of 16 vcores; app 'waiter' runs its AM and has 4 asks that cannot fit."""
     cluster.dshell("batch", 6, spec(CPU), name="filler")
     cluster.wait_for(lambda: running(cluster, "filler") == 7, 180, "filler running 7 containers")
     cluster.dshell("cpu", 4, spec(WIDE), name="waiter")
     cluster.wait_for(lambda: (cluster.app_named("waiter") or {}).get("state") == "RUNNING", 180, "waiter AM")
-    time.sleep(3)  # the AM's asks reach the core
+    wait_asking(cluster, "waiter")
     assert running(cluster, "waiter") == 1
     return cluster.app_named("filler"), cluster.app_named("waiter")
 
@@ -74,7 +81,7 @@ def test_python_hung_then_killed_rm_keeps_running_allocates_nothing_then_resyncs
     # Phase 2: the service is killed (SIGKILL) and its restarts fail (queue file broken) for a while.
     cluster.dshell("gpu", 3, spec(WIDE), name="waiter2")
     cluster.wait_for(lambda: (cluster.app_named("waiter2") or {}).get("state") == "RUNNING", 180, "waiter2 AM")
-    time.sleep(3)
+    wait_asking(cluster, "waiter2")
     assert running(cluster, "waiter2") == 1, "16 vcores: waiter 13 + waiter2's AM 1; its 3-vcore asks wait"
     good = cluster.queues_yaml.read_text()
     cluster.queues_yaml.write_text("queues: [not, a, tree]\n")

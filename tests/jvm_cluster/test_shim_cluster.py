@@ -4,7 +4,6 @@ weighted DRF; ACLs, queue info and -refreshQueues work through the core."""
 from __future__ import annotations
 
 import json
-import time
 import urllib.request
 from html.parser import HTMLParser
 
@@ -12,6 +11,7 @@ import pytest
 
 from tests.drf import progressive_filling
 from tests.jvm_cluster.conftest import started_cluster
+from tests.waits import wait_steady
 
 CPU = {"memory-mb": 256, "vcores": 2}
 MEM = {"memory-mb": 2048, "vcores": 1}
@@ -167,17 +167,15 @@ def test_queues_of_different_shapes_share_the_cluster_by_weighted_drf(cluster):
     names = [f"drf-{q}" for q in ("cpu", "mem", "gpu")]
     cluster.wait_for(lambda: all((cluster.app_named(n) or {}).get("state") == "RUNNING" for n in names),
                      180, "three shaped apps running their AMs")
-    time.sleep(3)  # their asks reach the RM with the AMs' first allocate calls
+    ids = [cluster.app_named(n)["id"] for n in names]
+    cluster.wait_for(lambda: all(cluster.core_status()["core"]["apps"][i]["pending"] > 0 for i in ids), 60,
+                     "the three apps' asks in the core (the AMs' first allocate calls)")
     kill = cluster.yarn("application", "-kill", blocker["id"])
     assert kill.returncode == 0, kill.stderr
 
-    def settled():
-        counts = {n: cluster.app_named(n).get("runningContainers", 0) for n in names}
-        time.sleep(4)
-        again = {n: cluster.app_named(n).get("runningContainers", 0) for n in names}
-        return counts == again and sum(counts.values()) > 3 and counts
-
-    running = cluster.wait_for(settled, 120, "allocation to settle")
+    running = wait_steady(lambda: {n: cluster.app_named(n).get("runningContainers", 0) for n in names},
+                          "allocation to settle", quiet_s=4, budget_s=120, accept=lambda counts: sum(counts.values()) > 3,
+                          poll_s=1, **cluster.watching())
     total = {"memory-mb": 2 * cluster.nm_memory, "vcores": 2 * cluster.nm_vcores, "gpu-mem": 2 * cluster.nm_gpu_mem}
     queues = {f"root.{q}": {"weight": WEIGHTS[f"root.{q}"], "used": AM, "task": shape, "pending": 12}
               for q, shape in (("cpu", CPU), ("mem", MEM), ("gpu", GPU))}

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import logging
-import time
 
 import requests
 
 from tests.ops.conftest import QUEUES
+from tests.waits import wait_for
 from yarn_bridge.reload import FileWatcher, Reloader
 
 
@@ -163,9 +163,7 @@ def test_file_watcher_thread_triggers_the_reload(ops):
     watcher = FileWatcher(ops.reloader, interval=0.05).start()
     try:
         ops.queues_file.write_text(QUEUES.replace("weight: 2", "weight: 7"))
-        deadline = time.monotonic() + 30
-        while ops.reloader.version == 1 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: ops.reloader.version != 1, "the watcher to reload the changed file", budget_s=30, poll_s=0.05)
     finally:
         watcher.stop()
     assert ops.reloader.version == 2

@@ -14,6 +14,7 @@ from yarn_bridge.validation import validate
 from yarn_bridge.reload_worker import ParseWorker
 from yarn_bridge.service import CoreService
 from tests.core.test_config_properties import queue_file
+from tests.waits import wait_for
 
 AGAINST = (("memory-mb", "vcores", "gpu-mem"), "drf")
 GOOD = "queues: {root: {children: {a: {}}}}\n"
@@ -64,8 +65,8 @@ def test_a_reload_whose_worker_dies_is_refused_with_its_exit_code_and_the_old_co
     done: dict = {}
     thread = threading.Thread(target=lambda: done.setdefault("result", service.reloader.reload(fifo)))
     thread.start()
-    while worker.pid is None:  # the reload started the worker; it now blocks opening the FIFO
-        thread.join(0.01)
+    # the reload starts the worker, which then blocks opening the FIFO
+    wait_for(lambda: worker.pid, "the reload to start its worker", budget_s=30, poll_s=0.01)
     os.kill(worker.pid, 9)
     thread.join(30)
     result = done["result"]

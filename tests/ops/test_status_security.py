@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from tests.ops.conftest import QUEUES, STATUS_TOKEN
+from tests.waits import wait_for
 from yarn_bridge import status
 from yarn_bridge.status import StatusServer
 
@@ -119,12 +120,7 @@ def test_connections_beyond_the_limit_are_closed_and_service_resumes_after(stric
         requests.get(strict.url + "/v1/health", timeout=10)
     for s in idle:
         s.close()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            assert requests.get(strict.url + "/v1/health", timeout=10).status_code == 200
-            break
-        except requests.ConnectionError:
-            time.sleep(0.05)
-    else:
-        pytest.fail("the server did not serve again after the idle connections closed")
+    health = wait_for(lambda: requests.get(strict.url + "/v1/health", timeout=10),
+                      "the server to serve again after the idle connections closed", budget_s=5, poll_s=0.05,
+                      ignore=(requests.ConnectionError,))
+    assert health.status_code == 200
