@@ -24,29 +24,29 @@ from scheduler.config import ALL_LABELS, max_container_of
 from scheduler.echo import brief
 from scheduler.preemption import FAIR, MIN
 from scheduler.preemption_state import MAX_SAVED_LEAVES, MAX_SAVED_MARKS, SavedLeaf, SavedMark, SavedState
-from yarn_bridge import contract_tables as spec
+from yarn_bridge import contract_tables as tables
 
 if TYPE_CHECKING:
     from scheduler.model import Assignment, Placement, Queue
     from scheduler.preemption import PreemptionPlan, Victim
 
-VERSION = spec.VERSION
+VERSION = tables.VERSION
 # Epochs, sequence numbers, ids: Java longs, 0 <= x < LONG_LIMIT.
 LONG_LIMIT = 1 << 63
 # A snapshot's epoch is the shim's clock in ms (the same host's): one further ahead is refused.
 EPOCH_AHEAD_MS = 24 * 3600 * 1000
-REQUEST_TYPES = spec.REQUEST_TYPES
+REQUEST_TYPES = tables.REQUEST_TYPES
 # The fixed leading elements of a container row ("started", a snapshot's "containers") and of an
 # ask in full ("asks"), then their tails (the spec's rows); the fields of a container in a
 # schedule reply's "preempt" or "kill", and of the preemption state's marks and leaves.
-CONTAINER_FIELDS = spec.ROWS["container_row"]
-ASK_FIELDS = spec.ROWS["ask_row"]
-PREEMPTION_FIELDS = spec.REPLY_ITEMS["preemption"]
+CONTAINER_FIELDS = tables.ROWS["container_row"]
+ASK_FIELDS = tables.ROWS["ask_row"]
+PREEMPTION_FIELDS = tables.REPLY_ITEMS["preemption"]
 # The preemption state has its own version: a saved record outlives the processes, and one of
 # another yarn-drf version is ignored whole.
-STATE_VERSION = spec.STATE_VERSION
-MARK_FIELDS = spec.REPLY_ITEMS["mark"]
-LEAF_FIELDS = spec.REPLY_ITEMS["leaf"]
+STATE_VERSION = tables.STATE_VERSION
+MARK_FIELDS = tables.REPLY_ITEMS["mark"]
+LEAF_FIELDS = tables.REPLY_ITEMS["leaf"]
 
 
 def _not_json(constant: str) -> None:
@@ -200,19 +200,19 @@ class Form(NamedTuple):
 _new = tuple.__new__
 
 
-def _form(table: tuple[spec.Field, ...], item: type) -> Form:
-    return Form(tuple((name, TESTS[kind], spec.WHAT[kind], required) for name, kind, required in table),
+def _form(table: tuple[tables.Field, ...], item: type) -> Form:
+    return Form(tuple((name, TESTS[kind], tables.WHAT[kind], required) for name, kind, required in table),
                 tuple(name for name, _, _ in table), item)
 
 
-Request = spec.Snapshot | spec.Schedule | spec.Reload | spec.Move
+Request = tables.Snapshot | tables.Schedule | tables.Reload | tables.Move
 # Each request type after its envelope; the objects in requests; each delta op ("op" names it).
-REQUESTS = {kind: _form(table, spec.REQUEST_ITEMS[kind]) for kind, table in spec.ENVELOPES.items()}
-ITEMS = {kind: _form(table, spec.OBJECT_ITEMS[kind]) for kind, table in spec.ITEMS.items()}
-DELTAS = {op: _form(table, spec.DELTA_ITEMS[op]) for op, table in spec.DELTAS.items()}
+REQUESTS = {kind: _form(table, tables.REQUEST_ITEMS[kind]) for kind, table in tables.ENVELOPES.items()}
+ITEMS = {kind: _form(table, tables.OBJECT_ITEMS[kind]) for kind, table in tables.ITEMS.items()}
+DELTAS = {op: _form(table, tables.DELTA_ITEMS[op]) for op, table in tables.DELTAS.items()}
 DELTA_OPS = tuple(DELTAS)
-_MARK = _form(spec.STATE_ITEMS["mark"], tuple)  # (checked only: saved_state reads the record)
-_LEAF = _form(spec.STATE_ITEMS["leaf"], tuple)
+_MARK = _form(tables.STATE_ITEMS["mark"], tuple)  # (checked only: saved_state reads the record)
+_LEAF = _form(tables.STATE_ITEMS["leaf"], tuple)
 
 
 def decode_item(obj: Any, form: Form) -> tuple[Any, str]:

@@ -36,7 +36,7 @@ from scheduler.model import Placement
 from scheduler.preemption import PreemptionPlan
 from scheduler.preemption_state import SavedState
 from scheduler.resources import Vector, fits
-from yarn_bridge import contract_tables as spec
+from yarn_bridge import contract_tables as tables
 from yarn_bridge import protocol
 from yarn_bridge.reload import Reloader
 
@@ -181,7 +181,7 @@ class CoreService:
 
     # ------------------------------------------------------------------ requests
 
-    def _schedule_once(self, msg: spec.Schedule, text: str) -> str:
+    def _schedule_once(self, msg: tables.Schedule, text: str) -> str:
         """Applies a schedule call once: the request of the last call again (the shim's retry after
         a timeout, or its first attempt reaching the lock after the retry) gets the reply that call
         got and changes nothing; an older seq of this epoch, or the last seq with other changes, is
@@ -200,7 +200,7 @@ class CoreService:
         self._last_call = (epoch, seq, text, reply)
         return reply
 
-    def _snapshot(self, msg: spec.Snapshot) -> str:
+    def _snapshot(self, msg: tables.Snapshot) -> str:
         epoch = msg.epoch
         try:
             config, self.config_warnings = self.config.for_cluster(tuple(msg.resources or ()) or
@@ -268,7 +268,7 @@ class CoreService:
         if self._newest > epoch:
             raise _Superseded(f"snapshot {epoch}: abandoned for the newer snapshot {self._newest}")
 
-    def _schedule(self, msg: spec.Schedule) -> str:
+    def _schedule(self, msg: tables.Schedule) -> str:
         """The changes since the last call, then the submissions (placed with those changes
         known), then one decision for every node listed."""
         start = time.perf_counter()
@@ -438,7 +438,7 @@ class CoreService:
                         "" if fits(ours, free) else " (decided for with YARN's room until they agree)")
         return ids, held
 
-    def _reload(self, msg: spec.Reload) -> Callable[[spec.Reload], str]:
+    def _reload(self, msg: tables.Reload) -> Callable[[tables.Reload], str]:
         """`yarn rmadmin -refreshQueues`: the validated reload of the file this service runs, never another.
         The file is read and validated here, before the service's lock is taken (a big or broken file
         must not hold up scheduling calls); what is returned installs it, under the lock."""
@@ -451,7 +451,7 @@ class CoreService:
             return lambda _msg: refused
         checked = self.reloader.check(trigger="refreshQueues")
 
-        def install(_msg: spec.Reload) -> str:
+        def install(_msg: tables.Reload) -> str:
             try:
                 result = self.reloader.install(checked)
             except Exception as exc:  # noqa: BLE001 (the py4j entry point never raises into the RM)
@@ -462,7 +462,7 @@ class CoreService:
             return protocol.reload_applied(result.changes, self.queue_list())
         return install
 
-    def _move(self, msg: spec.Move) -> str:
+    def _move(self, msg: tables.Move) -> str:
         """`yarn application -movetoqueue`: the core moves the app (its usage with it) or says why not.
         The target is checked for the app's user, as its submission was; YARN has checked the
         caller's right to modify the app and to submit to the target."""
@@ -476,7 +476,7 @@ class CoreService:
 
     # ------------------------------------------------------------------ changes
 
-    def _apply(self, core: SchedulerCore, msg: spec.Schedule) -> None:
+    def _apply(self, core: SchedulerCore, msg: tables.Schedule) -> None:
         """A schedule's changes, in the order Java collects them: app and node events, containers
         started, containers finished, then asks."""
         deltas, started, finished = msg.deltas, msg.started, msg.finished
@@ -527,21 +527,21 @@ class CoreService:
             "node_label": lambda core, d: core.set_node_label(d.node, d.label),
         }
 
-    def _remove_app(self, core: SchedulerCore, d: spec.AppRemoved) -> None:
+    def _remove_app(self, core: SchedulerCore, d: tables.AppRemoved) -> None:
         core.remove_app(d.app)
         self._headroom_sent.pop(d.app, None)
 
-    def _reset_attempt(self, core: SchedulerCore, d: spec.AttemptAdded) -> None:
+    def _reset_attempt(self, core: SchedulerCore, d: tables.AttemptAdded) -> None:
         """attempt_added: the new attempt starts with no headroom in YARN."""
         core.reset_requests(d.app)
         self._headroom_sent.pop(d.app, None)
 
-    def _add_node(self, core: SchedulerCore, n: spec.Node) -> None:
+    def _add_node(self, core: SchedulerCore, n: tables.Node) -> None:
         """A snapshot's node, or a node_added delta."""
         core.add_node(n.node, n.capacity, n.rack or "/default-rack", self._cards(core, n.node, n.capacity, n.cards),
                       label=n.label or "")
 
-    def _update_node(self, core: SchedulerCore, d: spec.NodeUpdated) -> None:
+    def _update_node(self, core: SchedulerCore, d: tables.NodeUpdated) -> None:
         """A node_updated delta: with "cards", the node's cards change too ([]: it has none now);
         without, they stay while their sum is still its gpu-mem."""
         node = core.find_node(d.node)
@@ -563,7 +563,7 @@ class CoreService:
             return None
         return cards
 
-    def _recover_app(self, core: SchedulerCore, a: spec.App) -> bool:
+    def _recover_app(self, core: SchedulerCore, a: tables.App) -> bool:
         """A snapshot's app, or an app_added delta: an app YARN runs, taken into its queue as is
         (False: the core refused it)."""
         placed = core.recover_app(a.app, a.user, a.queue, tuple(a.groups or ()), priority=a.priority or 0)

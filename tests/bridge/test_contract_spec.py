@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from yarn_bridge import contract_gen, protocol
-from yarn_bridge import contract_tables as spec
+from yarn_bridge import contract_tables as tables
 from yarn_bridge.service import CoreService
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,11 +46,11 @@ def test_a_spec_edited_without_regenerating_makes_every_generated_file_stale():
 
 
 def test_the_spec_fingerprint_is_of_the_spec_as_committed():
-    assert spec.SPEC_SHA256 == hashlib.sha256((ROOT / contract_gen.SPEC).read_bytes()).hexdigest()
+    assert tables.SPEC_SHA256 == hashlib.sha256((ROOT / contract_gen.SPEC).read_bytes()).hexdigest()
 
 
 def test_every_checked_type_has_its_test_and_every_delta_op_its_handler(tmp_path):
-    assert set(protocol.TESTS) == set(spec.WHAT)
+    assert set(protocol.TESTS) == set(tables.WHAT)
     queues = tmp_path / "queues.yaml"
     queues.write_text((CONTRACT / "queues.yaml").read_text())
     assert set(CoreService(queues)._on_delta) == set(protocol.DELTA_OPS)
@@ -89,17 +89,17 @@ def test_every_golden_reply_has_the_specs_fields_in_the_specs_order():
                 continue  # (invalid.reply.json: texts the shim refuses)
             envelope, rest = list(message)[:2], list(message)[2:]
             assert envelope == ["v", "ok"], example["name"]
-            kinds = [k for k, names in spec.REPLIES.items() if k != "envelope" and in_spec_order(rest, names)]
+            kinds = [k for k, names in tables.REPLIES.items() if k != "envelope" and in_spec_order(rest, names)]
             assert kinds or rest == ["error"], f"{example['name']}: {rest} is no reply of the spec"
             for field, kind in items.items():
                 for item in message.get(field) or []:
-                    assert in_spec_order(list(item), spec.REPLY_ITEMS[kind]), (example["name"], field, list(item))
+                    assert in_spec_order(list(item), tables.REPLY_ITEMS[kind]), (example["name"], field, list(item))
                     seen.add(kind)
             state = message.get("preemption_state")
             if state is not None:
-                assert in_spec_order(list(state), spec.REPLY_ITEMS["preemption_state"])
+                assert in_spec_order(list(state), tables.REPLY_ITEMS["preemption_state"])
                 for kind, field in (("mark", "marks"), ("leaf", "leaves")):
                     for item in state[field]:
-                        assert in_spec_order(list(item), spec.REPLY_ITEMS[kind]), (example["name"], list(item))
+                        assert in_spec_order(list(item), tables.REPLY_ITEMS[kind]), (example["name"], list(item))
                         seen.add(kind)
     assert seen == {"assignment", "placement", "preemption", "queue_entry", "mark", "leaf"}
