@@ -2,7 +2,7 @@
 # integration tests launch real ResourceManager / NodeManager JVMs from.
 SHIM_JAR := java_shim/target/yarn-drf-shim-0.1.0.jar
 SHIM_SOURCES := $(shell find java_shim/src -name '*.java' 2>/dev/null) java_shim/pom.xml \
-	$(wildcard tests/bridge/contract/*.json)
+	$(wildcard tests/bridge/contract/*.json) yarn_bridge/contract.yaml
 # Hadoop daemons on Java 17 need these JDK internals opened (one flag a line).
 JAVA17_OPENS := $(shell cat conf/hadoop/java17-opens 2>/dev/null | tr '\n' ' ')
 

@@ -36,6 +36,7 @@ from scheduler.model import Placement
 from scheduler.preemption import PreemptionPlan
 from scheduler.preemption_state import SavedState
 from scheduler.resources import Vector, fits
+from yarn_bridge import contract_tables as tables
 from yarn_bridge import protocol
 from yarn_bridge.reload import Reloader
 
@@ -133,6 +134,7 @@ class CoreService:
         self.reloader = Reloader(lambda: self.core, self.lock, self.queues_path, loader=loader, metrics=metrics,
                                  on_applied=self._adopt)
         self._handlers = {"snapshot": self._snapshot, "move": self._move}
+        self._on_delta = self._delta_handlers()
 
     # ------------------------------------------------------------------ entry point
 
@@ -144,7 +146,7 @@ class CoreService:
             self.counters["bad_requests"] += 1
             log.warning("bad request: %s", exc)
             return protocol.error(str(exc))
-        kind, epoch = msg["type"], msg["epoch"]
+        kind, epoch = msg.type, msg.epoch
         if kind == "snapshot":
             with self._announce:
                 self._newest = max(self._newest, epoch)
@@ -179,13 +181,13 @@ class CoreService:
 
     # ------------------------------------------------------------------ requests
 
-    def _schedule_once(self, msg: dict, text: str) -> str:
+    def _schedule_once(self, msg: tables.Schedule, text: str) -> str:
         """Applies a schedule call once: the request of the last call again (the shim's retry after
         a timeout, or its first attempt reaching the lock after the retry) gets the reply that call
         got and changes nothing; an older seq of this epoch, or the last seq with other changes, is
         refused (the shim resynchronises), since applying it would apply its changes twice or out of
         order."""
-        epoch, seq = msg["epoch"], msg["seq"]
+        epoch, seq = msg.epoch, msg.seq
         last = self._last_call
         if last is not None and last[0] == epoch and seq <= last[1]:
             if seq == last[1] and text == last[2]:
@@ -198,42 +200,42 @@ class CoreService:
         self._last_call = (epoch, seq, text, reply)
         return reply
 
-    def _snapshot(self, msg: dict) -> str:
-        epoch = msg["epoch"]
+    def _snapshot(self, msg: tables.Snapshot) -> str:
+        epoch = msg.epoch
         try:
-            config, self.config_warnings = self.config.for_cluster(tuple(msg["resources"] or ()) or
+            config, self.config_warnings = self.config.for_cluster(tuple(msg.resources or ()) or
                                                                    self.config.resource_types())
             for warning in self.config_warnings:
                 log.warning("queue configuration %s: %s", self.config.source, warning)
-            core = SchedulerCore(config, resource_types=msg["resources"] or None, policy=self.policy,
+            core = SchedulerCore(config, resource_types=msg.resources or None, policy=self.policy,
                                  node_choice=self.node_choice, clock=self.clock)
         except (ConfigError, ValueError) as exc:
             self.counters["bad_requests"] += 1
-            return protocol.error(f"snapshot: resources {brief(msg['resources'])}: {exc}")
-        nodes, apps = msg.get("nodes") or [], msg.get("apps") or []
-        rows, asks = msg.get("containers") or [], msg.get("asks") or []
+            return protocol.error(f"snapshot: resources {brief(msg.resources)}: {exc}")
+        nodes, apps = msg.nodes or [], msg.apps or []
+        rows, asks = msg.containers or [], msg.asks or []
         with core.batch():
-            if msg.get("labels"):
-                core.set_labels(msg["labels"])
+            if msg.labels:
+                core.set_labels(msg.labels)
             for part in _parts(nodes):
                 self._check_newest(epoch)
                 for n in part:
-                    self._apply_node(core, n)
+                    self._apply_item(core, n, "node", self._add_node)
             for part in _parts(apps):
                 self._check_newest(epoch)
                 for a in part:
-                    self._recover_app(core, a, "snapshot")
+                    self._apply_item(core, a, "app", self._recover_app)
             for part in _parts(rows):
                 self._check_newest(epoch)
                 self._apply_started(core, part)
-            am_asks = _ids(msg.get("am_asks"))
+            am_asks = _ids(msg.am_asks)
             for part in _parts(asks):
                 self._check_newest(epoch)
                 self._apply_asks(core, part, (), am_asks)
-            self._apply_asks(core, (), msg.get("counts") or (), am_asks)
+            self._apply_asks(core, (), msg.counts or (), am_asks)
         self._check_newest(epoch)
         core.preemption.carry(self.core.preemption)
-        self._state_sent = self._restore(core, msg.get("preemption_state"))
+        self._state_sent = self._restore(core, msg.preemption_state)
         self.core, self.epoch, self._last_call = core, epoch, None
         # Java keeps the AM diagnostics it has; the headrooms all go again with the next call.
         self._headroom_sent = {}
@@ -266,33 +268,33 @@ class CoreService:
         if self._newest > epoch:
             raise _Superseded(f"snapshot {epoch}: abandoned for the newer snapshot {self._newest}")
 
-    def _schedule(self, msg: dict) -> str:
+    def _schedule(self, msg: tables.Schedule) -> str:
         """The changes since the last call, then the submissions (placed with those changes
         known), then one decision for every node listed."""
         start = time.perf_counter()
         core = self.core
         refused = core.counters["refused"]
         self._apply(core, msg)
-        placements = [p for p in map(self._place, msg.get("submissions") or ()) if p is not None]
+        placements = [p for p in map(self._place, msg.submissions or ()) if p is not None]
         now = self.clock()
         plan = self._preemption_round(core, now)  # before deciding: it holds nodes for starved queues
-        nodes, held = self._nodes_with_room(core, msg.get("nodes") or ())
+        nodes, held = self._nodes_with_room(core, msg.nodes or ())
         assignments = core.on_nodes(nodes, limit=self.max_assignments_per_call, held=held)
         built = core.take_built()
         tree, grown = self._tree_changes(core, built)
-        changed = bool(assignments or msg.get("deltas") or msg.get("started") or msg.get("finished")
+        changed = bool(assignments or msg.deltas or msg.started or msg.finished
                        or len(self._headroom_sent) != len(core.apps))
         self._headroom_owed |= changed
-        reply = protocol.schedule_reply(msg["seq"], [protocol.assignment(a) for a in assignments], placements, tree,
+        reply = protocol.schedule_reply(msg.seq, [protocol.assignment(a) for a in assignments], placements, tree,
                                         self._headroom_changes(core, now) if self._headroom_owed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
                                         plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now),
                                         grown)
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
-            rtt = msg.get("rtt_ms")
+            rtt = msg.rtt_ms
             self.metrics.schedule(time.perf_counter() - start, len(assignments), nodes=len(nodes),
-                                  heartbeats=msg.get("heartbeats") or 0, refused=core.counters["refused"] - refused,
+                                  heartbeats=msg.heartbeats or 0, refused=core.counters["refused"] - refused,
                                   round_trip_seconds=None if rtt is None else rtt / 1000)
         return reply
 
@@ -388,16 +390,15 @@ class CoreService:
 
     def _place(self, submission: Any) -> dict[str, Any] | None:
         """Places one submitted app: the placement for the reply (None for one without an app id)."""
-        problem = protocol.check_fields(submission, protocol.SUBMISSION_FIELDS)
+        s, problem = protocol.decode_item(submission, protocol.ITEMS["submission"])
         if problem:
             self._bad("submission", submission, problem)
             app = submission.get("app") if type(submission) is dict else None
             return protocol.placement(app, Placement(False, None, f"malformed submission: {problem}")) \
                 if type(app) is str else None
-        s = submission
-        placed = self.core.submit_app(s["app"], s["user"], s.get("queue") or None, tuple(s.get("groups") or ()),
-                                      priority=s.get("priority") or 0, label=s.get("label") or None)
-        return protocol.placement(s["app"], placed)
+        placed = self.core.submit_app(s.app, s.user, s.queue or None, tuple(s.groups or ()),
+                                      priority=s.priority or 0, label=s.label or None)
+        return protocol.placement(s.app, placed)
 
     def _nodes_with_room(self, core: SchedulerCore, rows: list) -> tuple[list[str], dict[str, Vector]]:
         """The nodes to decide for, and the room YARN holds on some of them beyond the core's
@@ -437,11 +438,11 @@ class CoreService:
                         "" if fits(ours, free) else " (decided for with YARN's room until they agree)")
         return ids, held
 
-    def _reload(self, msg: dict) -> Callable[[dict], str]:
+    def _reload(self, msg: tables.Reload) -> Callable[[tables.Reload], str]:
         """`yarn rmadmin -refreshQueues`: the validated reload of the file this service runs, never another.
         The file is read and validated here, before the service's lock is taken (a big or broken file
         must not hold up scheduling calls); what is returned installs it, under the lock."""
-        asked, running = msg.get("path"), self.reloader.path  # protocol checked: a string or absent
+        asked, running = msg.path, self.reloader.path  # protocol checked: a string or absent
         if asked and not _same_file(asked, running):
             refused = protocol.reload_refused([
                 f"{asked} is not the queue file this service runs ({running}): `yarn-drf serve` reads only the "
@@ -450,7 +451,7 @@ class CoreService:
             return lambda _msg: refused
         checked = self.reloader.check(trigger="refreshQueues")
 
-        def install(_msg: dict) -> str:
+        def install(_msg: tables.Reload) -> str:
             try:
                 result = self.reloader.install(checked)
             except Exception as exc:  # noqa: BLE001 (the py4j entry point never raises into the RM)
@@ -461,13 +462,13 @@ class CoreService:
             return protocol.reload_applied(result.changes, self.queue_list())
         return install
 
-    def _move(self, msg: dict) -> str:
+    def _move(self, msg: tables.Move) -> str:
         """`yarn application -movetoqueue`: the core moves the app (its usage with it) or says why not.
         The target is checked for the app's user, as its submission was; YARN has checked the
         caller's right to modify the app and to submit to the target."""
-        placed = self.core.move_app(msg["app"], msg["queue"], msg["user"], tuple(msg.get("groups") or ()))
+        placed = self.core.move_app(msg.app, msg.queue, msg.user, tuple(msg.groups or ()))
         if placed.accepted:
-            self._headroom_sent.pop(msg["app"], None)  # the next call tells every app its headroom
+            self._headroom_sent.pop(msg.app, None)  # the next call tells every app its headroom
         return protocol.move_reply(placed)
 
     def _adopt(self, config: QueueConfig, path: Path) -> None:
@@ -475,11 +476,11 @@ class CoreService:
 
     # ------------------------------------------------------------------ changes
 
-    def _apply(self, core: SchedulerCore, msg: dict) -> None:
+    def _apply(self, core: SchedulerCore, msg: tables.Schedule) -> None:
         """A schedule's changes, in the order Java collects them: app and node events, containers
         started, containers finished, then asks."""
-        deltas, started, finished = msg.get("deltas"), msg.get("started"), msg.get("finished")
-        asks, counts = msg.get("asks") or (), msg.get("counts") or ()
+        deltas, started, finished = msg.deltas, msg.started, msg.finished
+        asks, counts = msg.asks or (), msg.counts or ()
         if not (deltas or started or finished or asks):  # most calls: ask counts alone, no batch
             self._apply_asks(core, (), counts, frozenset())
             return
@@ -490,91 +491,97 @@ class CoreService:
                 self._apply_started(core, started)
             if finished:
                 self._apply_finished(core, finished)
-            self._apply_asks(core, asks, counts, _ids(msg.get("am_asks")))
+            self._apply_asks(core, asks, counts, _ids(msg.am_asks))
 
     def _apply_each(self, core: SchedulerCore, deltas: list) -> None:
+        """Each delta decoded into its op's typed item and applied by its op's handler
+        (`_on_delta`); one that is malformed, or that the core refuses, is logged and skipped."""
+        handlers = self._on_delta
         for d in deltas:
             op = d.get("op") if type(d) is dict else None
-            if op == "node_added":
-                self._apply_node(core, d)
+            form = protocol.DELTAS.get(op) if type(op) is str else None
+            if form is None:
+                self._bad("delta", d, f"unknown op {brief(op)} (known: {', '.join(protocol.DELTA_OPS)})")
                 continue
-            if op == "app_added":  # after an RM restart: an app YARN recovered, in its queue
-                self._recover_app(core, d, "app_added")
-                continue
-            fields = protocol.DELTA_FIELDS.get(op) if type(op) is str else None
-            problem = (protocol.check_fields(d, fields) if fields is not None else
-                       f"unknown op {brief(op)} (known: {', '.join(protocol.DELTA_OPS)})")
+            item, problem = protocol.decode_item(d, form)
             if problem:
-                self._bad("delta", d, problem)
+                self._bad(f"{op} delta", d, problem)
                 continue
-            if op == "assignment_refused":
-                core.assignment_refused(d["assignment_id"], d.get("reason") or "")
-            elif op == "blacklist":
-                core.set_blacklist(d["app"], d["places"])
-            elif op == "app_priority":
-                core.update_app_priority(d["app"], d["priority"])
-            elif op == "node_updated":
-                self._update_node(core, d)
-            elif op == "node_removed":
-                core.remove_node(d["node"])
-            elif op == "labels":
-                core.set_labels(d["labels"])
-            elif op == "node_label":
-                core.set_node_label(d["node"], d["label"])
-            elif op == "app_removed":
-                core.remove_app(d["app"])
-                self._headroom_sent.pop(d["app"], None)
-            else:  # attempt_added: the new attempt starts with no headroom in YARN
-                core.reset_requests(d["app"])
-                self._headroom_sent.pop(d["app"], None)
-            self.counters["deltas"] += 1
+            if handlers[op](core, item) is not False:
+                self.counters["deltas"] += 1
 
-    def _apply_node(self, core: SchedulerCore, n: dict) -> None:
+    def _delta_handlers(self) -> dict[str, Callable[[SchedulerCore, Any], bool | None]]:
+        """The handler of each delta op of the spec: it applies the op's typed item, and returns
+        False when the core refused it (not counted as applied)."""
+        return {
+            "node_added": self._add_node,
+            "node_updated": self._update_node,
+            "node_removed": lambda core, d: core.remove_node(d.node),
+            "app_added": self._recover_app,  # after an RM restart: an app YARN recovered, in its queue
+            "app_removed": self._remove_app,
+            "attempt_added": self._reset_attempt,
+            "assignment_refused": lambda core, d: core.assignment_refused(d.assignment_id, d.reason or ""),
+            "blacklist": lambda core, d: core.set_blacklist(d.app, d.places),
+            "app_priority": lambda core, d: core.update_app_priority(d.app, d.priority),
+            "labels": lambda core, d: core.set_labels(d.labels),
+            "node_label": lambda core, d: core.set_node_label(d.node, d.label),
+        }
+
+    def _remove_app(self, core: SchedulerCore, d: tables.AppRemoved) -> None:
+        core.remove_app(d.app)
+        self._headroom_sent.pop(d.app, None)
+
+    def _reset_attempt(self, core: SchedulerCore, d: tables.AttemptAdded) -> None:
+        """attempt_added: the new attempt starts with no headroom in YARN."""
+        core.reset_requests(d.app)
+        self._headroom_sent.pop(d.app, None)
+
+    def _add_node(self, core: SchedulerCore, n: tables.Node) -> None:
         """A snapshot's node, or a node_added delta."""
-        problem = protocol.check_fields(n, protocol.NODE_FIELDS)
-        if problem:
-            self._bad("node", n, problem)
-            return
-        core.add_node(n["node"], n["capacity"], n.get("rack") or "/default-rack", self._cards(core, n),
-                      label=n.get("label") or "")
-        self.counters["deltas"] += 1
+        core.add_node(n.node, n.capacity, n.rack or "/default-rack", self._cards(core, n.node, n.capacity, n.cards),
+                      label=n.label or "")
 
-    def _update_node(self, core: SchedulerCore, d: dict) -> None:
+    def _update_node(self, core: SchedulerCore, d: tables.NodeUpdated) -> None:
         """A node_updated delta: with "cards", the node's cards change too ([]: it has none now);
         without, they stay while their sum is still its gpu-mem."""
-        node = core.find_node(d["node"])
-        if d.get("cards") is None or node is None:
-            core.update_node(d["node"], d["capacity"])
-            return
-        core.add_node(node.id, d["capacity"], node.rack, self._cards(core, d), label=node.partition)
+        node = core.find_node(d.node)
+        if d.cards is None or node is None:
+            core.update_node(d.node, d.capacity)
+        else:
+            core.add_node(node.id, d.capacity, node.rack, self._cards(core, d.node, d.capacity, d.cards),
+                          label=node.partition)
 
-    def _cards(self, core: SchedulerCore, n: dict) -> list[int] | None:
+    def _cards(self, core: SchedulerCore, node: str, capacity: dict, cards: Any) -> list[int] | None:
         """A node's cards, or None when it has none, or they cannot be its cards: then the node
         comes in without them (gpu-mem one node total, as for a node that declares none), logged,
         rather than not at all."""
-        cards = n.get("cards")
         if cards is None or cards == []:
             return None
-        problem = core.cards_problem(n["capacity"], cards)
+        problem = core.cards_problem(capacity, cards)
         if problem:
-            self._bad(f"cards of node {brief(n['node'])}", cards, f"{problem}; the node is taken without cards")
+            self._bad(f"cards of node {brief(node)}", cards, f"{problem}; the node is taken without cards")
             return None
         return cards
 
-    def _recover_app(self, core: SchedulerCore, a: dict, where: str) -> None:
-        """A snapshot's app, or an app_added delta: an app YARN runs, taken into its queue as is."""
-        problem = protocol.check_fields(a, protocol.APP_FIELDS)
-        if problem:
-            self._bad(f"{where} app", a, problem)
-            return
-        placed = core.recover_app(a["app"], a["user"], a["queue"], tuple(a.get("groups") or ()),
-                                  priority=a.get("priority") or 0)
+    def _recover_app(self, core: SchedulerCore, a: tables.App) -> bool:
+        """A snapshot's app, or an app_added delta: an app YARN runs, taken into its queue as is
+        (False: the core refused it)."""
+        placed = core.recover_app(a.app, a.user, a.queue, tuple(a.groups or ()), priority=a.priority or 0)
         if not placed.accepted:
-            self._bad(f"{where} app", a, placed.reason)
-            return
-        if a.get("blacklist"):
-            core.set_blacklist(a["app"], a["blacklist"])
-        self.counters["deltas"] += 1
+            self._bad("recovered app", a._asdict(), placed.reason)
+            return False
+        if a.blacklist:
+            core.set_blacklist(a.app, a.blacklist)
+        return True
+
+    def _apply_item(self, core: SchedulerCore, obj: Any, kind: str,
+                    apply: Callable[[SchedulerCore, Any], bool | None]) -> None:
+        """A snapshot's node or app: decoded into its typed item and applied; counted as a delta."""
+        item, problem = protocol.decode_item(obj, protocol.ITEMS[kind])
+        if problem:
+            self._bad(f"snapshot {kind}", obj, problem)
+        elif apply(core, item) is not False:
+            self.counters["deltas"] += 1
 
     def _bad(self, what: str, item: Any, problem: str) -> None:
         self.counters["bad_deltas"] += 1

@@ -4,6 +4,7 @@ three CPU layouts.
 
     .venv/bin/python benchmarks/bridge/run.py [--calls 10000] [--warmup 50000] [--layouts same-core,...]
         [--cases counts,full,containers] [--nodes 1,100]
+    .venv/bin/python benchmarks/bridge/run.py --core-alone [--cases counts,full,containers,events]
 
 Needs the shim built (`make shim`). Each case also runs py4j alone (the real gateway answering a
 constant), which separates the transport from the core's work. Prints a table: the bridge's p50
@@ -11,7 +12,9 @@ against the raw round trip, and the calls above 5 ms. Changes: "counts" are coun
 the core already has (id, count pairs: what calls mostly carry), "full" are asks sent whole (an
 app's first asks, a new shape), "containers" are containers finished and started. Nodes: how many
 nodes with room each call lists (each full, so the core decides for each and finds nothing fits):
-since decisions left the heartbeat, one call covers every node with room.
+since decisions left the heartbeat, one call covers every node with room. `--core-alone` times only
+the service's share in this process (no shim needed), with one more case, "events": app and node
+events (app_priority, blacklist and node_updated deltas).
 """
 from __future__ import annotations
 
@@ -72,6 +75,7 @@ def java_cmd(args: list[str]) -> list[str]:
 
 # (changes per call, their kind): ask count changes, asks sent whole, containers finished and started
 CASES = ((1, "counts"), (50, "counts"), (50, "full"), (50, "containers"))
+CORE_CASES = (*CASES, (30, "events"))  # (the service alone: the shim's BridgeBench sends no events)
 # raw: the message over a plain socket; echo: through py4j and the gateway to a constant answer;
 # py4j: through py4j to the real `yarn-drf serve` and core (the measured bridge)
 MODES = ("raw", "echo", "py4j")
@@ -137,11 +141,24 @@ def core_alone(deltas: int, asks: str, nodes: int, calls: int, warmup: int) -> d
                       + [container(f"container_2_{n}", 0, name, apps * 1024, apps) for n, name in enumerate(names) if n],
         "asks": [full_ask(a, 1) for a in range(apps)], "counts": []}))
     churn = asks == "containers"
+
+    def events(seq: int) -> list:
+        """`deltas` app and node events, a third each of app_priority, blacklist and node_updated (its
+        capacity as it was: a node whose room changed would be a different case)."""
+        ops = []
+        for j in range(deltas // 3):
+            app = f"application_1_{(seq + j) % apps}"
+            ops += [{"op": "app_priority", "app": app, "priority": seq % 3},
+                    {"op": "blacklist", "app": app, "places": [] if seq % 2 else ["/rack9"]},
+                    {"op": "node_updated", "node": names[j % nodes], "capacity": amounts(apps * 1024, apps)}]
+        return ops
+
     times = []
     for seq in range(warmup + calls):
         changed = [((seq * deltas + j) % apps, 1 + seq % 2) for j in range(deltas)]
         gone = [f"container_1_{j}" if seq == 0 else f"c_{seq - 1}_{j}" for j in range(deltas // 2)] if churn else []
-        msg = json.dumps({"v": protocol.VERSION, "type": "schedule", "epoch": epoch, "seq": seq, "deltas": [],
+        msg = json.dumps({"v": protocol.VERSION, "type": "schedule", "epoch": epoch, "seq": seq,
+                          "deltas": events(seq) if asks == "events" else [],
                           "started": [container(f"c_{seq}_{j}", j) for j in range(deltas // 2)] if churn else [],
                           "finished": [x for cid in gone for x in (cid, "completed")],
                           "asks": [full_ask(a, n) for a, n in changed] if asks == "full" else [],
@@ -155,6 +172,15 @@ def core_alone(deltas: int, asks: str, nodes: int, calls: int, warmup: int) -> d
     return {"p50_us": times[len(times) // 2] / 1e3, "p99_us": times[int(len(times) * 0.99)] / 1e3}
 
 
+def print_core_alone(cases: list[tuple[int, str, int]], calls: int, warmup: int) -> int:
+    print("\ncore alone (in-process JSON + core, no transport, this process unpinned):")
+    for deltas, asks, nodes in cases:
+        c = core_alone(deltas, asks, nodes, calls, warmup)
+        print(f"  deltas={deltas:<3} {asks:10} nodes={nodes:<5} p50={c['p50_us']:8.1f}us p99={c['p99_us']:8.1f}us")
+    print(f"\nload average at the end: {os.getloadavg()}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=10000)
@@ -165,8 +191,12 @@ def main() -> int:
     ap.add_argument("--layouts", default=",".join(LAYOUTS))
     ap.add_argument("--cases", default="counts,full,containers", help="change kinds to run (default: all)")
     ap.add_argument("--nodes", default="1", help="nodes with room listed per call, comma-separated (default 1)")
+    ap.add_argument("--core-alone", action="store_true", help="only the service's share, in this process")
     args = ap.parse_args()
-    cases = [(d, a, int(n)) for d, a in CASES if a in args.cases.split(",") for n in args.nodes.split(",")]
+    cases = [(d, a, int(n)) for d, a in (CORE_CASES if args.core_alone else CASES) if a in args.cases.split(",")
+             for n in args.nodes.split(",")]
+    if args.core_alone:
+        return print_core_alone(cases, args.calls, args.warmup)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for layout in args.layouts.split(","):
@@ -177,11 +207,7 @@ def main() -> int:
                     print(f"{layout:12} {mode:5} deltas={deltas:<3} {asks:10} nodes={nodes:<5} bytes={r['bytes']:<7} "
                           f"p50={r['p50_us']:8.1f}us p99={r['p99_us']:8.1f}us max={r['max_us']:9.1f}us "
                           f">5ms={r['over_5ms']:<3} {r['per_s']:8.0f}/s", flush=True)
-    print("\ncore alone (in-process JSON + core, no transport, this process unpinned):")
-    for deltas, asks, nodes in cases:
-        c = core_alone(deltas, asks, nodes, args.calls, args.warmup)
-        print(f"  deltas={deltas:<3} {asks:10} nodes={nodes:<5} p50={c['p50_us']:8.1f}us p99={c['p99_us']:8.1f}us")
-    print(f"\nload average at the end: {os.getloadavg()}")
+    print_core_alone(cases, args.calls, args.warmup)
     print("\nbridge vs raw (p50 ratio; calls > 5 ms):")
     for layout in args.layouts.split(","):
         for deltas, asks, nodes in cases:

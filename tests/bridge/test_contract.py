@@ -62,7 +62,7 @@ def test_every_request_type_and_every_delta_op_has_a_golden_example():
     ops = {d["op"] for m in requests for d in m.get("deltas", [])}
     assert ops == set(protocol.DELTA_OPS)
     fields = {f for m in requests if m["type"] == "schedule" for f in m}
-    assert fields >= {name for name, *_ in protocol.ENVELOPES["schedule"]}, "every schedule field in some example"
+    assert fields >= set(protocol.REQUESTS["schedule"].names), "every schedule field in some example"
 
 
 def test_the_service_answers_the_golden_requests_with_the_golden_replies_byte_for_byte(service):
@@ -82,10 +82,13 @@ def test_the_service_refuses_the_golden_bad_requests_with_the_golden_errors(serv
         assert example["message"]["ok"] is False
 
 
-def test_every_golden_request_passes_the_envelope_check_as_written():
+def test_every_golden_request_passes_the_envelope_check_and_decodes_to_its_typed_item_with_every_field():
     for example, _ in story():
-        msg = protocol.decode_request(json.dumps(example["message"], indent=2))
-        assert msg == example["message"]
+        message = example["message"]
+        msg = protocol.decode_request(json.dumps(message, indent=2))
+        assert type(msg) is protocol.REQUESTS[message["type"]].item
+        assert set(message) - {"v"} <= set(msg._fields), "every field of the example is one of the spec's"
+        assert msg._asdict() == {name: message.get(name) for name in msg._fields}
 
 
 class StoryClock:

@@ -21,6 +21,14 @@ import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.yarndrf.nm.GpuCards;
+import org.yarndrf.shim.Contract.Items;
+import org.yarndrf.shim.Contract.Ops;
+import org.yarndrf.shim.Contract.Replies;
+import org.yarndrf.shim.Contract.ReplyItems;
+import org.yarndrf.shim.Contract.ReplyItems.QueueEntry;
+import org.yarndrf.shim.Contract.Requests;
+import org.yarndrf.shim.Contract.Rows;
+import org.yarndrf.shim.Contract.Types;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
 /**
@@ -37,7 +45,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
  * MalformedReplyException} naming what is wrong.
  */
 public final class Messages {
-  public static final int VERSION = 6;
+  public static final int VERSION = Contract.VERSION;
   static final ObjectMapper JSON = new ObjectMapper();
   private static final Logger LOG = LoggerFactory.getLogger(Messages.class);
 
@@ -147,52 +155,52 @@ public final class Messages {
     }
 
     public static Delta nodeAdded(NodeInfo node) {
-      return new Delta("node_added", node, null, null, null);
+      return new Delta(Ops.NODE_ADDED, node, null, null, null);
     }
 
     public static Delta nodeUpdated(String node, Map<String, Long> capacity, List<Long> cards) {
-      return new Delta("node_updated", new NodeInfo(node, capacity, null, cards), null, null, null);
+      return new Delta(Ops.NODE_UPDATED, new NodeInfo(node, capacity, null, cards), null, null, null);
     }
 
     public static Delta nodeRemoved(String node) {
-      return new Delta("node_removed", new NodeInfo(node, null, null), null, null, null);
+      return new Delta(Ops.NODE_REMOVED, new NodeInfo(node, null, null), null, null, null);
     }
 
     public static Delta appAdded(AppInfo app) {
-      return new Delta("app_added", null, app, null, null);
+      return new Delta(Ops.APP_ADDED, null, app, null, null);
     }
 
     public static Delta appRemoved(String app) {
-      return new Delta("app_removed", null, new AppInfo(app, null, null, null), null, null);
+      return new Delta(Ops.APP_REMOVED, null, new AppInfo(app, null, null, null), null, null);
     }
 
     public static Delta attemptAdded(String app) {
-      return new Delta("attempt_added", null, new AppInfo(app, null, null, null), null, null);
+      return new Delta(Ops.ATTEMPT_ADDED, null, new AppInfo(app, null, null, null), null, null);
     }
 
     public static Delta assignmentRefused(String assignmentId, String reason) {
-      return new Delta("assignment_refused", null, null, assignmentId, reason);
+      return new Delta(Ops.ASSIGNMENT_REFUSED, null, null, assignmentId, reason);
     }
 
     /** The app's whole blacklist (bridge node names and racks) after its AM changed it. */
     public static Delta blacklist(String app, List<String> places) {
-      return new Delta("blacklist", null, new AppInfo(app, null, null, null), null, null, places,
+      return new Delta(Ops.BLACKLIST, null, new AppInfo(app, null, null, null), null, null, places,
           0);
     }
 
     /** The cluster's node labels, whole (name -> exclusive), after YARN's changed. */
     public static Delta labels(Map<String, Boolean> labels) {
-      return new Delta("labels", null, null, null, null, null, 0, labels);
+      return new Delta(Ops.LABELS, null, null, null, null, null, 0, labels);
     }
 
     /** The node's new node label ("" for none), after YARN's changed. */
     public static Delta nodeLabel(String node, String label) {
-      return new Delta("node_label", new NodeInfo(node, null, null, null, label), null, null, null);
+      return new Delta(Ops.NODE_LABEL, new NodeInfo(node, null, null, null, label), null, null, null);
     }
 
     /** `yarn application -updatePriority`: the priority the RM set. */
     public static Delta appPriority(String app, int priority) {
-      return new Delta("app_priority", null, new AppInfo(app, null, null, null), null, null, null,
+      return new Delta(Ops.APP_PRIORITY, null, new AppInfo(app, null, null, null), null, null, null,
           priority);
     }
   }
@@ -305,7 +313,7 @@ public final class Messages {
     public String preemptionState;
 
     public Snapshot(long epoch, List<String> resources) {
-      super("snapshot", epoch);
+      super(Types.SNAPSHOT, epoch);
       this.resources = resources;
     }
 
@@ -339,7 +347,7 @@ public final class Messages {
     public Double rttMs;
 
     public Schedule(long epoch, long seq) {
-      super("schedule", epoch);
+      super(Types.SCHEDULE, epoch);
       this.seq = seq;
     }
 
@@ -356,7 +364,7 @@ public final class Messages {
     public final String path;
 
     public Reload(long epoch, String path) {
-      super("reload", epoch);
+      super(Types.RELOAD, epoch);
       this.path = path;
     }
   }
@@ -369,7 +377,7 @@ public final class Messages {
     public final List<String> groups;
 
     public Move(long epoch, String app, String queue, String user, List<String> groups) {
-      super("move", epoch);
+      super(Types.MOVE, epoch);
       this.app = app;
       this.queue = queue;
       this.user = user;
@@ -602,21 +610,21 @@ public final class Messages {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = JSON.getFactory().createGenerator(out)) {
       g.writeStartObject();
-      g.writeNumberField("v", VERSION);
-      g.writeStringField("type", request.type);
-      g.writeNumberField("epoch", request.epoch);
+      g.writeNumberField(Requests.Envelope.V, VERSION);
+      g.writeStringField(Requests.Envelope.TYPE, request.type);
+      g.writeNumberField(Requests.Envelope.EPOCH, request.epoch);
       if (request instanceof Schedule) {
         writeSchedule(g, (Schedule) request);
       } else if (request instanceof Snapshot) {
         writeSnapshot(g, (Snapshot) request);
       } else if (request instanceof Move) {
         Move m = (Move) request;
-        g.writeStringField("app", m.app);
-        g.writeStringField("queue", m.queue);
-        g.writeStringField("user", m.user);
-        writeTexts(g, "groups", m.groups);
+        g.writeStringField(Requests.Move.APP, m.app);
+        g.writeStringField(Requests.Move.QUEUE, m.queue);
+        g.writeStringField(Requests.Move.USER, m.user);
+        writeTexts(g, Requests.Move.GROUPS, m.groups);
       } else if (((Reload) request).path != null) {
-        g.writeStringField("path", ((Reload) request).path);
+        g.writeStringField(Requests.Reload.PATH, ((Reload) request).path);
       }
       g.writeEndObject();
     } catch (IOException e) {
@@ -626,88 +634,88 @@ public final class Messages {
   }
 
   private static void writeSchedule(JsonGenerator g, Schedule s) throws IOException {
-    g.writeNumberField("seq", s.seq);
-    g.writeArrayFieldStart("deltas");
+    g.writeNumberField(Requests.Schedule.SEQ, s.seq);
+    g.writeArrayFieldStart(Requests.Schedule.DELTAS);
     for (Delta d : s.deltas) {
       writeDelta(g, d);
     }
     g.writeEndArray();
-    writeContainers(g, "started", s.started);
-    g.writeArrayFieldStart("finished");
+    writeContainers(g, Requests.Schedule.STARTED, s.started);
+    g.writeArrayFieldStart(Requests.Schedule.FINISHED);
     for (String x : s.finished) {
       g.writeString(x);
     }
     g.writeEndArray();
     writeAsks(g, s.asks, s.counts, s.amAsks);
-    writeApps(g, "submissions", s.submissions);
-    g.writeArrayFieldStart("nodes");
+    writeApps(g, Requests.Schedule.SUBMISSIONS, s.submissions);
+    g.writeArrayFieldStart(Requests.Schedule.NODES);
     for (NodeRow n : s.nodes) {
       g.writeStartArray();
-      g.writeString(n.node);
+      Rows.NodeRow.writeFixed(g, n);
       writeLongs(g, n.free);
       g.writeEndArray();
     }
     g.writeEndArray();
-    g.writeNumberField("heartbeats", s.heartbeats);
+    g.writeNumberField(Requests.Schedule.HEARTBEATS, s.heartbeats);
     if (s.rttMs != null) {
-      g.writeNumberField("rtt_ms", s.rttMs);
+      g.writeNumberField(Requests.Schedule.RTT_MS, s.rttMs);
     }
   }
 
   private static void writeSnapshot(JsonGenerator g, Snapshot s) throws IOException {
-    writeTexts(g, "resources", s.resources);
-    g.writeArrayFieldStart("nodes");
+    writeTexts(g, Requests.Snapshot.RESOURCES, s.resources);
+    g.writeArrayFieldStart(Requests.Snapshot.NODES);
     for (NodeInfo n : s.nodes) {
       g.writeStartObject();
       writeNode(g, n);
       g.writeEndObject();
     }
     g.writeEndArray();
-    writeApps(g, "apps", s.apps);
-    writeContainers(g, "containers", s.containers);
+    writeApps(g, Requests.Snapshot.APPS, s.apps);
+    writeContainers(g, Requests.Snapshot.CONTAINERS, s.containers);
     writeAsks(g, s.asks, s.counts, s.amAsks);
     if (!s.labels.isEmpty()) {
       writeLabels(g, s.labels);
     }
     if (s.preemptionState != null) {
-      g.writeFieldName("preemption_state");
+      g.writeFieldName(Requests.Snapshot.PREEMPTION_STATE);
       g.writeRawValue(s.preemptionState);
     }
   }
 
   private static void writeDelta(JsonGenerator g, Delta d) throws IOException {
     g.writeStartObject();
-    g.writeStringField("op", d.op);
+    g.writeStringField(Ops.OP, d.op);
     switch (d.op) {
-      case "node_added":
-      case "node_updated":
-      case "node_removed":
+      case Ops.NODE_ADDED:
+      case Ops.NODE_UPDATED:
+      case Ops.NODE_REMOVED:
         writeNode(g, d.node);
         break;
-      case "app_added":
+      case Ops.APP_ADDED:
         writeApp(g, d.app);
         break;
-      case "assignment_refused":
-        g.writeStringField("assignment_id", d.assignmentId);
-        g.writeStringField("reason", d.reason);
+      case Ops.ASSIGNMENT_REFUSED:
+        g.writeStringField(Contract.Deltas.AssignmentRefused.ASSIGNMENT_ID, d.assignmentId);
+        g.writeStringField(Contract.Deltas.AssignmentRefused.REASON, d.reason);
         break;
-      case "blacklist":
-        g.writeStringField("app", d.app.app);
-        writeTexts(g, "places", d.places);
+      case Ops.BLACKLIST:
+        g.writeStringField(Contract.Deltas.Blacklist.APP, d.app.app);
+        writeTexts(g, Contract.Deltas.Blacklist.PLACES, d.places);
         break;
-      case "app_priority":
-        g.writeStringField("app", d.app.app);
-        g.writeNumberField("priority", d.priority);
+      case Ops.APP_PRIORITY:
+        g.writeStringField(Contract.Deltas.AppPriority.APP, d.app.app);
+        g.writeNumberField(Contract.Deltas.AppPriority.PRIORITY, d.priority);
         break;
-      case "labels":
+      case Ops.LABELS:
         writeLabels(g, d.labels);
         break;
-      case "node_label":
-        g.writeStringField("node", d.node.node);
-        g.writeStringField("label", d.node.label);
+      case Ops.NODE_LABEL:
+        g.writeStringField(Contract.Deltas.NodeLabel.NODE, d.node.node);
+        g.writeStringField(Contract.Deltas.NodeLabel.LABEL, d.node.label);
         break;
       default:  // app_removed, attempt_added
-        g.writeStringField("app", d.app.app);
+        g.writeStringField(Contract.Deltas.AppRemoved.APP, d.app.app);
     }
     g.writeEndObject();
   }
@@ -717,32 +725,32 @@ public final class Messages {
    * rack).
    */
   private static void writeNode(JsonGenerator g, NodeInfo n) throws IOException {
-    g.writeStringField("node", n.node);
+    g.writeStringField(Items.Node.NODE, n.node);
     if (n.capacity != null) {
-      g.writeObjectFieldStart("capacity");
+      g.writeObjectFieldStart(Items.Node.CAPACITY);
       for (Map.Entry<String, Long> e : n.capacity.entrySet()) {
         g.writeNumberField(e.getKey(), e.getValue());
       }
       g.writeEndObject();
     }
     if (n.rack != null) {
-      g.writeStringField("rack", n.rack);
+      g.writeStringField(Items.Node.RACK, n.rack);
     }
     if (n.cards != null) {
-      g.writeArrayFieldStart("cards");
+      g.writeArrayFieldStart(Items.Node.CARDS);
       for (long mib : n.cards) {
         g.writeNumber(mib);
       }
       g.writeEndArray();
     }
     if (n.label != null && !n.label.isEmpty()) {
-      g.writeStringField("label", n.label);
+      g.writeStringField(Items.Node.LABEL, n.label);
     }
   }
 
   private static void writeLabels(JsonGenerator g, Map<String, Boolean> labels)
       throws IOException {
-    g.writeObjectFieldStart("labels");
+    g.writeObjectFieldStart(Requests.Snapshot.LABELS);
     for (Map.Entry<String, Boolean> e : labels.entrySet()) {
       g.writeBooleanField(e.getKey(), e.getValue());
     }
@@ -761,18 +769,18 @@ public final class Messages {
   }
 
   private static void writeApp(JsonGenerator g, AppInfo a) throws IOException {
-    g.writeStringField("app", a.app);
-    g.writeStringField("user", a.user);
-    g.writeStringField("queue", a.queue);
-    writeTexts(g, "groups", a.groups);
+    g.writeStringField(Items.App.APP, a.app);
+    g.writeStringField(Items.App.USER, a.user);
+    g.writeStringField(Items.App.QUEUE, a.queue);
+    writeTexts(g, Items.App.GROUPS, a.groups);
     if (a.priority != 0) {
-      g.writeNumberField("priority", a.priority);
+      g.writeNumberField(Items.App.PRIORITY, a.priority);
     }
     if (!a.blacklist.isEmpty()) {
-      writeTexts(g, "blacklist", a.blacklist);
+      writeTexts(g, Items.App.BLACKLIST, a.blacklist);
     }
     if (a.label != null) {
-      g.writeStringField("label", a.label);
+      g.writeStringField(Items.Submission.LABEL, a.label);
     }
   }
 
@@ -781,12 +789,7 @@ public final class Messages {
     g.writeArrayFieldStart(field);
     for (ContainerRow r : rows) {
       g.writeStartArray();
-      g.writeString(r.container);
-      g.writeString(r.app);
-      g.writeString(r.node);
-      g.writeNumber(r.priority);
-      g.writeNumber(r.allocationId);
-      g.writeString(r.assignmentId);
+      Rows.ContainerRow.writeFixed(g, r);
       writeLongs(g, r.amounts);
       if (r.cards != null) {  // optional trailing element: only rows of containers on cards
         g.writeStartArray();
@@ -802,16 +805,10 @@ public final class Messages {
 
   private static void writeAsks(JsonGenerator g, List<AskRow> asks, List<Long> counts,
       List<Long> amAsks) throws IOException {
-    g.writeArrayFieldStart("asks");
+    g.writeArrayFieldStart(Requests.Schedule.ASKS);
     for (AskRow a : asks) {
       g.writeStartArray();
-      g.writeNumber(a.id);
-      g.writeNumber(a.count);
-      g.writeString(a.app);
-      g.writeNumber(a.priority);
-      g.writeNumber(a.allocationId);
-      g.writeString(a.location);
-      g.writeBoolean(a.relax);
+      Rows.AskRow.writeFixed(g, a);
       writeLongs(g, a.amounts);
       if (a.label != null) {  // optional trailing element
         g.writeString(a.label);
@@ -819,8 +816,8 @@ public final class Messages {
       g.writeEndArray();
     }
     g.writeEndArray();
-    writeNumbers(g, "counts", counts);
-    writeNumbers(g, "am_asks", amAsks);
+    writeNumbers(g, Requests.Schedule.COUNTS, counts);
+    writeNumbers(g, Requests.Schedule.AM_ASKS, amAsks);
   }
 
   private static void writeNumbers(JsonGenerator g, String field, List<Long> values)
@@ -851,25 +848,29 @@ public final class Messages {
 
   /** A snapshot's reply: the core's queue tree. */
   public static List<QueueSettings> snapshotReply(String text) throws MalformedReplyException {
-    return queues(envelope(text).get("queues"));
+    return queues(envelope(text).get(Replies.Snapshot.QUEUES));
   }
 
   public static ScheduleReply scheduleReply(String text) throws MalformedReplyException {
     JsonNode reply = envelope(text);
     List<Assignment> assignments = new ArrayList<>();
-    for (JsonNode a : array(reply, "assignments")) {
-      assignments.add(new Assignment(text(a, "assignment_id"), text(a, "app"), text(a, "node"),
-          text(a, "queue"), (int) integer(a, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE),
-          integer(a, "allocation_id", Long.MIN_VALUE, Long.MAX_VALUE), resources(a), cards(a)));
+    for (JsonNode a : array(reply, Replies.Schedule.ASSIGNMENTS)) {
+      assignments.add(new Assignment(text(a, ReplyItems.Assignment.ASSIGNMENT_ID),
+          text(a, ReplyItems.Assignment.APP), text(a, ReplyItems.Assignment.NODE),
+          text(a, ReplyItems.Assignment.QUEUE),
+          (int) integer(a, ReplyItems.Assignment.PRIORITY, Integer.MIN_VALUE, Integer.MAX_VALUE),
+          integer(a, ReplyItems.Assignment.ALLOCATION_ID, Long.MIN_VALUE, Long.MAX_VALUE),
+          resources(a), cards(a)));
     }
     List<Placement> placements = new ArrayList<>();
-    for (JsonNode p : array(reply, "placements")) {
-      boolean accepted = bool(p, "accepted");
-      placements.add(new Placement(text(p, "app"), accepted,
-          accepted ? text(p, "queue") : null, p.path("reason").asText("")));
+    for (JsonNode p : array(reply, Replies.Schedule.PLACEMENTS)) {
+      boolean accepted = bool(p, ReplyItems.Placement.ACCEPTED);
+      placements.add(new Placement(text(p, ReplyItems.Placement.APP), accepted,
+          accepted ? text(p, ReplyItems.Placement.QUEUE) : null,
+          p.path(ReplyItems.Placement.REASON).asText("")));
     }
     Map<String, long[]> headroom = new LinkedHashMap<>();
-    for (JsonNode row : optionalArray(reply, "headroom")) {
+    for (JsonNode row : optionalArray(reply, Replies.Schedule.HEADROOM)) {
       if (!row.isArray() || row.size() < 1 || !row.get(0).isTextual()) {
         throw new MalformedReplyException("headroom row is not [app, amounts...]: "
             + abbreviate(row.toString()));
@@ -886,7 +887,7 @@ public final class Messages {
       headroom.put(row.get(0).asText(), amounts);
     }
     Map<String, String> amDiagnostics = new LinkedHashMap<>();
-    for (JsonNode pair : optionalArray(reply, "am_diagnostics")) {
+    for (JsonNode pair : optionalArray(reply, Replies.Schedule.AM_DIAGNOSTICS)) {
       if (!pair.isArray() || pair.size() != 2 || !pair.get(0).isTextual()
           || !pair.get(1).isTextual()) {
         throw new MalformedReplyException("am_diagnostics entry is not [app, text]: "
@@ -894,21 +895,23 @@ public final class Messages {
       }
       amDiagnostics.put(pair.get(0).asText(), pair.get(1).asText());
     }
-    JsonNode tree = reply.get("queues");
+    JsonNode tree = reply.get(Replies.Schedule.QUEUES);
     List<QueueSettings> built = new ArrayList<>();
-    for (JsonNode spec : optionalArray(reply, "queues_built")) {
+    for (JsonNode spec : optionalArray(reply, Replies.Schedule.QUEUES_BUILT)) {
       built.add(queue(spec));
     }
-    return new ScheduleReply(integer(reply, "seq", 0, Long.MAX_VALUE), assignments, placements,
+    return new ScheduleReply(integer(reply, Replies.Schedule.SEQ, 0, Long.MAX_VALUE), assignments,
+        placements,
         tree == null ? null : queues(tree), built, headroom, amDiagnostics,
-        preemptions(reply, "preempt"), preemptions(reply, "kill"),
-        reply.has("call_in_ms") ? integer(reply, "call_in_ms", 0, Long.MAX_VALUE) : NO_CALL_DUE,
+        preemptions(reply, Replies.Schedule.PREEMPT), preemptions(reply, Replies.Schedule.KILL),
+        reply.has(Replies.Schedule.CALL_IN_MS)
+            ? integer(reply, Replies.Schedule.CALL_IN_MS, 0, Long.MAX_VALUE) : NO_CALL_DUE,
         preemptionState(reply));
   }
 
   /** A reply's "preemption_state": absent (null), or an object, kept as compact JSON. */
   private static String preemptionState(JsonNode reply) throws MalformedReplyException {
-    JsonNode state = reply.get("preemption_state");
+    JsonNode state = reply.get(Replies.Schedule.PREEMPTION_STATE);
     if (state == null) {
       return null;
     }
@@ -932,9 +935,11 @@ public final class Messages {
       throws MalformedReplyException {
     List<Preemption> out = new ArrayList<>();
     for (JsonNode p : optionalArray(reply, field)) {
-      out.add(new Preemption(text(p, "container"), text(p, "app"), text(p, "node"),
-          text(p, "queue"), text(p, "for_queue"), text(p, "reason"),
-          integer(p, "kill_in_ms", 0, Long.MAX_VALUE)));
+      out.add(new Preemption(text(p, ReplyItems.Preemption.CONTAINER),
+          text(p, ReplyItems.Preemption.APP), text(p, ReplyItems.Preemption.NODE),
+          text(p, ReplyItems.Preemption.QUEUE), text(p, ReplyItems.Preemption.FOR_QUEUE),
+          text(p, ReplyItems.Preemption.REASON),
+          integer(p, ReplyItems.Preemption.KILL_IN_MS, 0, Long.MAX_VALUE)));
     }
     return out;
   }
@@ -946,22 +951,22 @@ public final class Messages {
 
   public static ReloadReply reloadReply(String text) throws MalformedReplyException {
     JsonNode reply = envelope(text);
-    if (!bool(reply, "accepted")) {
+    if (!bool(reply, Replies.Reload.ACCEPTED)) {
       List<String> errors = new ArrayList<>();
-      for (JsonNode e : array(reply, "errors")) {
+      for (JsonNode e : array(reply, Replies.Reload.ERRORS)) {
         errors.add(e.asText());
       }
       return new ReloadReply(false, errors, null, null);
     }
-    return new ReloadReply(true, Collections.<String>emptyList(), reply.path("changes").toString(),
-        queues(reply.get("queues")));
+    return new ReloadReply(true, Collections.<String>emptyList(),
+        reply.path(Replies.Reload.CHANGES).toString(), queues(reply.get(Replies.Reload.QUEUES)));
   }
 
   public static MoveReply moveReply(String text) throws MalformedReplyException {
     JsonNode reply = envelope(text);
-    boolean accepted = bool(reply, "accepted");
-    return new MoveReply(accepted, accepted ? text(reply, "queue") : null,
-        reply.path("reason").asText(""));
+    boolean accepted = bool(reply, Replies.Move.ACCEPTED);
+    return new MoveReply(accepted, accepted ? text(reply, Replies.Move.QUEUE) : null,
+        reply.path(Replies.Move.REASON).asText(""));
   }
 
   /**
@@ -979,22 +984,23 @@ public final class Messages {
     if (node == null || !node.isObject()) {
       throw new MalformedReplyException("reply is not a JSON object: " + abbreviate(text));
     }
-    JsonNode v = node.get("v");
+    JsonNode v = node.get(Replies.Envelope.V);
     if (v == null || !v.isInt() || v.asInt() != VERSION) {
       throw new MalformedReplyException("reply has version " + v + ", expected " + VERSION);
     }
-    JsonNode ok = node.get("ok");
+    JsonNode ok = node.get(Replies.Envelope.OK);
     if (ok == null || !ok.isBoolean()) {
       throw new MalformedReplyException("reply has no boolean \"ok\"");
     }
     if (!ok.asBoolean()) {
-      throw new MalformedReplyException("core error: " + node.path("error").asText("(none given)"));
+      throw new MalformedReplyException("core error: "
+          + node.path(Replies.Envelope.ERROR).asText("(none given)"));
     }
     return node;
   }
 
   private static Map<String, Long> resources(JsonNode a) throws MalformedReplyException {
-    JsonNode r = a.get("resources");
+    JsonNode r = a.get(ReplyItems.Assignment.RESOURCES);
     if (r == null || !r.isObject()) {
       throw new MalformedReplyException("assignment without resources: " + abbreviate(a.toString()));
     }
@@ -1008,7 +1014,7 @@ public final class Messages {
 
   /** An assignment's card indices: absent (none), or distinct integers 0 to MAX_CARDS-1. */
   private static List<Integer> cards(JsonNode a) throws MalformedReplyException {
-    JsonNode c = a.get("cards");
+    JsonNode c = a.get(ReplyItems.Assignment.CARDS);
     if (c == null) {
       return Collections.emptyList();
     }
@@ -1101,7 +1107,7 @@ public final class Messages {
     if (spec == null || !spec.isObject()) {
       throw new MalformedReplyException("queue entry " + shown(spec) + " is not an object");
     }
-    JsonNode name = spec.get("name");
+    JsonNode name = spec.get(QueueEntry.NAME);
     String path = name != null && name.isTextual() ? name.asText() : null;
     if (path == null || !(path.equals("root") || path.startsWith("root."))) {
       throw new MalformedReplyException("queue name " + shown(name) + " is not a full path from root");
@@ -1109,13 +1115,16 @@ public final class Messages {
     QueueReader r = new QueueReader(path);
     Map<String, Long> amounts = new HashMap<>();
     Map<String, Double> fractions = new HashMap<>();
-    r.max(spec.get("max"), amounts, fractions);
-    JsonNode mf = spec.get("max_fraction");
-    return new QueueSettings(path, r.bool(spec.get("leaf"), "leaf", true), r.weight(spec.get("weight")),
-        amounts, fractions, mf == null || mf.isNull() ? Double.NaN : r.fraction(mf, "max_fraction"),
-        r.amounts(spec.get("max_container"), "max_container"),
-        r.text(spec.get("submit_acl"), "submit_acl"), r.text(spec.get("admin_acl"), "admin_acl"),
-        r.labels(spec.get("labels")), r.text(spec.get("default_label"), "default_label"));
+    r.max(spec.get(QueueEntry.MAX), amounts, fractions);
+    JsonNode mf = spec.get(QueueEntry.MAX_FRACTION);
+    return new QueueSettings(path, r.bool(spec.get(QueueEntry.LEAF), QueueEntry.LEAF, true),
+        r.weight(spec.get(QueueEntry.WEIGHT)), amounts, fractions,
+        mf == null || mf.isNull() ? Double.NaN : r.fraction(mf, QueueEntry.MAX_FRACTION),
+        r.amounts(spec.get(QueueEntry.MAX_CONTAINER), QueueEntry.MAX_CONTAINER),
+        r.text(spec.get(QueueEntry.SUBMIT_ACL), QueueEntry.SUBMIT_ACL),
+        r.text(spec.get(QueueEntry.ADMIN_ACL), QueueEntry.ADMIN_ACL),
+        r.labels(spec.get(QueueEntry.LABELS)),
+        r.text(spec.get(QueueEntry.DEFAULT_LABEL), QueueEntry.DEFAULT_LABEL));
   }
 
   /** Reads the fields of one queue entry, naming its queue in every error. */

@@ -1,0 +1,105 @@
+"""The contract's one spec, yarn_bridge/contract.yaml, and what `make contract` generates from it:
+the Python tables (contract_tables.py), the Java constants (Contract.java; the JUnit
+ContractSpecTest checks its fingerprint of the spec) and docs/bridge.md's field tables and version
+history. A generated file that differs from what the spec generates now fails, with the head of
+the diff; so does a spec edited without regenerating."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from pathlib import Path
+
+from yarn_bridge import contract_gen, protocol
+from yarn_bridge import contract_tables as tables
+from yarn_bridge.service import CoreService
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTRACT = Path(__file__).with_name("contract")
+
+
+def stale(spec_text: str) -> dict[str, str]:
+    """Each generated file that differs from what `spec_text` generates: the head of its diff."""
+    out = {}
+    page = (ROOT / contract_gen.BRIDGE_PAGE).read_text()
+    for path, text in contract_gen.generate(spec_text, page).items():
+        committed = (ROOT / path).read_text()
+        if committed != text:
+            diff = difflib.unified_diff(committed.splitlines(), text.splitlines(), f"{path} (committed)",
+                                        f"{path} (generated)", lineterm="", n=1)
+            out[str(path)] = "\n".join(list(diff)[:30])
+    return out
+
+
+def test_every_generated_file_is_what_the_spec_generates_now():
+    differ = stale((ROOT / contract_gen.SPEC).read_text())
+    assert not differ, "run `make contract`, the generated files are stale:\n" + "\n".join(differ.values())
+
+
+def test_a_spec_edited_without_regenerating_makes_every_generated_file_stale():
+    text = (ROOT / contract_gen.SPEC).read_text()
+    field = '      - {name: places, type: texts, required: true, since: 6, meaning: "node ids (host:port) and racks"}\n'
+    assert field in text
+    edited = text.replace(field, field + "      - {name: until_ms, type: wall_ms, since: 7, meaning: a new field}\n")
+    assert set(stale(edited)) == {str(p) for p in (contract_gen.PYTHON_TABLES, contract_gen.JAVA_CONSTANTS,
+                                                    contract_gen.BRIDGE_PAGE)}
+
+
+def test_the_spec_fingerprint_is_of_the_spec_as_committed():
+    assert tables.SPEC_SHA256 == hashlib.sha256((ROOT / contract_gen.SPEC).read_bytes()).hexdigest()
+
+
+def test_every_checked_type_has_its_test_and_every_delta_op_its_handler(tmp_path):
+    assert set(protocol.TESTS) == set(tables.WHAT)
+    queues = tmp_path / "queues.yaml"
+    queues.write_text((CONTRACT / "queues.yaml").read_text())
+    assert set(CoreService(queues)._on_delta) == set(protocol.DELTA_OPS)
+
+
+def test_every_field_of_the_golden_deltas_nodes_apps_and_submissions_is_in_the_spec():
+    requests = [e["message"] for name in ("snapshot", "schedule") for e in
+                json.loads((CONTRACT / f"{name}.request.json").read_text())["examples"]]
+    seen = 0
+    for message in requests:
+        for d in message.get("deltas", []):
+            assert set(d) - {"op"} <= set(protocol.DELTAS[d["op"]].names), d
+            seen += 1
+        for kind, items in (("node", message.get("nodes", []) if message["type"] == "snapshot" else []),
+                            ("app", message.get("apps", [])), ("submission", message.get("submissions", []))):
+            for item in items:
+                assert set(item) <= set(protocol.ITEMS[kind].names), (kind, item)
+                seen += 1
+    assert seen > 10
+
+
+def in_spec_order(fields, names: tuple[str, ...]) -> bool:
+    """Whether `fields` are some of `names`, in their order (the optional ones may be absent)."""
+    return all(f in names for f in fields) and [n for n in names if n in fields] == list(fields)
+
+
+def test_every_golden_reply_has_the_specs_fields_in_the_specs_order():
+    """The replies are what the real service writes (test_contract.py): its encoders follow the spec."""
+    items = {"assignments": "assignment", "placements": "placement", "preempt": "preemption", "kill": "preemption",
+             "queues": "queue_entry", "queues_built": "queue_entry"}
+    seen = set()
+    for path in sorted(CONTRACT.glob("*.reply.json")):
+        for example in json.loads(path.read_text())["examples"]:
+            message = example.get("message")
+            if message is None:
+                continue  # (invalid.reply.json: texts the shim refuses)
+            envelope, rest = list(message)[:2], list(message)[2:]
+            assert envelope == ["v", "ok"], example["name"]
+            kinds = [k for k, names in tables.REPLIES.items() if k != "envelope" and in_spec_order(rest, names)]
+            assert kinds or rest == ["error"], f"{example['name']}: {rest} is no reply of the spec"
+            for field, kind in items.items():
+                for item in message.get(field) or []:
+                    assert in_spec_order(list(item), tables.REPLY_ITEMS[kind]), (example["name"], field, list(item))
+                    seen.add(kind)
+            state = message.get("preemption_state")
+            if state is not None:
+                assert in_spec_order(list(state), tables.REPLY_ITEMS["preemption_state"])
+                for kind, field in (("mark", "marks"), ("leaf", "leaves")):
+                    for item in state[field]:
+                        assert in_spec_order(list(item), tables.REPLY_ITEMS[kind]), (example["name"], list(item))
+                        seen.add(kind)
+    assert seen == {"assignment", "placement", "preemption", "queue_entry", "mark", "leaf"}

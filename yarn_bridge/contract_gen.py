@@ -1,0 +1,282 @@
+"""Generates the bridge's tables from its one spec, yarn_bridge/contract.yaml (`make contract`).
+
+    python -m yarn_bridge.contract_gen           write every generated file
+    python -m yarn_bridge.contract_gen --check   write nothing; exit 1 naming each stale file
+
+It writes the Python field tables and typed items (yarn_bridge/contract_tables.py), the Java
+constants (java_shim/.../Contract.java: the version, request types, delta ops, field names and row
+positions, and the spec's SHA-256, which the Java test ContractSpecTest compares with the spec) and
+the field tables and version history of docs/bridge.md, between its "generated" markers. The
+output depends only on the spec (and, for the page, the text around the markers), so a test can
+regenerate and compare (tests/bridge/test_contract_spec.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from scheduler.bounded_yaml import read_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = Path("yarn_bridge/contract.yaml")
+PYTHON_TABLES = Path("yarn_bridge/contract_tables.py")
+JAVA_CONSTANTS = Path("java_shim/src/main/java/org/yarndrf/shim/Contract.java")
+BRIDGE_PAGE = Path("docs/bridge.md")
+# The sections of the page the generator owns: what lies between "<!-- generated: NAME -->" and
+# "<!-- end generated: NAME -->" is replaced, the rest of the page is the writer's.
+PAGE_SECTIONS = ("history", "fields")
+# The spec's sections of objects and rows, in the order the page lists them, with their headings.
+SECTIONS = (("requests", "Requests"), ("items", "Objects in requests"), ("deltas", "Deltas"),
+            ("rows", "Rows (JSON arrays)"), ("replies", "Replies"), ("reply_items", "Objects in replies"))
+JAVA_GROUPS = {"requests": "Requests", "items": "Items", "deltas": "Deltas", "rows": "Rows", "replies": "Replies",
+               "reply_items": "ReplyItems"}
+
+
+def load(text: str) -> dict[str, Any]:
+    """The spec with every delta's shared fields ("node.capacity") resolved to the item's field."""
+    spec = read_yaml(text).value
+    for delta in spec["deltas"].values():
+        delta["fields"] = [_shared(spec["items"], f) if isinstance(f, str) else f for f in delta["fields"]]
+    return spec
+
+
+def _shared(items: dict[str, Any], ref: str) -> dict[str, Any]:
+    item, name = ref.split(".")
+    return next(f for f in items[item]["fields"] if f["name"] == name)
+
+
+def generate(spec_text: str, page: str) -> dict[Path, str]:
+    """Every generated file's text (paths relative to the repository), from the spec's text and
+    the page's current text."""
+    spec = load(spec_text)
+    sha = hashlib.sha256(spec_text.encode()).hexdigest()
+    return {PYTHON_TABLES: python_tables(spec, sha), JAVA_CONSTANTS: java_constants(spec, sha),
+            BRIDGE_PAGE: page_with_tables(spec, page)}
+
+
+# ---------------------------------------------------------------------------- Python
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _field_rows(fields: list[dict[str, Any]]) -> str:
+    return "".join(f"({f['name']!r}, {f['type']!r}, {bool(f.get('required'))}), " for f in fields)
+
+
+def _table(name: str, messages: dict[str, Any], comment: str) -> list[str]:
+    lines = [f"# {comment}", f"{name}: dict[str, tuple[Field, ...]] = {{"]
+    lines += [f"    {key!r}: ({_field_rows(m['fields']).rstrip(', ')}{',' if len(m['fields']) == 1 else ''}),"
+              for key, m in messages.items()]
+    return [*lines, "}"]
+
+
+def _named_tuple(name: str, doc: str, fields: list[dict[str, Any]], types: dict[str, Any]) -> list[str]:
+    lines = ["", "", f"class {name}(NamedTuple):", f'    """{doc}"""']
+    for f in fields:
+        kind = types[f["type"]]["python"]
+        lines.append(f"    {f['name']}: {kind if f.get('required') else f'{kind} | None'}")
+    return lines
+
+
+def python_tables(spec: dict[str, Any], sha: str) -> str:
+    types = spec["types"]
+    envelope = spec["requests"]["envelope"]["fields"]
+    requests = {k: m for k, m in spec["requests"].items() if k != "envelope"}
+    lines = [
+        '"""The bridge\'s field tables and typed items, generated from yarn_bridge/contract.yaml by `make',
+        'contract` (python -m yarn_bridge.contract_gen): do not edit, edit the spec and regenerate."""',
+        "# fmt: off", "# pylint: skip-file", "from __future__ import annotations", "",
+        "from typing import Any, NamedTuple", "",
+        f"VERSION = {spec['version']}",
+        f'SPEC_SHA256 = "{sha}"',
+        f"REQUEST_TYPES = {tuple(requests)!r}",
+        "# What a value of each checked type must be (a refusal names it).",
+        "WHAT = {" + ", ".join(f"{k!r}: {t['what']!r}" for k, t in types.items() if t.get("check")) + "}",
+        "# A field: its name, its type (a key of WHAT), whether it is required; in the order it is written.",
+        "Field = tuple[str, str, bool]",
+        *_table("ENVELOPES", requests, "The fields of each request type after the envelope (v, type, epoch)."),
+        *_table("ITEMS", spec["items"], "The objects inside requests."),
+        *_table("DELTAS", spec["deltas"], 'The fields of each delta op ("op" names it).'),
+        *_table("STATE_ITEMS", {k: spec["reply_items"][k] for k in ("mark", "leaf")},
+                "The items of the preemption state record (a snapshot gives it back)."),
+        "# Rows (JSON arrays): the names of their fixed leading elements, by position; then their tail.",
+        "ROWS = {" + ", ".join(f"{k!r}: {tuple(f['name'] for f in r['fields'])!r}" for k, r in spec["rows"].items()) + "}",
+        "# The replies (after the envelope's, first) and the objects in them: their fields, in the order they are written.",
+        "REPLIES = {" + ", ".join(f"{k!r}: {tuple(f['name'] for f in r['fields'])!r}"
+                                  for k, r in spec["replies"].items()) + "}",
+        "REPLY_ITEMS = {" + ", ".join(f"{k!r}: {tuple(f['name'] for f in r['fields'])!r}"
+                                      for k, r in spec["reply_items"].items()) + "}",
+        f"STATE_VERSION = {spec['reply_items']['preemption_state']['version']}",
+    ]
+    for key, m in requests.items():
+        lines += _named_tuple(_camel(key), m["meaning"].strip(), [*envelope[1:], *m["fields"]], types)
+    for key, m in spec["items"].items():
+        lines += _named_tuple(_camel(key), m["meaning"].strip(), m["fields"], types)
+    for key, m in spec["deltas"].items():
+        same = [item for item, i in spec["items"].items() if i["fields"] == m["fields"]]
+        if same:  # (a delta that carries a whole object is that object's item)
+            lines += ["", "", f"{_camel(key)} = {_camel(same[0])}"]
+        else:
+            lines += _named_tuple(_camel(key), f"The {key} delta: {m['meaning'].strip()}.", m["fields"], types)
+    lines += ["", "", "# The typed item of each request type and delta op.",
+              "REQUEST_ITEMS = {" + ", ".join(f"{k!r}: {_camel(k)}" for k in requests) + "}",
+              "DELTA_ITEMS = {" + ", ".join(f"{k!r}: {_camel(k)}" for k in spec["deltas"]) + "}",
+              "OBJECT_ITEMS = {" + ", ".join(f"{k!r}: {_camel(k)}" for k in spec["items"]) + "}"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- Java
+
+
+def _constant(name: str) -> str:
+    return name.upper()
+
+
+def java_constants(spec: dict[str, Any], sha: str) -> str:
+    requests = [k for k in spec["requests"] if k != "envelope"]
+    lines = [
+        "// Generated from yarn_bridge/contract.yaml by `make contract` (python -m yarn_bridge.contract_gen).",
+        "// Do not edit: edit the spec and regenerate.",
+        "package org.yarndrf.shim;", "",
+        "import com.fasterxml.jackson.core.JsonGenerator;", "import java.io.IOException;", "",
+        "/**",
+        " * The bridge's wire contract as the spec states it: the version, the request types, the delta",
+        " * ops, every object's field names and every row's positions. {@link Messages} builds and reads",
+        " * the messages with these; ContractSpecTest checks {@link #SPEC_SHA256} against the spec.",
+        " */",
+        "public final class Contract {",
+        f"  public static final int VERSION = {spec['version']};",
+        "  /** The SHA-256 of the spec's bytes this file was generated from. */",
+        f'  public static final String SPEC_SHA256 = "{sha}";', "",
+        "  private Contract() {", "  }", "",
+        "  /** The request types. */",
+        "  public static final class Types {",
+        *[f'    public static final String {_constant(k)} = "{k}";' for k in requests],
+        "", "    private Types() {", "    }", "  }", "",
+        "  /** The delta ops, and the field that names a delta's op. */",
+        "  public static final class Ops {",
+        '    public static final String OP = "op";',
+        *[f'    public static final String {_constant(k)} = "{k}";' for k in spec["deltas"]],
+        "", "    private Ops() {", "    }", "  }",
+    ]
+    for section, _ in SECTIONS:
+        group = JAVA_GROUPS[section]
+        lines += ["", f"  /** The {section.replace('_', ' ')} of the spec. */", f"  public static final class {group} {{"]
+        for key, m in spec[section].items():
+            same = [item for item, i in spec["items"].items() if section == "deltas" and i["fields"] == m["fields"]]
+            if same:  # (a delta that carries a whole object: its fields are the object's, Items)
+                lines += ["", f"    // {key}: the fields of Items.{_camel(same[0])}"]
+                continue
+            lines += ["", *_javadoc("    ", m["meaning"]), f"    public static final class {_camel(key)} {{"]
+            if section == "rows":
+                lines += [f"      public static final int {_constant(f['name'])} = {i};" for i, f in enumerate(m["fields"])]
+                if "tail" in m:
+                    lines += [*_javadoc("      ", f"Where the tail begins: {m['tail']}"),
+                              f"      public static final int TAIL = {len(m['fields'])};"]
+                if "java_class" in m:
+                    lines += _java_row_writer(m["java_class"], m["fields"])
+            else:
+                lines += [f'      public static final String {_constant(f["name"])} = "{f["name"]}";' for f in m["fields"]]
+            lines += ["", f"      private {_camel(key)}() {{", "      }", "    }"]
+        lines += ["", f"    private {group}() {{", "    }", "  }"]
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+# How the generated row writers write a value of each type.
+JAVA_WRITES = {"text": "writeString", "name": "writeString", "long": "writeNumber", "key": "writeNumber",
+               "int": "writeNumber", "bool": "writeBoolean"}
+
+
+def _java_row_writer(java_class: str, fields: list[dict[str, Any]]) -> list[str]:
+    lines = ["", "      /** Writes the row's fixed elements, in position order; its tail is the caller's. */",
+             f"      static void writeFixed(JsonGenerator g, Messages.{java_class} r) throws IOException {{"]
+    for f in fields:
+        member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
+        lines.append(f"        g.{JAVA_WRITES[f['type']]}(r.{member});")
+    return [*lines, "      }"]
+
+
+def _javadoc(indent: str, text: str) -> list[str]:
+    """A Javadoc comment of `text`, on one line if it fits in 100 characters, else wrapped."""
+    text = " ".join(text.split()).replace("*/", "* /").replace("@", "{@literal @}")
+    if len(indent) + len(text) + 7 <= 100:
+        return [f"{indent}/** {text} */"]
+    wrapped = textwrap.wrap(text, 100 - len(indent) - 3)
+    return [f"{indent}/**", *[f"{indent} * {line}" for line in wrapped], f"{indent} */"]
+
+
+# ---------------------------------------------------------------------------- docs/bridge.md
+
+
+def page_with_tables(spec: dict[str, Any], page: str) -> str:
+    for name in PAGE_SECTIONS:
+        body = history(spec) if name == "history" else field_tables(spec)
+        begin, end = f"<!-- generated: {name} (make contract) -->", f"<!-- end generated: {name} -->"
+        pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.DOTALL)
+        if not pattern.search(page):
+            raise ValueError(f"{BRIDGE_PAGE} has no {begin} ... {end} section")
+        page = pattern.sub(lambda _m, body=body, begin=begin, end=end: f"{begin}\n{body}{end}", page)
+    return page
+
+
+def history(spec: dict[str, Any]) -> str:
+    return "".join(f"- **Version {h['version']}**: {' '.join(h['change'].split())}\n" for h in spec["history"])
+
+
+def field_tables(spec: dict[str, Any]) -> str:
+    out = []
+    for section, title in SECTIONS:
+        out.append(f"#### {title}\n\n")
+        for key, m in spec[section].items():
+            heading = _doc_name(section, key)
+            out.append(f"**{heading}**: {' '.join(m['meaning'].split())}" +
+                       (f" Core call: `{m['core']}`." if "core" in m else "") + "\n")
+            position = "position" if section == "rows" else "order"
+            out.append(f"\n| {position} | field | type | required | since | meaning |\n|---|---|---|---|---|---|\n")
+            out += [f"| {i} | `{f['name']}` | {spec['types'][f['type']]['what']} | {'yes' if f.get('required') else 'no'} "
+                    f"| {f['since']} | {_cell(f['meaning'])} |\n" for i, f in enumerate(m["fields"])]
+            if "tail" in m:
+                out.append(f"| {len(m['fields'])}... | (tail) | | | | {_cell(m['tail'])} |\n")
+            out.append("\n")
+    return "".join(out)
+
+
+def _doc_name(section: str, key: str) -> str:
+    if section == "deltas":
+        return f"`{key}` delta"
+    if section in ("requests", "replies"):
+        return f"{'Request' if section == 'requests' else 'Reply'} `{key}`"
+    return f"`{key}`"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+# ---------------------------------------------------------------------------- command
+
+
+def main(argv: list[str]) -> int:
+    check = argv[1:] == ["--check"]
+    spec_text = (ROOT / SPEC).read_text()
+    stale = []
+    for path, text in generate(spec_text, (ROOT / BRIDGE_PAGE).read_text()).items():
+        target = ROOT / path
+        if target.exists() and target.read_text() == text:
+            continue
+        stale.append(str(path))
+        if not check:
+            target.write_text(text)
+    if stale:
+        print(("stale (run make contract): " if check else "wrote: ") + ", ".join(stale))
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
