@@ -60,15 +60,15 @@ build_spark() {
 build_hadoop() {
   local base="${BASE_IMAGE:-$BASE_DEFAULT}" ctx="$BUILD/hadoop" hash
   hash="$(inputs_hash docker/hadoop/pom.xml docker/hadoop/Dockerfile docker/hadoop/bin/yarn docker/hadoop/bin/hdfs \
-    docker/hadoop/render_conf.py docker/hadoop/secure_conf.py docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties \
-    conf/hadoop/java17-opens <(echo "$base" "$("$DOCKER" image inspect --format '{{.Id}}' "$base" 2>/dev/null)" \
+    docker/hadoop/render_conf.py docker/hadoop/secure_conf.py docker/hadoop/federation_conf.py docker/hadoop/entrypoint.sh \
+    docker/hadoop/log4j.properties conf/hadoop/java17-opens <(echo "$base" "$("$DOCKER" image inspect --format '{{.Id}}' "$base" 2>/dev/null)" \
       "$("$DOCKER" image inspect --format '{{.Id}}' "$SPARK_IMAGE")"))"
   if [ "$(current_label "$HADOOP_IMAGE")" = "$hash" ]; then log "hadoop: $HADOOP_IMAGE is up to date"; return; fi
   log "hadoop: assembling the Hadoop $HADOOP_VERSION jars from Maven Central (first run downloads ~90 MB)"
   rm -rf "$ctx"; mkdir -p "$ctx"
   mvn -B -q -f docker/hadoop/pom.xml dependency:copy-dependencies -DoutputDirectory="$ctx/lib"
   cp -r docker/hadoop/Dockerfile docker/hadoop/bin docker/hadoop/render_conf.py docker/hadoop/secure_conf.py \
-    docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties conf/hadoop/java17-opens "$ctx/"
+    docker/hadoop/federation_conf.py docker/hadoop/entrypoint.sh docker/hadoop/log4j.properties conf/hadoop/java17-opens "$ctx/"
   log "hadoop: building $HADOOP_IMAGE from $base"
   "$DOCKER" build -q --network host --build-arg BASE_IMAGE="$base" --build-arg SPARK_IMAGE="$SPARK_IMAGE" \
     --label yarn-drf.inputs="$hash" -t "$HADOOP_IMAGE" "$ctx" >/dev/null

@@ -4,7 +4,7 @@
 
 ENGINE := docker/engine.sh
 
-.PHONY: engine engine-stop images cluster-demo demo-ha bench-failover bench-locality cluster-secure
+.PHONY: engine engine-stop images cluster-demo demo-ha demo-federation bench-failover bench-locality cluster-secure
 
 engine: deps-docker
 	@$(ENGINE) status 2>/dev/null || $(ENGINE) start
@@ -24,6 +24,12 @@ cluster-demo: images
 # kill -9 of the active RM, the standby taking over, verdict; DEMO_ARGS=--keep leaves it running.
 demo-ha: images
 	@eval "$$($(ENGINE) env)" && $(PY) docker/demo_ha.py $(DEMO_ARGS)
+
+# YARN Federation (docker/demo_federation.py): ZooKeeper, two yarn-drf sub-clusters, the AMRMProxy on
+# every NodeManager, a Router; a distributed-shell app through the Router, where its containers ran
+# and each sub-cluster's yarn-drf view; DEMO_ARGS=--keep leaves it running.
+demo-federation: images
+	@eval "$$($(ENGINE) env)" && $(PY) docker/demo_federation.py $(DEMO_ARGS)
 
 # Failover figures, yarn-drf against CapacityScheduler on the same HA cluster (not part of
 # `make test`; about 6 minutes a run): BENCH_ARGS="--runs 3 --json out.json".

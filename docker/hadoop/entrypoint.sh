@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Container start: write the Hadoop configuration from the environment, prepare the shared volume,
-# then run the role: `resourcemanager`, `nodemanager`, `namenode` and `datanode` (HDFS),
+# then run the role: `resourcemanager`, `nodemanager`, `router` (YARN Federation), `namenode` and `datanode` (HDFS),
 # `zookeeper` and `publish-conf` (HA clusters, below), or any command (a client).
 set -euo pipefail
 python3 /opt/hadoop/bin/render_conf.py "${1:-}"
@@ -13,6 +13,8 @@ case "${1:-}" in
   # command line (a generic -D option, which the RM's configuration files do not override).
   resourcemanager) exec yarn resourcemanager ${RM_HA_ID:+"-Dyarn.resourcemanager.ha.id=$RM_HA_ID"} ;;
   nodemanager) exec yarn "$1" ;;
+  # YARN Federation's Router (federation_conf.py): client, admin and web entry points.
+  router) exec yarn router ;;
   # The ZooKeeper 3.8 server among Hadoop's jars, standalone and on loopback: the HA cluster's
   # state store and leader election. No admin server (it would take port 8080).
   zookeeper)

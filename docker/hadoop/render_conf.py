@@ -29,6 +29,10 @@ entrypoint.sh), and the RMs reading yarn-site.xml, core-site.xml, resource-types
 and capacity-scheduler.xml from one store on the shared volume (FileSystemBasedConfigurationProvider).
 `render_conf.py publish-conf` writes that store.
 
+With ROUTER_CLIENTRM_PORT set the container is part of a YARN Federation (federation_conf.py): a
+sub-cluster's RM or NodeManager (FEDERATION_SUBCLUSTER_ID), the Router (role `router`), or a client
+of the Router.
+
 Usage: render_conf.py [ROLE]   (the entrypoint's role: resourcemanager, nodemanager, publish-conf...)
 """
 from __future__ import annotations
@@ -40,6 +44,7 @@ import tempfile
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from federation_conf import NODEMANAGER_FINAL, federation_files, resource_profiles
 from secure_conf import krb5_conf, secure_files, status_token_option
 
 CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
@@ -461,10 +466,13 @@ def overrides() -> dict[str, dict[str, str]]:
     return out
 
 
-def write_xml(path: Path, props: dict[str, str]) -> None:
+def write_xml(path: Path, props: dict[str, str], final: frozenset[str] = frozenset()) -> None:
+    """Hadoop's configuration file of `props`; the keys in `final` cannot be overridden by a
+    configuration loaded after it."""
     lines = ['<?xml version="1.0"?>', "<!-- written by render_conf.py at container start -->", "<configuration>"]
     for key, value in props.items():
-        lines.append(f"  <property><name>{escape(key)}</name><value>{escape(str(value))}</value></property>")
+        mark = "<final>true</final>" if key in final else ""
+        lines.append(f"  <property><name>{escape(key)}</name><value>{escape(str(value))}</value>{mark}</property>")
     lines.append("</configuration>")
     path.write_text("\n".join(lines) + "\n")
 
@@ -491,6 +499,11 @@ def main(argv: list[str]) -> int:
     role = argv[1] if len(argv) > 1 else ""
     if ha_ids():
         apply_ha(files, ha_ids(), role)
+    if env("ROUTER_CLIENTRM_PORT", ""):
+        for fname, props in federation_files(env, env_int, role).items():
+            files[fname].update(props)
+        if role == "resourcemanager":
+            (conf_dir / "resource-profiles.json").write_text(resource_profiles())
     scheduler = files["yarn-site.xml"]["yarn.resourcemanager.scheduler.class"]
     queues = Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml"))
     if scheduler == CAPACITY_SCHEDULER and queues.is_file():
@@ -506,8 +519,9 @@ def main(argv: list[str]) -> int:
     add_security(files, conf_dir)
     for fname, props in overrides().items():
         files.setdefault(fname, {}).update(props)
+    federated_nm = bool(env("ROUTER_CLIENTRM_PORT", "")) and role == "nodemanager"
     for fname, props in files.items():
-        write_xml(conf_dir / fname, props)
+        write_xml(conf_dir / fname, props, NODEMANAGER_FINAL if federated_nm and fname == "yarn-site.xml" else frozenset())
     if role == "publish-conf":
         publish(conf_dir, Path(env("QUEUES_YAML", "/etc/yarn-drf/queues.yaml")), Path(conf_store()))
     return 0

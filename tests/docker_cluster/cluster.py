@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import docker
 import requests
@@ -128,6 +128,8 @@ class Cluster:
     rm: DockerContainer | None = None
     nms: dict[str, DockerContainer] = field(default_factory=dict)
     client: docker.DockerClient = field(default_factory=docker.from_env)
+    # the environment variables of each NodeManager's own ports, picked free in create()
+    NM_PORTS: ClassVar[tuple[str, ...]] = ("NM_RPC_PORT", "NM_LOCALIZER_PORT", "NM_WEB_PORT", "NM_SHUFFLE_PORT")
 
     # ---- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -135,7 +137,7 @@ class Cluster:
                hdfs: Hdfs | None = None) -> "Cluster":
         """A cluster on free ports; with `hdfs` (whose hosts are the shapes' names), each
         NodeManager runs on its DataNode's host and HDFS is the default file system."""
-        ports = free_ports(7 + 4 * len(shapes))
+        ports = free_ports(7 + len(cls.NM_PORTS) * len(shapes))
         env = {
             "RM_HOST": "127.0.0.1",
             "RM_RPC_PORT": str(ports[0]),
@@ -162,14 +164,14 @@ class Cluster:
         self.wait_for_nodes(len(self.shapes), timeout_s)
 
     def _start_nodemanagers(self) -> None:
+        n = len(self.NM_PORTS)
         for i, shape in enumerate(self.shapes):
-            p = self._nm_ports[4 * i: 4 * i + 4]
+            ports = dict(zip(self.NM_PORTS, map(str, self._nm_ports[n * i: n * i + n])))
             # the RM image carries the project's jar, whose CardsContainerExecutor a card node runs
             nm = self._container(RM_IMAGE if shape.cards else HADOOP_IMAGE, "nodemanager", {
                 **self.env,
                 "NM_VCORES": str(shape.vcores), "NM_MEMORY_MB": str(shape.memory_mb),
-                "NM_GPU_MEM": str(shape.gpu_mem), "NM_RPC_PORT": str(p[0]),
-                "NM_LOCALIZER_PORT": str(p[1]), "NM_WEB_PORT": str(p[2]), "NM_SHUFFLE_PORT": str(p[3]),
+                "NM_GPU_MEM": str(shape.gpu_mem), **ports,
                 **({"NM_HOST": shape.name} if self.hdfs else {}),
                 **shape.card_settings(),
             })

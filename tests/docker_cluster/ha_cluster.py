@@ -29,6 +29,17 @@ RM_PORTS = ("RM_RPC_PORT", "RM_SCHEDULER_PORT", "RM_TRACKER_PORT", "RM_ADMIN_POR
             "YARN_DRF_BRIDGE_PORT", "YARN_DRF_STATUS_PORT")
 
 
+def zk_ruok(port: int) -> str:
+    """ZooKeeper's answer to its `ruok` four-letter word on 127.0.0.1:port (`imok` once it serves
+    clients), "" when it does not answer."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(b"ruok")
+            return s.recv(16).decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def rm_port(env: dict[str, str], name: str, rm_id: str) -> int:
     return int(env[f"{name}_{rm_id.upper()}"])
 
@@ -45,7 +56,7 @@ class HaCluster(Cluster):
     @classmethod
     def create(cls, scheduler: str, queues_file: Path, shapes: tuple[NodeShape, ...] = SHAPES,
                auto_failover: bool = True) -> "HaCluster":
-        ports = free_ports(1 + len(RM_IDS) * len(RM_PORTS) + 4 * len(shapes))
+        ports = free_ports(1 + len(RM_IDS) * len(RM_PORTS) + len(cls.NM_PORTS) * len(shapes))
         env = {
             "RM_HOST": "127.0.0.1",
             "RM_HA_IDS": ",".join(RM_IDS),
@@ -102,12 +113,7 @@ class HaCluster(Cluster):
                       progress=self.log_ends, poll_s=0.5, describe=lambda: self.logs(self.zk))
 
     def zk_ruok(self) -> str:
-        try:
-            with socket.create_connection(("127.0.0.1", int(self.env["ZK_PORT"])), timeout=2) as s:
-                s.sendall(b"ruok")
-                return s.recv(16).decode(errors="replace")
-        except OSError:
-            return ""
+        return zk_ruok(int(self.env["ZK_PORT"]))
 
     def containers(self) -> list[DockerContainer | None]:
         return [self.client_box, *self.nms.values(), *self.rms.values(), self.zk]
