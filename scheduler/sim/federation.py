@@ -64,6 +64,7 @@ class Federation:
         self.users: dict[str, str] = {}
         self.registered: dict[str, set[int]] = {}
         self.asks: dict[tuple[str, int], _Ask] = {}
+        self.priorities: dict[str, list[int]] = {}    # app -> the priorities of its asks
         self.owner: dict[str, tuple[int, str]] = {}   # container id -> (sub-cluster, core's id)
         self.usage = {q: [[0] * len(types) for _ in clusters]
                       for q, spec in config.queues().items() if spec.is_leaf}
@@ -92,6 +93,7 @@ class Federation:
         ask = self.asks.get((app_id, priority))
         if ask is None:
             ask = self.asks[(app_id, priority)] = _Ask(self.queue[app_id], vector, [0] * len(self.cores))
+            self.priorities.setdefault(app_id, []).append(priority)
         ask.vector = vector
         self._send(app_id, priority, ask, split(count, self.weights.of(ask.queue), self.usable(vector)), now)
 
@@ -126,8 +128,8 @@ class Federation:
     def remove_app(self, app_id: str) -> None:
         for s in self.registered.pop(app_id, ()):
             self.cores[s].remove_app(app_id)
-        for key in [k for k in self.asks if k[0] == app_id]:
-            del self.asks[key]
+        for priority in self.priorities.pop(app_id, ()):
+            del self.asks[(app_id, priority)]
         self.home.pop(app_id, None)
         self.queue.pop(app_id, None)
         self.users.pop(app_id, None)
