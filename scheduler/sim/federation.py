@@ -53,7 +53,7 @@ class Federation:
         self.types = list(types)
         self.cores = [SchedulerCore(config, resource_types=self.types, policy="drf", clock=clock)
                       for _ in clusters]
-        self.home_of = {n.name: s for s, c in enumerate(clusters) for n in c.nodes}
+        self.subcluster_of_node = {n.name: s for s, c in enumerate(clusters) for n in c.nodes}
         self.shapes = [{tuple(n.resources.get(t, 0) for t in self.types) for n in c.nodes} for c in clusters]
         self.weights = weights
         self.rng = random.Random(seed)
@@ -65,15 +65,15 @@ class Federation:
         self.registered: dict[str, set[int]] = {}
         self.asks: dict[tuple[str, int], _Ask] = {}
         self.priorities: dict[str, list[int]] = {}    # app -> the priorities of its asks
-        self.owner: dict[str, tuple[int, str]] = {}   # container id -> (sub-cluster, core's id)
+        # container id -> (sub-cluster, the core's id, queue, resources)
+        self.owner: dict[str, tuple[int, str, str, tuple[int, ...]]] = {}
         self.usage = {q: [[0] * len(types) for _ in clusters]
                       for q, spec in config.queues().items() if spec.is_leaf}
-        self.held: dict[str, tuple[str, int, tuple[int, ...]]] = {}  # container id -> (queue, sub-cluster, vector)
 
     # ------------------------------------------------------------------ the core's interface, as the engine calls it
 
     def add_node(self, name: str, capacity: dict[str, int], **options: Any) -> None:
-        self.cores[self.home_of[name]].add_node(name, capacity, **options)
+        self.cores[self.subcluster_of_node[name]].add_node(name, capacity, **options)
 
     def submit_app(self, app_id: str, user: str, queue: str | None, **options: Any) -> Placement:
         usable = [True] * len(self.cores)
@@ -98,15 +98,14 @@ class Federation:
         self._send(app_id, priority, ask, split(count, self.weights.of(ask.queue), self.usable(vector)), now)
 
     def on_heartbeat(self, node: str, now: float) -> list[Assignment]:
-        s = self.home_of[node]
+        s = self.subcluster_of_node[node]
         out = []
         for a in self.cores[s].on_heartbeat(node, now=now):
             ask = self.asks.get((a.app_id, a.priority))
             if ask is not None and ask.parts[s] > 0:
                 ask.parts[s] -= 1
             cid = f"{s}:{a.assignment_id}"
-            self.owner[cid] = (s, a.assignment_id)
-            self.held[cid] = (a.queue, s, a.vector)
+            self.owner[cid] = (s, a.assignment_id, a.queue, a.vector)
             usage = self.usage.setdefault(a.queue, [[0] * len(self.types) for _ in self.cores])[s]
             for j, v in enumerate(a.vector):
                 usage[j] += v
@@ -114,12 +113,11 @@ class Federation:
         return out
 
     def mark_am(self, cid: str) -> None:
-        s, own = self.owner[cid]
+        s, own, _, _ = self.owner[cid]
         self.cores[s].mark_am(own)
 
     def container_finished(self, cid: str, state: str = "completed") -> None:
-        s, own = self.owner.pop(cid)
-        queue, _, vector = self.held.pop(cid)
+        s, own, queue, vector = self.owner.pop(cid)
         usage = self.usage[queue][s]
         for j, v in enumerate(vector):
             usage[j] -= v
@@ -202,13 +200,11 @@ class FederatedSimulation(Simulation):
         types = tuple(config.resources) if config.resources else tuple(union.resource_names())
         setup = prepare("drf", config, types, None)
         super().__init__(setup, config, union, apps, heartbeat_s=heartbeat_s, until=until, seed=seed)
-        self.clusters = list(clusters)
         self.federation = Federation(setup.config, self.types, clusters, weights, lambda: self.now, seed)
         self.core = self.federation
         self.weights = weights
         self.policy_s = policy_s
         self.next_policy = policy_s
-        self.policy_rounds = 0
 
     def _advance(self, t: float) -> None:
         while self.next_policy <= t and (self.until is None or self.next_policy <= self.until):
@@ -218,7 +214,6 @@ class FederatedSimulation(Simulation):
         super()._advance(t)
 
     def _policy_round(self) -> None:
-        self.policy_rounds += 1
         fed = self.federation
         changed = self.weights.round(self.weighted_shares(), fed.waiting(), fed.queue_usable())
         if changed:

@@ -77,7 +77,7 @@ def test_every_container_is_in_exactly_one_subcluster_and_no_node_is_overfull(cl
         assert all(v <= capacity[name].get(t, 0) for v, t in zip(row, sim.types)), name
     # what each core holds is what the engine holds in that sub-cluster, and nothing else
     for s, core in enumerate(fed.cores):
-        held = {own for cid, (sc, own) in fed.owner.items() if sc == s}
+        held = {own for sc, own, _, _ in fed.owner.values() if sc == s}
         assert set(core.containers) == held
     for q, alloc in sim.queue_alloc.items():
         assert [sum(col) for col in zip(*fed.usage[q])] == alloc
