@@ -20,7 +20,7 @@ from yarn_bridge.federation_policy import (QueueStatus, StatusError, federation_
                                            parse_status, plan, policy_names, policy_spec)
 
 TYPES = ["memory-mb", "vcores", "gpu-mem"]
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def queue(name, parent, leaf=True, weight=1.0, usage=(0, 0, 0), demand=(0, 0, 0)) -> dict:
@@ -53,16 +53,17 @@ def oracle_targets(capacity, demands: dict[str, tuple], weights: dict[str, float
 
     while active:
         top = max(delta[q] / weights[q] for q in active)
+        live = [j for j in range(len(capacity)) if any(demands[q][j] > 0 for q in active)]
         lo, hi = 0.0, top
-        if all(used(j, top) <= capacity[j] * (1 + 1e-12) for j in range(len(capacity))):
+        if all(used(j, top) <= capacity[j] * (1 + 1e-12) for j in live):
             lo = top
         else:
             for _ in range(200):
                 mid = (lo + hi) / 2
-                lo, hi = (mid, hi) if all(used(j, mid) <= capacity[j] for j in range(len(capacity))) else (lo, mid)
+                lo, hi = (mid, hi) if all(used(j, mid) <= capacity[j] for j in live) else (lo, mid)
         for q in active:
             frac[q] = min(1.0, lo * weights[q] / delta[q])
-        full = {j for j in range(len(capacity)) if used(j, lo) >= capacity[j] * (1 - 1e-9)}
+        full = {j for j in live if used(j, lo) >= capacity[j] * (1 - 1e-9)}
         active = {q for q in active if frac[q] < 1 - 1e-12 and not any(demands[q][j] > 0 for j in full)}
     return {q: tuple(frac[q] * d for d in dem) for q, dem in demands.items()}
 
@@ -234,7 +235,7 @@ class Serving:
             def log_message(self, *args):
                 pass
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_port}"
 
     def __enter__(self) -> Serving:
