@@ -115,6 +115,23 @@ def spark_command(name: str, queue: str | None, job_args: list[object], *, mode:
     return cmd + ["--class", SPARK_JOB_CLASS, SPARK_JOB_JAR, *map(str, job_args)]
 
 
+def stop_containers(containers: list[DockerContainer | None]) -> None:
+    """Stops each container that was started and still exists."""
+    for c in containers:
+        if c is not None:
+            try:
+                c.stop()
+            except docker.errors.NotFound:
+                pass
+
+
+def remove_volume(client: docker.DockerClient, name: str) -> None:
+    try:
+        client.volumes.get(name).remove(force=True)
+    except docker.errors.NotFound:
+        pass
+
+
 @dataclass
 class Cluster:
     scheduler: str
@@ -194,16 +211,8 @@ class Cluster:
         return [*self.nms.values(), self.rm]
 
     def stop(self) -> None:
-        for c in self.containers():
-            if c is not None:
-                try:
-                    c.stop()
-                except docker.errors.NotFound:
-                    pass
-        try:
-            self.client.volumes.get(self.volume).remove(force=True)
-        except docker.errors.NotFound:
-            pass
+        stop_containers(self.containers())
+        remove_volume(self.client, self.volume)
 
     def logs(self, container: DockerContainer, tail: int = 60) -> str:
         try:

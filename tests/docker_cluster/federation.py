@@ -19,7 +19,8 @@ import docker
 import requests
 from testcontainers.core.container import DockerContainer
 
-from tests.docker_cluster.cluster import HADOOP_IMAGE, RM_IMAGE, Cluster, NodeShape, dshell_command
+from tests.docker_cluster.cluster import (HADOOP_IMAGE, RM_IMAGE, Cluster, NodeShape, dshell_command, remove_volume,
+                                          stop_containers)
 from tests.docker_cluster.ha_cluster import zk_ruok
 from tests.ports import free_ports
 from tests.waits import wait_for
@@ -50,12 +51,7 @@ class SubCluster(Cluster):
 
     def stop(self) -> None:
         """Its containers; the shared volume is the federation's."""
-        for c in self.containers():
-            if c is not None:
-                try:
-                    c.stop()
-                except docker.errors.NotFound:
-                    pass
+        stop_containers(self.containers())
 
     @property
     def id(self) -> str:
@@ -165,16 +161,8 @@ class Federation:
     def stop(self) -> None:
         for sc in self.subclusters.values():
             sc.stop()
-        for c in self.containers():
-            if c is not None:
-                try:
-                    c.stop()
-                except docker.errors.NotFound:
-                    pass
-        try:
-            self.client.volumes.get(self.volume).remove(force=True)
-        except docker.errors.NotFound:
-            pass
+        stop_containers(self.containers())
+        remove_volume(self.client, self.volume)
 
     def daemons(self) -> list[tuple[str, DockerContainer]]:
         named = [("zookeeper", self.zk), ("router", self.router), ("client", self.client_box),

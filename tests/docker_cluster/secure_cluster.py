@@ -15,10 +15,9 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import docker
 from testcontainers.core.container import DockerContainer
 
-from tests.docker_cluster.cluster import SHAPES, Cluster, NodeShape
+from tests.docker_cluster.cluster import SHAPES, Cluster, NodeShape, remove_volume, stop_containers
 from tests.ports import free_ports
 from tests.waits import wait_for
 
@@ -88,15 +87,8 @@ class SecureCluster(Cluster):
 
     def stop(self) -> None:
         super().stop()
-        if self.kdc is not None:
-            try:
-                self.kdc.stop()
-            except docker.errors.NotFound:
-                pass
-        try:
-            self.client.volumes.get(self.keytabs).remove(force=True)
-        except docker.errors.NotFound:
-            pass
+        stop_containers([self.kdc])
+        remove_volume(self.client, self.keytabs)
 
     # ---- clients: Unix users of the RM container with their own Kerberos tickets ------------
     def kinit(self, os_user: str, principal: str | None = None) -> None:
