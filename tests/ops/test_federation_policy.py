@@ -298,3 +298,13 @@ def test_a_dry_run_prints_the_weights_and_commands_and_saves_nothing(tmp_path, c
     assert not log.exists()
     assert "root.research.dev" in out and "yarn routeradmin -policy -s 'dev;SC-1:1.0;SC-1:1.0;0.0'" in out
     assert math.isclose(float(out.splitlines()[1].split()[2]), 0.1)  # the target: all of its demand
+
+
+def test_subclusters_with_different_resource_types_or_two_roots_are_refused():
+    other = {**GOOD, "resource_types": ["memory-mb", "vcores"], "capacity": {"memory-mb": 1, "vcores": 1},
+             "queues": [{**queue("root", None, leaf=False), "usage": {}, "demand": {}}]}
+    with pytest.raises(StatusError, match="resource types"):
+        plan([parse_status("SC-1", GOOD), parse_status("SC-2", other)])
+    two_roots = status((100, 10, 0), [queue("other", None, leaf=False), queue("root.a", "root", demand=(1, 1, 0))])
+    with pytest.raises(StatusError, match="2 roots"):
+        plan([parse_status("SC-1", two_roots)])
