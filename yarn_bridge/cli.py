@@ -18,6 +18,7 @@ COMMANDS = {
     "yarn_bridge.serve": ("serve",),
     "scheduler.sim.cli": ("simulate", "workload"),
     "yarn_bridge.ops_cli": ("status", "why", "reload"),
+    "yarn_bridge.federation_cli": ("federation-policy",),
 }
 
 

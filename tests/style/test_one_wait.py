@@ -15,6 +15,7 @@ SAMPLERS = {
     (Path("docker/demo.py"), "run"): "the demo's run: a sample every 2 s for --seconds",
     (Path("tests/docker_cluster/failover.py"), "tick"): "the failover's samples before the kill",
     (Path("tests/docker_cluster/failover.py"), "run"): "the failover's samples for limit_s after the kill",
+    (Path("benchmarks/federation/policy.py"), "measure"): "federation-wide shares, a sample every --sample s for --measure s",
 }
 
 

@@ -100,7 +100,10 @@ class HeartbeatOffersTest {
     am.allocate("*", 8192, 1, none);  // fits no node: it keeps the node due at every heartbeat
     until(() -> callsSoFar() > before, "a call out for a second");
     core.delayMs = 0;
+    long beats = scheduler().nodeOffers.now();
     nm.nodeHeartbeat(true);  // due, but the call out has not looked at it
+    // The RM hands the heartbeat to the scheduler on its event thread: the ask must come after it.
+    until(() -> scheduler().nodeOffers.now() > beats, "the scheduler to take the heartbeat");
     am.allocate("*", 1024, 1, none);
     int asked = callsSoFar();
     until(() -> pull(am, got) > 0 || callsSoFar() >= asked + 3, "three calls after the ask");
@@ -147,6 +150,10 @@ class HeartbeatOffersTest {
   private RMApp submit() throws Exception {
     return AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
         .withUser("alice").withQueue("a"));
+  }
+
+  private YarnDrfScheduler scheduler() {
+    return (YarnDrfScheduler) rm.getResourceScheduler();
   }
 
   private int callsSoFar() {

@@ -1,0 +1,310 @@
+"""The federation-wide DRF policy (yarn_bridge.federation_policy, `yarn-drf federation-policy`):
+targets against an independent progressive-filling oracle, the weights' properties, the
+routeradmin command text, and hostile status documents that change no policy."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from yarn_bridge import federation_cli
+from yarn_bridge.cli import main
+from yarn_bridge.federation_policy import (QueueStatus, StatusError, federation_targets, normalized,
+                                           parse_status, plan, policy_names, policy_spec)
+
+TYPES = ["memory-mb", "vcores", "gpu-mem"]
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def queue(name, parent, leaf=True, weight=1.0, usage=(0, 0, 0), demand=(0, 0, 0)) -> dict:
+    return {"name": name, "parent": parent, "leaf": leaf, "weight": weight,
+            "usage": dict(zip(TYPES, usage)), "demand": dict(zip(TYPES, demand))}
+
+
+def status(capacity, leaves: list[dict]) -> dict:
+    return {"resource_types": TYPES, "capacity": dict(zip(TYPES, capacity)),
+            "queues": [queue("root", None, leaf=False), *leaves]}
+
+
+def sum_weights(spec_part: str) -> float:
+    return sum(float(item.split(":")[1]) for item in spec_part.split(","))
+
+
+# ---------------------------------------------------------------------------- the oracle
+
+def oracle_targets(capacity, demands: dict[str, tuple], weights: dict[str, float]) -> dict[str, tuple]:
+    """Weighted DRF by progressive filling, written independently: every unfrozen queue q holds
+    min(1, t * w_q / d_q) of its demand (d_q its demand's dominant share); raise t by bisection to the
+    first resource that runs out, freeze the queues using it, repeat."""
+    delta = {q: max(d / c for d, c in zip(dem, capacity)) for q, dem in demands.items()}
+    frac = {q: 0.0 for q in demands}
+    active = {q for q in demands if delta[q] > 0}
+
+    def used(j, t):
+        return sum(frac[q] * demands[q][j] for q in demands if q not in active) + \
+            sum(min(1.0, t * weights[q] / delta[q]) * demands[q][j] for q in active)
+
+    while active:
+        top = max(delta[q] / weights[q] for q in active)
+        live = [j for j in range(len(capacity)) if any(demands[q][j] > 0 for q in active)]
+        lo, hi = 0.0, top
+        if all(used(j, top) <= capacity[j] * (1 + 1e-12) for j in live):
+            lo = top
+        else:
+            for _ in range(200):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if all(used(j, mid) <= capacity[j] for j in live) else (lo, mid)
+        for q in active:
+            frac[q] = min(1.0, lo * weights[q] / delta[q])
+        full = {j for j in live if used(j, lo) >= capacity[j] * (1 - 1e-9)}
+        active = {q for q in active if frac[q] < 1 - 1e-12 and not any(demands[q][j] > 0 for j in full)}
+    return {q: tuple(frac[q] * d for d in dem) for q, dem in demands.items()}
+
+
+amount = st.integers(min_value=0, max_value=64)
+demand_vec = st.tuples(amount, amount, amount).filter(any)
+
+
+@FAST
+@given(capacity=st.tuples(*[st.integers(min_value=1, max_value=100)] * 3),
+       demands=st.lists(demand_vec, min_size=1, max_size=5),
+       weights=st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=5, max_size=5))
+def test_the_federation_target_is_weighted_drf_progressive_filling(capacity, demands, weights):
+    names = [f"root.q{i}" for i in range(len(demands))]
+    queues = {"root": QueueStatus("root", None, False, 1.0, (0,) * 3, (0,) * 3),
+              **{n: QueueStatus(n, "root", True, w, (0,) * 3, tuple(map(float, d)))
+                 for n, w, d in zip(names, weights, demands)}}
+    got = federation_targets(queues, dict(zip(names, demands)), tuple(TYPES), tuple(map(float, capacity)))
+    want = oracle_targets(capacity, dict(zip(names, demands)), dict(zip(names, weights)))
+    for n in names:
+        assert got[n] == pytest.approx(want[n], rel=1e-6, abs=1e-6), (n, got, want)
+        assert all(g <= d + 1e-9 for g, d in zip(got[n], demands[names.index(n)]))
+
+
+# ---------------------------------------------------------------------------- the weights
+
+subcluster_caps = st.lists(st.tuples(st.integers(1, 100), st.integers(1, 50), st.sampled_from([0, 0, 20, 40])),
+                           min_size=1, max_size=4)
+
+
+@st.composite
+def federations(draw):
+    caps = draw(subcluster_caps)
+    n = draw(st.integers(1, 4))
+    weights = draw(st.lists(st.sampled_from([1.0, 2.0, {"gpu-mem": 2.0}]), min_size=n, max_size=n))
+    docs = []
+    for cap in caps:
+        leaves = [queue(f"root.q{i}", "root", weight=weights[i], usage=draw(st.tuples(amount, amount, amount)),
+                        demand=draw(st.tuples(amount, amount, amount))) for i in range(n)]
+        docs.append(status(cap, leaves))
+    return docs
+
+
+@FAST
+@given(docs=federations())
+def test_every_queue_s_weights_sum_to_one_and_a_subcluster_missing_a_resource_it_uses_gets_none(docs):
+    statuses = [parse_status(f"SC-{i}", d) for i, d in enumerate(docs)]
+    plans, unfit = plan(statuses)
+    for name, p in plans.items():
+        spec = policy_spec(name, p.weights, p.weights)
+        _, router, amrm, _ = spec.split(";")
+        assert abs(sum_weights(router) - 1) <= 1e-6 and abs(sum_weights(amrm) - 1) <= 1e-6, spec
+        assert all(w >= 0 for w in p.weights.values())
+        demand = [sum(s.queues[name].demand[j] for s in statuses) for j in range(3)]
+        for s in statuses:
+            if any(d > 0 and c == 0 for d, c in zip(demand, s.capacity)):
+                assert p.weights[s.id] == 0, (name, s.id, p.weights)
+    for name in unfit:  # a queue fits nowhere only when no sub-cluster has a resource it uses
+        demand = [sum(s.queues[name].demand[j] for s in statuses) for j in range(3)]
+        assert all(any(d > 0 and c == 0 for d, c in zip(demand, s.capacity)) for s in statuses)
+
+
+@FAST
+@given(cap=st.tuples(st.integers(8, 100), st.integers(8, 50), st.sampled_from([0, 40])),
+       others=st.lists(demand_vec, max_size=3), mine=demand_vec, held=st.tuples(amount, amount, amount))
+def test_a_queue_gets_more_weight_where_it_holds_less_of_two_equal_subclusters(cap, others, mine, held):
+    """Two sub-clusters of one shape: the queue holds `held` in SC-1 and nothing in SC-2; SC-2,
+    where it is further under its plan, never gets less weight."""
+    def doc(usage):
+        return status(cap, [queue("root.mine", "root", usage=usage, demand=mine),
+                            *(queue(f"root.o{i}", "root", demand=d) for i, d in enumerate(others))])
+    plans, _ = plan([parse_status("SC-1", doc(held)), parse_status("SC-2", doc((0, 0, 0)))])
+    if "root.mine" in plans:
+        w = plans["root.mine"].weights
+        assert w["SC-2"] >= w["SC-1"], w
+        if any(held):  # holding something in SC-1 while asking: SC-2 strictly ahead, or SC-1 already past its plan
+            assert w["SC-2"] > w["SC-1"] or w["SC-1"] == pytest.approx(0.5), w
+
+
+def test_a_gpu_queue_gets_all_its_weight_on_the_gpu_subcluster_and_a_cpu_queue_is_sent_where_it_lacks():
+    sc1 = status((40960, 20, 0), [queue("root.prod", "root", weight=2, usage=(8192, 16, 0), demand=(40960, 40, 0)),
+                                  queue("root.ml", "root", weight={"gpu-mem": 2})])
+    sc2 = status((16384, 8, 20480), [queue("root.prod", "root", weight=2, usage=(8192, 8, 0), demand=(8192, 8, 0)),
+                                     queue("root.ml", "root", weight={"gpu-mem": 2}, demand=(8192, 4, 20480))])
+    plans, unfit = plan([parse_status("SC-1", sc1), parse_status("SC-2", sc2)])
+    assert unfit == []
+    assert plans["root.ml"].weights == {"SC-1": 0.0, "SC-2": 1.0}
+    # prod holds all of SC-2's vcores, which the GPU queue's target needs: its new work goes to SC-1
+    assert plans["root.prod"].weights["SC-1"] > plans["root.prod"].weights["SC-2"]
+    assert plans["root.prod"].share == pytest.approx(24 / 28)
+
+
+@given(st.dictionaries(st.sampled_from(["SC-1", "SC-2", "SC-3", "SC-4"]),
+                       st.floats(min_value=1e-9, max_value=1e6), min_size=1))
+def test_normalized_weights_sum_to_one_within_what_routeradmin_accepts(raw):
+    w = normalized(raw)
+    assert abs(sum(w.values()) - 1) <= 1e-6 and all(v >= 0 for v in w.values())
+
+
+# ---------------------------------------------------------------------------- routeradmin
+
+def test_the_routeradmin_command_names_every_subcluster_by_id_with_both_weight_lists_and_alpha():
+    w = {"SC-2": 0.75, "SC-1": 0.25}
+    assert policy_spec("root.research.dev", w, w) == "root.research.dev;SC-1:0.25,SC-2:0.75;SC-1:0.25,SC-2:0.75;0.0"
+    assert federation_cli.routeradmin_command("docker exec P-client yarn routeradmin", "dev;SC-1:1.0;SC-1:1.0;0.0") == \
+        ["docker", "exec", "P-client", "yarn", "routeradmin", "-policy", "-s", "dev;SC-1:1.0;SC-1:1.0;0.0"]
+
+
+def test_a_policy_is_saved_under_the_leaf_path_and_its_short_name_unless_another_leaf_shares_it():
+    plans = {n: None for n in ("root.research.dev", "root.prod", "root.a.x", "root.b.x")}
+    assert policy_names(plans) == {"root.research.dev": ["root.research.dev", "dev"], "root.prod": ["root.prod", "prod"],
+                                   "root.a.x": ["root.a.x"], "root.b.x": ["root.b.x"]}
+
+
+# ---------------------------------------------------------------------------- hostile status input
+
+GOOD = status((100, 10, 0), [queue("root.a", "root", demand=(10, 1, 0))])
+BAD = [
+    ([], "not a JSON object"),
+    ({**GOOD, "resource_types": "memory-mb"}, "resource_types"),
+    ({**GOOD, "capacity": {"memory-mb": float("nan")}}, "capacity"),
+    ({**GOOD, "capacity": {"memory-mb": -1}}, "capacity"),
+    ({**GOOD, "capacity": {"memory-mb": True}}, "capacity"),
+    ({**GOOD, "capacity": {"disk": 1}}, "capacity"),
+    ({**GOOD, "queues": {"root": {}}}, "queues must be a list"),
+    ({**GOOD, "queues": [{"leaf": True}]}, "has no name"),
+    ({**GOOD, "queues": [queue("root.a", "root.nowhere")]}, "not listed"),
+    ({**GOOD, "queues": [queue("root", None, leaf=False), queue("root", None, leaf=False)]}, "twice"),
+    ({**GOOD, "queues": [queue("root", None, leaf=False, weight=0)]}, "weight"),
+    ({**GOOD, "queues": [queue("root", None, leaf=False, weight={"gpu": 1})]}, "weight"),
+    ({**GOOD, "queues": [{**queue("root", None, leaf=False), "usage": [1, 2]}]}, "usage"),
+    ({**GOOD, "queues": [{**queue("root", None, leaf=False), "leaf": "no"}]}, "leaf"),
+]
+
+
+@pytest.mark.parametrize("doc, field", BAD, ids=[f for _, f in BAD])
+def test_a_malformed_status_document_is_refused_naming_the_subcluster_and_field(doc, field):
+    with pytest.raises(StatusError, match=field) as err:
+        parse_status("SC-7", doc)
+    assert "SC-7" in str(err.value)
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                           max_leaves=20)
+
+
+@FAST
+@given(doc=st.fixed_dictionaries({}, optional={"resource_types": json_values, "capacity": json_values,
+                                               "queues": json_values}) | json_values)
+def test_any_json_is_either_a_status_or_a_status_error(doc):
+    try:
+        parse_status("SC-1", doc)
+    except StatusError:
+        pass
+
+
+class Serving:
+    """A loopback HTTP server answering /v1/queues with a given body."""
+
+    def __init__(self, body: bytes, code: int = 200) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                self.send_response(code)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def __enter__(self) -> Serving:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def recorder(tmp_path: Path) -> tuple[str, Path]:
+    """A routeradmin stand-in that appends its arguments to a file and confirms as the Router does."""
+    log = tmp_path / "calls.jsonl"
+    code = f"import json,sys; open({str(log)!r},'a').write(json.dumps(sys.argv[1:])+'\\n'); print('save policy success')"
+    return f"{sys.executable} -c {json.dumps(code)}", log
+
+
+def test_one_round_saves_each_active_queue_under_both_names_and_skips_unchanged_specs(tmp_path):
+    routeradmin, log = recorder(tmp_path)
+    sc1 = status((40960, 20, 0), [queue("root.prod", "root", demand=(4096, 4, 0))])
+    sc2 = status((16384, 8, 20480), [queue("root.prod", "root"), queue("root.ml", "root", demand=(1024, 1, 2048))])
+    with Serving(json.dumps(sc1).encode()) as a, Serving(json.dumps(sc2).encode()) as b:
+        argv = ["federation-policy", "--once", "--routeradmin", routeradmin,
+                "--subcluster", f"SC-1={a.url}", "--subcluster", f"SC-2={b.url}"]
+        assert main(argv) == 0
+        calls = [json.loads(line) for line in log.read_text().splitlines()]
+        assert sorted(c[2].split(";")[0] for c in calls) == ["ml", "prod", "root.ml", "root.prod"]
+        assert all(c[:2] == ["-policy", "-s"] for c in calls)
+        assert next(c[2] for c in calls if c[2].startswith("ml;")) == "ml;SC-1:0.0,SC-2:1.0;SC-1:0.0,SC-2:1.0;0.0"
+        applied: dict[str, str] = {}
+        assert federation_cli.one_round([("SC-1", a.url), ("SC-2", b.url)], routeradmin, 0.0, False, applied)
+        assert federation_cli.one_round([("SC-1", a.url), ("SC-2", b.url)], routeradmin, 0.0, False, applied)
+        assert len(log.read_text().splitlines()) == 8  # the second round of one_round saved nothing new
+
+
+@pytest.mark.parametrize("body, code", [(b"{not json", 200), (json.dumps({"queues": 1}).encode(), 200),
+                                        (b'{"error": "x"}', 500), (b"[" * 100_000 + b"]" * 100_000, 200),
+                                        (b" " * (federation_cli.MAX_STATUS_BYTES + 1), 200)],
+                         ids=["not-json", "bad-fields", "http-500", "deep-nesting", "too-large"])
+def test_a_bad_status_answer_fails_the_round_with_an_error_and_saves_no_policy(tmp_path, capsys, body, code):
+    routeradmin, log = recorder(tmp_path)
+    good = status((100, 10, 0), [queue("root.a", "root", demand=(10, 1, 0))])
+    with Serving(json.dumps(good).encode()) as ok, Serving(body, code) as bad:
+        argv = ["federation-policy", "--once", "--routeradmin", routeradmin,
+                "--subcluster", f"SC-1={ok.url}", "--subcluster", f"SC-2={bad.url}"]
+        assert main(argv) == 2
+    assert not log.exists()
+    err = capsys.readouterr().err
+    assert "SC-2" in err and "no policy changed" in err
+
+
+def test_a_dry_run_prints_the_weights_and_commands_and_saves_nothing(tmp_path, capsys):
+    routeradmin, log = recorder(tmp_path)
+    sc = status((100, 10, 0), [queue("root.research.dev", "root", demand=(10, 1, 0))])
+    sc["queues"].insert(1, queue("root.research", "root", leaf=False))
+    sc["queues"][-1]["parent"] = "root.research"
+    with Serving(json.dumps(sc).encode()) as a:
+        assert main(["federation-policy", "--once", "--dry-run", "--subcluster", f"SC-1={a.url}"]) == 0
+    out = capsys.readouterr().out
+    assert not log.exists()
+    assert "root.research.dev" in out and "yarn routeradmin -policy -s 'dev;SC-1:1.0;SC-1:1.0;0.0'" in out
+    assert math.isclose(float(out.splitlines()[1].split()[2]), 0.1)  # the target: all of its demand
+
+
+def test_subclusters_with_different_resource_types_or_two_roots_are_refused():
+    other = {**GOOD, "resource_types": ["memory-mb", "vcores"], "capacity": {"memory-mb": 1, "vcores": 1},
+             "queues": [{**queue("root", None, leaf=False), "usage": {}, "demand": {}}]}
+    with pytest.raises(StatusError, match="resource types"):
+        plan([parse_status("SC-1", GOOD), parse_status("SC-2", other)])
+    two_roots = status((100, 10, 0), [queue("other", None, leaf=False), queue("root.a", "root", demand=(1, 1, 0))])
+    with pytest.raises(StatusError, match="2 roots"):
+        plan([parse_status("SC-1", two_roots)])
