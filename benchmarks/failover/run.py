@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -37,11 +36,12 @@ FIGURES = ("active_s", "first_allocation_s", "back_at_target_s")
 
 
 def docker_host() -> None:
-    if not os.environ.get("DOCKER_HOST"):
-        out = subprocess.run([str(ROOT / "docker" / "engine.sh"), "env"], capture_output=True, text=True)
-        if out.returncode != 0:
-            sys.exit("no Docker engine answers: run `make images` first")
-        os.environ["DOCKER_HOST"] = out.stdout.strip().removeprefix("export DOCKER_HOST=")
+    from tests.docker_cluster.engine import engine_host
+
+    host = engine_host()
+    if host is None:
+        sys.exit("no Docker engine answers: run `make images` first")
+    os.environ["DOCKER_HOST"] = host
 
 
 def one_run(scheduler: str) -> dict:

@@ -26,7 +26,6 @@ import json
 import os
 import shlex
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -49,11 +48,12 @@ SLEEP_S = 45  # each container's run
 
 
 def docker_host() -> None:
-    if not os.environ.get("DOCKER_HOST"):
-        out = subprocess.run([str(ROOT / "docker" / "engine.sh"), "env"], capture_output=True, text=True)
-        if out.returncode != 0:
-            sys.exit("no Docker engine answers: run `make images` first")
-        os.environ["DOCKER_HOST"] = out.stdout.strip().removeprefix("export DOCKER_HOST=")
+    from tests.docker_cluster.engine import engine_host
+
+    host = engine_host()
+    if host is None:
+        sys.exit("no Docker engine answers: run `make images` first")
+    os.environ["DOCKER_HOST"] = host
 
 
 def start_loops(fed, phase: str) -> None:

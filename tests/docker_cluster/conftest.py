@@ -7,24 +7,15 @@ testcontainers must be configured before it is imported: its Ryuk reaper image c
 from __future__ import annotations
 
 import os
-import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from tests.docker_cluster.engine import engine_host  # (imports no Docker client)
+
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def _engine_host() -> str | None:
-    if os.environ.get("DOCKER_HOST"):
-        return os.environ["DOCKER_HOST"]
-    out = subprocess.run([str(ROOT / "docker" / "engine.sh"), "env"], capture_output=True, text=True)
-    if out.returncode != 0:
-        return None
-    return out.stdout.strip().removeprefix("export DOCKER_HOST=")
-
-
-_HOST = _engine_host()
+_HOST = engine_host()
 if _HOST:
     os.environ["DOCKER_HOST"] = _HOST
 os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"
