@@ -136,7 +136,7 @@ class AssignmentCommitter {
     dirtyApps.add(attempt.getApplicationId());
   }
 
-  private static ApplicationId applicationId(String text) {
+  static ApplicationId applicationId(String text) {
     try {
       return ApplicationId.fromString(text);
     } catch (IllegalArgumentException e) {

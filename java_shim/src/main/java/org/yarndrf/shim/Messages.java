@@ -444,6 +444,27 @@ public final class Messages {
   }
 
   /**
+   * A node the core began holding for one request of an app (its reservation, or a node it holds
+   * while preemption drains it), which YARN shows as a reserved container ({@link CoreHolds}).
+   */
+  public static final class Hold {
+    public final String node;
+    public final String app;
+    public final int priority;
+    public final long allocationId;
+    /** The size of one container of the request, in the snapshot's resource order. */
+    public final long[] amounts;
+
+    public Hold(String node, String app, int priority, long allocationId, long[] amounts) {
+      this.node = node;
+      this.app = app;
+      this.priority = priority;
+      this.allocationId = allocationId;
+      this.amounts = amounts;
+    }
+  }
+
+  /**
    * A container of the core's preemption plan: in "preempt", its AM is to be told now; in "kill",
    * its grace is over. Its attempt is the one its container id names.
    */
@@ -501,11 +522,14 @@ public final class Messages {
      * keep and give back with its snapshots), or null.
      */
     public final String preemptionState;
+    /** The nodes the core began holding since its last reply, and those whose hold ended. */
+    public final List<Hold> holds;
+    public final List<String> holdsEnded;
 
     public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
         List<QueueSettings> queues, List<QueueSettings> queuesBuilt, Map<String, long[]> headroom,
         Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
-        long callInMs, String preemptionState) {
+        long callInMs, String preemptionState, List<Hold> holds, List<String> holdsEnded) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
@@ -517,6 +541,8 @@ public final class Messages {
       this.kill = kill;
       this.callInMs = callInMs;
       this.preemptionState = preemptionState;
+      this.holds = holds;
+      this.holdsEnded = holdsEnded;
     }
   }
 
@@ -906,7 +932,47 @@ public final class Messages {
         preemptions(reply, Replies.Schedule.PREEMPT), preemptions(reply, Replies.Schedule.KILL),
         reply.has(Replies.Schedule.CALL_IN_MS)
             ? integer(reply, Replies.Schedule.CALL_IN_MS, 0, Long.MAX_VALUE) : NO_CALL_DUE,
-        preemptionState(reply));
+        preemptionState(reply), holds(reply), holdsEnded(reply));
+  }
+
+  /** A reply's "holds" rows: [node, app, priority, allocation id, amounts...]. */
+  private static List<Hold> holds(JsonNode reply) throws MalformedReplyException {
+    List<Hold> out = new ArrayList<>();
+    for (JsonNode row : optionalArray(reply, Replies.Schedule.HOLDS)) {
+      if (!row.isArray() || row.size() < Rows.HoldRow.TAIL || !row.get(Rows.HoldRow.NODE).isTextual()
+          || !row.get(Rows.HoldRow.APP).isTextual()
+          || !row.get(Rows.HoldRow.PRIORITY).canConvertToInt()
+          || !row.get(Rows.HoldRow.ALLOCATION_ID).canConvertToLong()) {
+        throw new MalformedReplyException("holds row is not [node, app, priority, allocation id, "
+            + "amounts...]: " + abbreviate(row.toString()));
+      }
+      long[] amounts = new long[row.size() - Rows.HoldRow.TAIL];
+      for (int i = 0; i < amounts.length; i++) {
+        JsonNode v = row.get(Rows.HoldRow.TAIL + i);
+        if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
+          throw new MalformedReplyException("holds amount " + v + " is not an integer from 0 to "
+              + Long.MAX_VALUE + " in " + abbreviate(row.toString()));
+        }
+        amounts[i] = v.asLong();
+      }
+      out.add(new Hold(row.get(Rows.HoldRow.NODE).asText(), row.get(Rows.HoldRow.APP).asText(),
+          row.get(Rows.HoldRow.PRIORITY).asInt(), row.get(Rows.HoldRow.ALLOCATION_ID).asLong(),
+          amounts));
+    }
+    return out;
+  }
+
+  /** A reply's "holds_ended": node names. */
+  private static List<String> holdsEnded(JsonNode reply) throws MalformedReplyException {
+    List<String> out = new ArrayList<>();
+    for (JsonNode node : optionalArray(reply, Replies.Schedule.HOLDS_ENDED)) {
+      if (!node.isTextual()) {
+        throw new MalformedReplyException("holds_ended entry is not a node name: "
+            + abbreviate(node.toString()));
+      }
+      out.add(node.asText());
+    }
+    return out;
   }
 
   /** A reply's "preemption_state": absent (null), or an object, kept as compact JSON. */
