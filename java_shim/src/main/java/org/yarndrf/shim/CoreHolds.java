@@ -65,7 +65,7 @@ final class CoreHolds {
       LOG.debug("yarn-drf: hold of {} for {} not shown: no live attempt", h.node, h.app);
       return;  // the core lets it go once it hears the app or attempt ended
     }
-    SchedulerRequestKey key = keyFor(attempt, h.priority, h.allocationId);
+    SchedulerRequestKey key = attempt.schedulerKey(h.priority, h.allocationId);
     if (key == null) {
       return;  // the ask is gone: the core lets the node go with the next call
     }
@@ -80,13 +80,20 @@ final class CoreHolds {
     attempt.reserve(key, node, reserved, container, false);
   }
 
-  private static SchedulerRequestKey keyFor(ShimAppAttempt attempt, int priority, long allocationId) {
-    for (SchedulerRequestKey k : attempt.getSchedulerKeys()) {
-      if (k.getPriority().getPriority() == priority && k.getAllocationRequestId() == allocationId) {
-        return k;
-      }
+  /**
+   * The core placed a container of the request the node is reserved for in YARN: the reservation
+   * ends and the container takes its id, as CapacityScheduler allocates from a reservation (an
+   * ended attempt's AM hears of it as the reserved container). Returns that id, or null if the
+   * node is not reserved for this attempt's request.
+   */
+  ContainerId takeReserved(FiCaSchedulerNode node, ShimAppAttempt attempt, SchedulerRequestKey key) {
+    RMContainer reserved = node.getReservedContainer();
+    if (reserved == null || !reserved.getApplicationAttemptId().equals(
+        attempt.getApplicationAttemptId()) || !key.equals(reserved.getReservedSchedulerKey())) {
+      return null;
     }
-    return null;
+    unreserve(node, reserved);
+    return reserved.getContainerId();
   }
 
   /** Ends the node's reservation, if it has one (the hold ended, or the node leaves). */
