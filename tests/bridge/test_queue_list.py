@@ -102,3 +102,17 @@ def test_the_list_java_last_received_equals_the_whole_tree_after_any_sequence(tm
         assert {q["name"]: q for q in java} == {q["name"]: q for q in whole} and len(java) == len(whole), step
         names = [q["name"] for q in java]
         assert all(n.rsplit(".", 1)[0] in names[:i] for i, n in enumerate(names) if n != "root"), names
+
+
+def test_the_leaves_a_call_creates_are_named_under_their_parent_and_sent_no_entry_of_their_own(tmp_path):
+    """(10,000 new users: a reply of 10,000 names, not 10,000 entries; the property above checks
+    that the shim's rule makes each entry the core would have sent.)"""
+    queues = tmp_path / "queues.yaml"
+    queues.write_text(CONFIGS[0])
+    service = CoreService(queues)
+    call(service, type="snapshot", resources=["memory-mb", "vcores", "gpu-mem"])
+    users = [f"u{i:03d}" for i in range(200)]
+    reply = call(service, type="schedule", seq=1, submissions=[
+        {"app": f"application_1_{i:04d}", "user": user, "groups": []} for i, user in enumerate(users)])
+    assert reply["queues_created"] == {"root.users": users} and "queues_built" not in reply
+    assert len(service.queue_list()) == len(service.core.queues)  # (the whole list, made when asked for)
