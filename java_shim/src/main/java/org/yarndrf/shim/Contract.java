@@ -13,7 +13,7 @@ import java.io.IOException;
 public final class Contract {
   public static final int VERSION = 7;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "577c26c4c6a28ad75f0bad37ab97e550b8873d1645cbb63b27d99dcd1109e988";
+  public static final String SPEC_SHA256 = "8b49aeeeac6f34900266dc04dd60f819fa8319349c9d7c7901e0abbe83fc9d01";
 
   private Contract() {
   }
@@ -448,6 +448,7 @@ public final class Contract {
       public static final String PLACEMENTS = "placements";
       public static final String QUEUES = "queues";
       public static final String QUEUES_BUILT = "queues_built";
+      public static final String QUEUES_CREATED = "queues_created";
       public static final String HEADROOM = "headroom";
       public static final String AM_DIAGNOSTICS = "am_diagnostics";
       public static final String PREEMPT = "preempt";

@@ -234,7 +234,7 @@ final class FakeCore implements CoreChannel {
     List<String> holdsEnded = holdsEndedNext;
     holdsNext = Collections.emptyList();
     holdsEndedNext = Collections.emptyList();
-    return ServiceCodec.scheduleReplyText(s.seq, out, placements, tree, null,
+    return ServiceCodec.scheduleReplyText(s.seq, out, placements, tree, null, null,
         room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
         preempt, kill, due == Messages.NO_CALL_DUE ? callInMs
             : callInMs == Messages.NO_CALL_DUE ? due : Math.min(due, callInMs), state, holds,
