@@ -24,6 +24,7 @@ from scheduler.bounded_yaml import read_yaml
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = Path("yarn_bridge/contract.yaml")
 PYTHON_TABLES = Path("yarn_bridge/contract_tables.py")
+PYTHON_REPLIES = Path("yarn_bridge/contract_replies.py")
 JAVA_CONSTANTS = Path("java_shim/src/main/java/org/yarndrf/shim/Contract.java")
 BRIDGE_PAGE = Path("docs/bridge.md")
 # The sections of the page the generator owns: what lies between "<!-- generated: NAME -->" and
@@ -54,8 +55,8 @@ def generate(spec_text: str, page: str) -> dict[Path, str]:
     the page's current text."""
     spec = load(spec_text)
     sha = hashlib.sha256(spec_text.encode()).hexdigest()
-    return {PYTHON_TABLES: python_tables(spec, sha), JAVA_CONSTANTS: java_constants(spec, sha),
-            BRIDGE_PAGE: page_with_tables(spec, page)}
+    return {PYTHON_TABLES: python_tables(spec, sha), PYTHON_REPLIES: python_replies(spec),
+            JAVA_CONSTANTS: java_constants(spec, sha), BRIDGE_PAGE: page_with_tables(spec, page)}
 
 
 # ---------------------------------------------------------------------------- Python
@@ -129,6 +130,76 @@ def python_tables(spec: dict[str, Any], sha: str) -> str:
               "DELTA_ITEMS = {" + ", ".join(f"{k!r}: {_camel(k)}" for k in spec["deltas"]) + "}",
               "OBJECT_ITEMS = {" + ", ".join(f"{k!r}: {_camel(k)}" for k in spec["items"]) + "}"]
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- Python replies
+
+
+def python_replies(spec: dict[str, Any]) -> str:
+    types = spec["types"]
+    lines = [
+        '"""The bridge\'s reply encoders, generated from yarn_bridge/contract.yaml by `make contract`',
+        "(python -m yarn_bridge.contract_gen): do not edit, edit the spec and regenerate.",
+        "",
+        "One function per reply (a JSON text) and per object in replies (a dict), a parameter per field:",
+        "the fields always written come first, then the optional ones, left out when None. Each writes",
+        "its fields in the spec's order, the golden replies' (tests/bridge/contract/); protocol.py maps",
+        'the core\'s values to them."""',
+        "# fmt: off", "# pylint: skip-file", "from __future__ import annotations", "",
+        "import json", "from typing import Any", "",
+        f"VERSION = {spec['version']}",
+        "# One encoder for every reply: json.dumps with non-default arguments builds a new one per call.",
+        '_encode = json.JSONEncoder(separators=(",", ":")).encode',
+    ]
+    envelope = spec["replies"]["envelope"]["fields"]
+    said = {**envelope[2], "required": True}  # (the envelope's "error": what a refusal says)
+    lines += _encoder("error_reply", f"A refused request: {said['meaning']}.", [*envelope[:2], said], types,
+                      {"v": "VERSION", "ok": "False"}, text=True)
+    for key, m in spec["replies"].items():
+        if key != "envelope":
+            lines += _encoder(f"{key}_reply", m["meaning"], [*envelope[:2], *m["fields"]], types,
+                              {"v": "VERSION", "ok": "True"}, text=True)
+    for key, m in spec["reply_items"].items():
+        filled = {"v": str(m["version"])} if "version" in m else {}  # (a record with a version of its own)
+        lines += _encoder(key, m["meaning"], m["fields"], types, filled, text=False)
+    return "\n".join(lines) + "\n"
+
+
+def _written_always(field: dict[str, Any]) -> bool:
+    return bool(field.get("required") or field.get("always"))
+
+
+def _encoder(name: str, doc: str, fields: list[dict[str, Any]], types: dict[str, Any], filled: dict[str, str],
+             text: bool) -> list[str]:
+    """One encoder: a parameter per field but those it fills itself (`filled`: field -> Python
+    expression), those always written first, then the optional ones (None by default: left out);
+    it returns the object, or (`text`) its JSON text."""
+    def param(f: dict[str, Any]) -> str:
+        kind = types[f["type"]]["python"]
+        return f"{f['name']}: {kind}" if f.get("required") else f"{f['name']}: {kind} | None"
+
+    given = [f for f in fields if f["name"] not in filled]
+    optional = [f for f in given if not _written_always(f)]
+    if optional and any(_written_always(f) for f in fields[fields.index(optional[0]):]):
+        raise ValueError(f"{name}: a field always written follows an optional one (its order would vary)")
+    always = [f for f in given if _written_always(f)]
+    params = [param(f) for f in always] + [f"{param(f)} = None" for f in optional]
+    entries = ", ".join(f"{f['name']!r}: {filled.get(f['name'], f['name'])}" for f in fields
+                        if f["name"] in filled or _written_always(f))
+    lines = ["", "", f"def {name}({', '.join(params)}) -> {'str' if text else 'dict[str, Any]'}:", *_docstring(doc)]
+    if not optional:
+        return [*lines, f"    return {'_encode({' + entries + '})' if text else '{' + entries + '}'}"]
+    lines.append(f"    out: dict[str, Any] = {{{entries}}}")
+    for f in optional:
+        lines += [f"    if {f['name']} is not None:", f"        out[{f['name']!r}] = {f['name']}"]
+    return [*lines, f"    return {'_encode(out)' if text else 'out'}"]
+
+
+def _docstring(text: str) -> list[str]:
+    wrapped = textwrap.wrap(" ".join(text.split()).replace('"', "'"), 100 - 7)
+    if len(wrapped) == 1:
+        return [f'    """{wrapped[0]}"""']
+    return [f'    """{wrapped[0]}', *[f"    {line}" for line in wrapped[1:]], '    """']
 
 
 # ---------------------------------------------------------------------------- Java

@@ -13,7 +13,7 @@ import java.io.IOException;
 public final class Contract {
   public static final int VERSION = 6;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "1e6b6e9c332a471a5abc2b00eae1298fcba6171ce1fc84c9dcc8dd2f9fa671f2";
+  public static final String SPEC_SHA256 = "4049c52387298fbf92061a6e9042743a0c74ae04c3782766bf30fdf267fc415c";
 
   private Contract() {
   }
