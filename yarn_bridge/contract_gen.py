@@ -3,8 +3,9 @@
     python -m yarn_bridge.contract_gen           write every generated file
     python -m yarn_bridge.contract_gen --check   write nothing; exit 1 naming each stale file
 
-It writes the Python field tables and typed items (yarn_bridge/contract_tables.py), the Java
-constants (java_shim/.../Contract.java: the version, request types, delta ops, field names and row
+It writes the Python field tables and typed items (yarn_bridge/contract_tables.py) and reply
+encoders (contract_replies.py), the Java reply value classes and their readers (ReplyValues.java),
+the Java constants (java_shim/.../Contract.java: the version, request types, delta ops, field names and row
 positions, and the spec's SHA-256, which the Java test ContractSpecTest compares with the spec) and
 the field tables and version history of docs/bridge.md, between its "generated" markers. The
 output depends only on the spec (and, for the page, the text around the markers), so a test can
@@ -26,6 +27,7 @@ SPEC = Path("yarn_bridge/contract.yaml")
 PYTHON_TABLES = Path("yarn_bridge/contract_tables.py")
 PYTHON_REPLIES = Path("yarn_bridge/contract_replies.py")
 JAVA_CONSTANTS = Path("java_shim/src/main/java/org/yarndrf/shim/Contract.java")
+JAVA_REPLY_VALUES = Path("java_shim/src/main/java/org/yarndrf/shim/ReplyValues.java")
 BRIDGE_PAGE = Path("docs/bridge.md")
 # The sections of the page the generator owns: what lies between "<!-- generated: NAME -->" and
 # "<!-- end generated: NAME -->" is replaced, the rest of the page is the writer's.
@@ -56,7 +58,8 @@ def generate(spec_text: str, page: str) -> dict[Path, str]:
     spec = load(spec_text)
     sha = hashlib.sha256(spec_text.encode()).hexdigest()
     return {PYTHON_TABLES: python_tables(spec, sha), PYTHON_REPLIES: python_replies(spec),
-            JAVA_CONSTANTS: java_constants(spec, sha), BRIDGE_PAGE: page_with_tables(spec, page)}
+            JAVA_CONSTANTS: java_constants(spec, sha), JAVA_REPLY_VALUES: java_reply_values(spec, sha),
+            BRIDGE_PAGE: page_with_tables(spec, page)}
 
 
 # ---------------------------------------------------------------------------- Python
@@ -271,6 +274,83 @@ def _java_row_writer(java_class: str, fields: list[dict[str, Any]]) -> list[str]
         member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
         lines.append(f"        g.{JAVA_WRITES[f['type']]}(r.{member});")
     return [*lines, "      }"]
+
+
+# How the generated reply readers read a field of each type (Messages' checked readers: a value
+# out of its range is a MalformedReplyException naming the field), and whether the reader takes
+# an absent field itself (else an optional field absent is null).
+JAVA_READS = {"text": ("Messages.text(n, {f})", False), "name": ("Messages.text(n, {f})", False),
+              "reason": ("Messages.text(n, {f})", False), "bool": ("Messages.bool(n, {f})", False),
+              "int": ("(int) Messages.integer(n, {f}, Integer.MIN_VALUE, Integer.MAX_VALUE)", False),
+              "key": ("Messages.integer(n, {f}, Long.MIN_VALUE, Long.MAX_VALUE)", False),
+              "long": ("Messages.integer(n, {f}, 0, Long.MAX_VALUE)", False),
+              "amounts": ("Messages.amounts(n, {f})", False), "cards": ("Messages.cards(n, {f})", True)}
+JAVA_BOXED = {"int": "Integer", "long": "Long", "boolean": "Boolean", "double": "Double"}
+
+
+def java_reply_values(spec: dict[str, Any], sha: str) -> str:
+    """The value class of each reply and object in replies that names a `java_class`, with its
+    reader."""
+    lines = [
+        "// Generated from yarn_bridge/contract.yaml by `make contract` (python -m yarn_bridge.contract_gen).",
+        "// Do not edit: edit the spec and regenerate.",
+        "package org.yarndrf.shim;", "",
+        "import com.fasterxml.jackson.databind.JsonNode;", "import java.util.List;", "import java.util.Map;",
+        "import org.yarndrf.shim.Messages.Placement;",
+        "import org.yarndrf.shim.bridge.MalformedReplyException;", "",
+        "/**",
+        " * The objects of the core's replies as the spec states them: one value class each, a field per",
+        " * field of the spec, and its reader, which checks every field ({@link Messages} reads the replies",
+        " * with them).",
+        " */",
+        "public final class ReplyValues {",
+        "  /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */",
+        f'  static final String SPEC_SHA256 = "{sha}";', "",
+        "  private ReplyValues() {", "  }",
+    ]
+    for section, group in (("replies", "Replies"), ("reply_items", "ReplyItems")):
+        for key, m in spec[section].items():
+            if "java_class" in m:
+                lines += _java_value_class(m["java_class"], f"{group}.{_camel(key)}", m, spec)
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def _java_field(f: dict[str, Any], spec: dict[str, Any]) -> tuple[str, str, bool]:
+    """A field's Java type, its reader (with {f} for the field's constant) and whether the reader
+    takes an absent field itself."""
+    if "java_read" in f:
+        return f["java_type"], f"Messages.{f['java_read']}(n, {{f}})", True
+    item = spec["reply_items"].get(f.get("item"), {})
+    if f["type"] == "list" and "java_class" in item:
+        required = "true" if f.get("required") else "false"
+        return f"List<{item['java_class']}>", f"Messages.items(n, {{f}}, {required}, {item['java_class']}::read)", True
+    read, reads_absent = JAVA_READS[f["type"]]
+    return spec["types"][f["type"]]["java"], read, reads_absent
+
+
+def _java_value_class(name: str, group: str, item: dict[str, Any], spec: dict[str, Any]) -> list[str]:
+    members = []
+    for f in item["fields"]:
+        kind, read, reads_absent = _java_field(f, spec)
+        if not (f.get("required") or reads_absent):
+            kind = JAVA_BOXED.get(kind, kind)  # (absent: null)
+            read = f"n.hasNonNull({{f}}) ? {read} : null"
+        member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
+        members.append((member, kind, read.format(f=f"Contract.{group}.{_constant(f['name'])}"), f))
+    lines = ["", *_javadoc("  ", item["meaning"]), f"  public static final class {name} {{"]
+    for member, kind, _, f in members:
+        lines += [*_javadoc("    ", f["meaning"]), f"    public final {kind} {member};"]
+    params = ", ".join(f"{kind}\0{member}".replace(", ", ",\0") for member, kind, _, _ in members)  # (\0: no break)
+    signature = textwrap.wrap(f"public {name}({params}) {{", 100 - 4, subsequent_indent="    ")
+    lines += ["", *(f"    {line}".replace("\0", " ") for line in signature)]
+    lines += [f"      this.{member} = {member};" for member, _, _, _ in members]
+    lines += ["    }", "", "    /** Reads one, every field checked. */",
+              f"    static {name} read(JsonNode n) throws MalformedReplyException {{"]
+    reads = [read.replace(", Integer.MIN", ",\n              Integer.MIN").replace(", Long.MIN", ",\n              Long.MIN")
+             .replace(", true, ", ",\n              true, ").replace(", false, ", ",\n              false, ")
+             for _, _, read, _ in members]
+    lines.append(f"      return new {name}(" + ",\n          ".join(reads) + ");")
+    return [*lines, "    }", "  }"]
 
 
 def _javadoc(indent: str, text: str) -> list[str]:

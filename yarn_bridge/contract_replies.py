@@ -66,7 +66,7 @@ def move_reply(accepted: bool, queue: str | None, reason: str | None) -> str:
     return _encode({'v': VERSION, 'ok': True, 'accepted': accepted, 'queue': queue, 'reason': reason})
 
 
-def assignment(assignment_id: str, app: str, node: str, queue: str, priority: int, allocation_id: int, resources: dict[str, int], cards: list | None = None) -> dict[str, Any]:
+def assignment(assignment_id: str, app: str, node: str, queue: str, priority: int, allocation_id: int, resources: dict[str, int], cards: list[int] | None = None) -> dict[str, Any]:
     """A container the core decided to start on a node, for the shim to re-check and commit."""
     out: dict[str, Any] = {'assignment_id': assignment_id, 'app': app, 'node': node, 'queue': queue, 'priority': priority, 'allocation_id': allocation_id, 'resources': resources}
     if cards is not None:

@@ -1,7 +1,7 @@
 """The contract's one spec, yarn_bridge/contract.yaml, and what `make contract` generates from it:
 the Python tables (contract_tables.py) and reply encoders (contract_replies.py), the Java constants
-(Contract.java; the JUnit ContractSpecTest checks its fingerprint of the spec) and docs/bridge.md's
-field tables and version history. A generated file that differs from what the spec generates now fails, with the head of
+(Contract.java; the JUnit ContractSpecTest checks its fingerprint of the spec) and reply value
+classes (ReplyValues.java), and docs/bridge.md's field tables and version history. A generated file that differs from what the spec generates now fails, with the head of
 the diff; so does a spec edited without regenerating."""
 from __future__ import annotations
 
@@ -43,16 +43,17 @@ def test_a_spec_edited_without_regenerating_makes_every_generated_file_stale():
     assert field in text
     edited = text.replace(field, field + "      - {name: until_ms, type: wall_ms, since: 7, meaning: a new field}\n")
     assert set(stale(edited)) == {str(p) for p in (contract_gen.PYTHON_TABLES, contract_gen.JAVA_CONSTANTS,
-                                                    contract_gen.BRIDGE_PAGE)}
+                                                    contract_gen.JAVA_REPLY_VALUES, contract_gen.BRIDGE_PAGE)}
 
 
-def test_a_reply_field_added_to_the_spec_makes_the_reply_encoders_stale_too():
+def test_a_reply_field_added_to_the_spec_makes_the_reply_encoders_and_readers_stale_too():
     text = (ROOT / contract_gen.SPEC).read_text()
     field = '      - {name: kill_in_ms, type: long, required: true, since: 6, meaning: "milliseconds until the kill (0 in kill)"}\n'
     assert field in text
     edited = text.replace(field, field + "      - {name: grace_ms, type: long, since: 7, meaning: a new field}\n")
     assert set(stale(edited)) == {str(p) for p in (contract_gen.PYTHON_TABLES, contract_gen.PYTHON_REPLIES,
-                                                    contract_gen.JAVA_CONSTANTS, contract_gen.BRIDGE_PAGE)}
+                                                    contract_gen.JAVA_CONSTANTS, contract_gen.JAVA_REPLY_VALUES,
+                                                    contract_gen.BRIDGE_PAGE)}
 
 
 def test_the_generated_encoders_write_the_specs_fields_in_its_order_leaving_out_the_optional_ones_not_given():

@@ -13,7 +13,7 @@ import java.io.IOException;
 public final class Contract {
   public static final int VERSION = 6;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "4049c52387298fbf92061a6e9042743a0c74ae04c3782766bf30fdf267fc415c";
+  public static final String SPEC_SHA256 = "ff6509c15bdf35b47c7d70e8c280fd1c0c60c6d61c741c80e67390d13ddcc5aa";
 
   private Contract() {
   }

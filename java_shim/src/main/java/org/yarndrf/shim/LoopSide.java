@@ -233,7 +233,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
   }
 
   @Override
-  public void commit(Messages.ScheduleReply reply) {
+  public void commit(ReplyValues.ScheduleReply reply) {
     if (reply.queues != null) {  // the core's tree is new to the shim: a reload, a resync
       scheduler.queues.update(reply.queues);
     }
