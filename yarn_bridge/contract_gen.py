@@ -4,7 +4,8 @@
     python -m yarn_bridge.contract_gen --check   write nothing; exit 1 naming each stale file
 
 It writes the Python field tables and typed items (yarn_bridge/contract_tables.py) and reply
-encoders (contract_replies.py), the Java reply value classes and their readers (ReplyValues.java),
+encoders (contract_replies.py), the Java reply value classes and their readers (ReplyValues.java)
+and, for the tests' fake core, their writers (ReplyWriters.java, test sources),
 the Java constants (java_shim/.../Contract.java: the version, request types, delta ops, field names and row
 positions, and the spec's SHA-256, which the Java test ContractSpecTest compares with the spec) and
 the field tables and version history of docs/bridge.md, between its "generated" markers. The
@@ -28,6 +29,7 @@ PYTHON_TABLES = Path("yarn_bridge/contract_tables.py")
 PYTHON_REPLIES = Path("yarn_bridge/contract_replies.py")
 JAVA_CONSTANTS = Path("java_shim/src/main/java/org/yarndrf/shim/Contract.java")
 JAVA_REPLY_VALUES = Path("java_shim/src/main/java/org/yarndrf/shim/ReplyValues.java")
+JAVA_REPLY_WRITERS = Path("java_shim/src/test/java/org/yarndrf/shim/ReplyWriters.java")
 BRIDGE_PAGE = Path("docs/bridge.md")
 # The sections of the page the generator owns: what lies between "<!-- generated: NAME -->" and
 # "<!-- end generated: NAME -->" is replaced, the rest of the page is the writer's.
@@ -59,6 +61,7 @@ def generate(spec_text: str, page: str) -> dict[Path, str]:
     sha = hashlib.sha256(spec_text.encode()).hexdigest()
     return {PYTHON_TABLES: python_tables(spec, sha), PYTHON_REPLIES: python_replies(spec),
             JAVA_CONSTANTS: java_constants(spec, sha), JAVA_REPLY_VALUES: java_reply_values(spec, sha),
+            JAVA_REPLY_WRITERS: java_reply_writers(spec, sha),
             BRIDGE_PAGE: page_with_tables(spec, page)}
 
 
@@ -351,6 +354,61 @@ def _java_value_class(name: str, group: str, item: dict[str, Any], spec: dict[st
              for _, _, read, _ in members]
     lines.append(f"      return new {name}(" + ",\n          ".join(reads) + ");")
     return [*lines, "    }", "  }"]
+
+
+# How the tests' writers (the core's side) write a field of each type: {f} the field's constant,
+# {v} the value; and when an optional one is left out.
+JAVA_WRITES_FIELD = {"text": "g.writeStringField({f}, {v})", "name": "g.writeStringField({f}, {v})",
+                     "reason": "g.writeStringField({f}, {v})", "bool": "g.writeBooleanField({f}, {v})",
+                     "int": "g.writeNumberField({f}, {v})", "key": "g.writeNumberField({f}, {v})",
+                     "long": "g.writeNumberField({f}, {v})", "amounts": "writeAmounts(g, {f}, {v})",
+                     "cards": "writeInts(g, {f}, {v})"}
+JAVA_LEFT_OUT = {"cards": "{v}.isEmpty()"}
+
+
+def java_reply_writers(spec: dict[str, Any], sha: str) -> str:
+    """The tests' writers of the objects in replies that ReplyValues reads (test sources: only the
+    fake core writes replies)."""
+    lines = [
+        "// Generated from yarn_bridge/contract.yaml by `make contract` (python -m yarn_bridge.contract_gen).",
+        "// Do not edit: edit the spec and regenerate.",
+        "package org.yarndrf.shim;", "",
+        "import com.fasterxml.jackson.core.JsonGenerator;", "import java.io.IOException;",
+        "import java.util.List;", "import java.util.Map;", "",
+        "/** Writes the objects of {@link ReplyValues} as the core does: the spec's fields in its order. */",
+        "final class ReplyWriters {",
+        "  /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */",
+        f'  static final String SPEC_SHA256 = "{sha}";', "",
+        "  private ReplyWriters() {", "  }",
+    ]
+    for key, m in spec["reply_items"].items():
+        if "java_class" not in m:
+            continue
+        name = m["java_class"]
+        lines += ["", f"  static void write(JsonGenerator g, ReplyValues.{name} x) throws IOException {{",
+                  "    g.writeStartObject();"]
+        for f in m["fields"]:
+            member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
+            write = JAVA_WRITES_FIELD[f["type"]].format(
+                f=f"Contract.ReplyItems.{_camel(key)}.{_constant(f['name'])}", v=f"x.{member}") + ";"
+            if f.get("required"):
+                lines.append(f"    {write}")
+                continue
+            left_out = JAVA_LEFT_OUT.get(f["type"], "{v} == null").format(v=f"x.{member}")
+            lines += [f"    if (!({left_out})) {{", f"      {write}", "    }"]
+        lines += ["    g.writeEndObject();", "  }"]
+    lines += [
+        "", "  private static void writeAmounts(JsonGenerator g, String field, Map<String, Long> amounts)",
+        "      throws IOException {",
+        "    g.writeObjectFieldStart(field);",
+        "    for (Map.Entry<String, Long> e : amounts.entrySet()) {",
+        "      g.writeNumberField(e.getKey(), e.getValue());", "    }", "    g.writeEndObject();", "  }",
+        "", "  private static void writeInts(JsonGenerator g, String field, List<Integer> values)",
+        "      throws IOException {",
+        "    g.writeArrayFieldStart(field);",
+        "    for (int x : values) {", "      g.writeNumber(x);", "    }", "    g.writeEndArray();", "  }",
+    ]
+    return "\n".join([*lines, "}"]) + "\n"
 
 
 def _javadoc(indent: str, text: str) -> list[str]:

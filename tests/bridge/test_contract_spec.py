@@ -43,7 +43,8 @@ def test_a_spec_edited_without_regenerating_makes_every_generated_file_stale():
     assert field in text
     edited = text.replace(field, field + "      - {name: until_ms, type: wall_ms, since: 7, meaning: a new field}\n")
     assert set(stale(edited)) == {str(p) for p in (contract_gen.PYTHON_TABLES, contract_gen.JAVA_CONSTANTS,
-                                                    contract_gen.JAVA_REPLY_VALUES, contract_gen.BRIDGE_PAGE)}
+                                                    contract_gen.JAVA_REPLY_VALUES, contract_gen.JAVA_REPLY_WRITERS,
+                                                    contract_gen.BRIDGE_PAGE)}
 
 
 def test_a_reply_field_added_to_the_spec_makes_the_reply_encoders_and_readers_stale_too():
@@ -53,7 +54,7 @@ def test_a_reply_field_added_to_the_spec_makes_the_reply_encoders_and_readers_st
     edited = text.replace(field, field + "      - {name: grace_ms, type: long, since: 7, meaning: a new field}\n")
     assert set(stale(edited)) == {str(p) for p in (contract_gen.PYTHON_TABLES, contract_gen.PYTHON_REPLIES,
                                                     contract_gen.JAVA_CONSTANTS, contract_gen.JAVA_REPLY_VALUES,
-                                                    contract_gen.BRIDGE_PAGE)}
+                                                    contract_gen.JAVA_REPLY_WRITERS, contract_gen.BRIDGE_PAGE)}
 
 
 def test_the_generated_encoders_write_the_specs_fields_in_its_order_leaving_out_the_optional_ones_not_given():

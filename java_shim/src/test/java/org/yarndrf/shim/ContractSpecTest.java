@@ -9,7 +9,7 @@ import java.security.MessageDigest;
 import org.junit.jupiter.api.Test;
 
 /**
- * The generated {@link Contract} and {@link ReplyValues} are those of the spec as it is now:
+ * The generated {@link Contract}, {@link ReplyValues} and ReplyWriters are those of the spec now:
  * yarn_bridge/contract.yaml (a test resource, pom.xml) has the SHA-256 the generator wrote into
  * each. A spec edited
  * without `make contract` fails here, as the Python side's test_contract_spec.py fails for the
@@ -36,6 +36,8 @@ class ContractSpecTest {
         "Contract.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
     assertEquals(sha.toString(), ReplyValues.SPEC_SHA256,
         "ReplyValues.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
+    assertEquals(sha.toString(), ReplyWriters.SPEC_SHA256,
+        "ReplyWriters.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
     assertEquals(Contract.VERSION, Messages.VERSION);
   }
 }

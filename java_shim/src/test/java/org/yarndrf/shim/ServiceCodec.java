@@ -251,26 +251,7 @@ final class ServiceCodec {
       g.writeNumberField("seq", seq);
       g.writeArrayFieldStart("assignments");
       for (Assignment a : assignments) {
-        g.writeStartObject();
-        g.writeStringField("assignment_id", a.id);
-        g.writeStringField("app", a.app);
-        g.writeStringField("node", a.node);
-        g.writeStringField("queue", a.queue);
-        g.writeNumberField("priority", a.priority);
-        g.writeNumberField("allocation_id", a.allocationId);
-        g.writeObjectFieldStart("resources");
-        for (Map.Entry<String, Long> e : a.resources.entrySet()) {
-          g.writeNumberField(e.getKey(), e.getValue());
-        }
-        g.writeEndObject();
-        if (!a.cards.isEmpty()) {
-          g.writeArrayFieldStart("cards");
-          for (int card : a.cards) {
-            g.writeNumber(card);
-          }
-          g.writeEndArray();
-        }
-        g.writeEndObject();
+        ReplyWriters.write(g, a);
       }
       g.writeEndArray();
       g.writeArrayFieldStart("placements");
@@ -334,15 +315,7 @@ final class ServiceCodec {
     }
     g.writeArrayFieldStart(field);
     for (Preemption p : list) {
-      g.writeStartObject();
-      g.writeStringField("container", p.container);
-      g.writeStringField("app", p.app);
-      g.writeStringField("node", p.node);
-      g.writeStringField("queue", p.queue);
-      g.writeStringField("for_queue", p.forQueue);
-      g.writeStringField("reason", p.reason);
-      g.writeNumberField("kill_in_ms", p.killInMs);
-      g.writeEndObject();
+      ReplyWriters.write(g, p);
     }
     g.writeEndArray();
   }
