@@ -289,6 +289,9 @@ JAVA_READS = {"text": ("Messages.text(n, {f})", False), "name": ("Messages.text(
               "long": ("Messages.integer(n, {f}, 0, Long.MAX_VALUE)", False),
               "amounts": ("Messages.amounts(n, {f})", False), "cards": ("Messages.cards(n, {f})", True)}
 JAVA_BOXED = {"int": "Integer", "long": "Long", "boolean": "Boolean", "double": "Double"}
+# What a reader that takes an absent field itself gives for one (else null), for the constructor
+# without the optional fields: a field added to the spec as optional leaves the callers as they were.
+JAVA_ABSENT = {"cards": "java.util.Collections.<Integer>emptyList()"}
 
 
 def java_reply_values(spec: dict[str, Any], sha: str) -> str:
@@ -299,7 +302,6 @@ def java_reply_values(spec: dict[str, Any], sha: str) -> str:
         "// Do not edit: edit the spec and regenerate.",
         "package org.yarndrf.shim;", "",
         "import com.fasterxml.jackson.databind.JsonNode;", "import java.util.List;", "import java.util.Map;",
-        "import org.yarndrf.shim.Messages.Placement;",
         "import org.yarndrf.shim.bridge.MalformedReplyException;", "",
         "/**",
         " * The objects of the core's replies as the spec states them: one value class each, a field per",
@@ -347,7 +349,8 @@ def _java_value_class(name: str, group: str, item: dict[str, Any], spec: dict[st
     signature = textwrap.wrap(f"public {name}({params}) {{", 100 - 4, subsequent_indent="    ")
     lines += ["", *(f"    {line}".replace("\0", " ") for line in signature)]
     lines += [f"      this.{member} = {member};" for member, _, _, _ in members]
-    lines += ["    }", "", "    /** Reads one, every field checked. */",
+    lines += ["    }", *_java_short_constructor(name, members)]
+    lines += ["", "    /** Reads one, every field checked. */",
               f"    static {name} read(JsonNode n) throws MalformedReplyException {{"]
     reads = [read.replace(", Integer.MIN", ",\n              Integer.MIN").replace(", Long.MIN", ",\n              Long.MIN")
              .replace(", true, ", ",\n              true, ").replace(", false, ", ",\n              false, ")
@@ -391,7 +394,7 @@ def java_reply_writers(spec: dict[str, Any], sha: str) -> str:
             member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
             write = JAVA_WRITES_FIELD[f["type"]].format(
                 f=f"Contract.ReplyItems.{_camel(key)}.{_constant(f['name'])}", v=f"x.{member}") + ";"
-            if f.get("required"):
+            if _written_always(f):
                 lines.append(f"    {write}")
                 continue
             left_out = JAVA_LEFT_OUT.get(f["type"], "{v} == null").format(v=f"x.{member}")
@@ -409,6 +412,22 @@ def java_reply_writers(spec: dict[str, Any], sha: str) -> str:
         "    for (int x : values) {", "      g.writeNumber(x);", "    }", "    g.writeEndArray();", "  }",
     ]
     return "\n".join([*lines, "}"]) + "\n"
+
+
+def _java_short_constructor(name: str, members: list[tuple[str, str, str, dict[str, Any]]]) -> list[str]:
+    """The constructor of the fields always written, the optional ones absent; none where there is
+    no optional field, or one read apart (its absent value is its reader's)."""
+    optional = [f for _, _, _, f in members if not _written_always(f)]
+    if not optional or any("java_read" in f for f in optional):
+        return []
+    given = [(member, kind) for member, kind, _, f in members if _written_always(f)]
+    params = ", ".join(f"{kind}\0{member}".replace(", ", ",\0") for member, kind in given)
+    signature = textwrap.wrap(f"public {name}({params}) {{", 100 - 4, subsequent_indent="    ")
+    values = ", ".join(member if _written_always(f) else JAVA_ABSENT.get(f["type"], "null")
+                       for member, _, _, f in members)
+    call = textwrap.wrap(f"this({values});", 100 - 6, subsequent_indent="    ")
+    return ["", "    /** Without the optional fields: absent. */", *(f"    {line}".replace("\0", " ") for line in signature),
+            *(f"      {line}" for line in call), "    }"]
 
 
 def _javadoc(indent: str, text: str) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 VERSION = 6
-SPEC_SHA256 = "ff6509c15bdf35b47c7d70e8c280fd1c0c60c6d61c741c80e67390d13ddcc5aa"
+SPEC_SHA256 = "81564534e98bff69dbe431293a5ed1bee66bcf5eed782d04cc6d06a9674e34fe"
 REQUEST_TYPES = ('snapshot', 'schedule', 'reload', 'move')
 # What a value of each checked type must be (a refusal names it).
 WHAT = {'text': 'a string', 'name': 'a non-empty string', 'texts': 'a list of strings', 'long': 'an integer from 0 to 2^63-1', 'key': 'an integer (a Java long)', 'milliseconds': 'a number of milliseconds from 0', 'wall_ms': 'milliseconds since 1970 (an integer from 0 to 2^53-1)', 'reason': "'fair-share' or 'min-share'", 'list': 'a list', 'rows': 'a list of rows', 'pairs': 'a list of pairs (even length)', 'amounts': 'an object of amounts', 'labels': 'an object of node label names to booleans (exclusive)', 'any': 'any JSON value (checked where it is read)'}

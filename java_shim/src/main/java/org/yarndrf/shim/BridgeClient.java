@@ -200,7 +200,7 @@ final class BridgeClient {
   }
 
   /** `yarn application -movetoqueue`: the core's answer, or null after a failure. */
-  Messages.MoveReply move(String app, String queue, String user, List<String> groups) {
+  ReplyValues.MoveReply move(String app, String queue, String user, List<String> groups) {
     return session.exchangeSlow("move", Messages.encode(new Messages.Move(epoch, app, queue, user,
         groups)), Messages::moveReply);
   }

@@ -13,7 +13,7 @@ import java.io.IOException;
 public final class Contract {
   public static final int VERSION = 6;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "ff6509c15bdf35b47c7d70e8c280fd1c0c60c6d61c741c80e67390d13ddcc5aa";
+  public static final String SPEC_SHA256 = "81564534e98bff69dbe431293a5ed1bee66bcf5eed782d04cc6d06a9674e34fe";
 
   private Contract() {
   }

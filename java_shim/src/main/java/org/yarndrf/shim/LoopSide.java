@@ -240,7 +240,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
     if (!reply.queuesBuilt.isEmpty()) {  // placement or a recovered app built queues
       scheduler.queues.grow(reply.queuesBuilt);
     }
-    for (Messages.Placement p : reply.placements) {
+    for (ReplyValues.Placement p : reply.placements) {
       scheduler.submissions.placed(p);
     }
     scheduler.committer.commit(reply.assignments);

@@ -30,6 +30,8 @@ import org.yarndrf.shim.Contract.Requests;
 import org.yarndrf.shim.Contract.Rows;
 import org.yarndrf.shim.Contract.Types;
 import org.yarndrf.shim.ReplyValues.Assignment;
+import org.yarndrf.shim.ReplyValues.MoveReply;
+import org.yarndrf.shim.ReplyValues.Placement;
 import org.yarndrf.shim.ReplyValues.ScheduleReply;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
@@ -384,34 +386,6 @@ public final class Messages {
       this.queue = queue;
       this.user = user;
       this.groups = groups;
-    }
-  }
-
-  /** The core's answer to a move: the queue the app is in now (full path), or why not. */
-  public static final class MoveReply {
-    public final boolean accepted;
-    public final String queue;
-    public final String reason;
-
-    MoveReply(boolean accepted, String queue, String reason) {
-      this.accepted = accepted;
-      this.queue = queue;
-      this.reason = reason;
-    }
-  }
-
-  /** The core's placement of a submitted app: the queue it accepts it into, or why not. */
-  public static final class Placement {
-    public final String app;
-    public final boolean accepted;
-    public final String queue;
-    public final String reason;
-
-    public Placement(String app, boolean accepted, String queue, String reason) {
-      this.app = app;
-      this.accepted = accepted;
-      this.queue = queue;
-      this.reason = reason;
     }
   }
 
@@ -771,16 +745,14 @@ public final class Messages {
     return out;
   }
 
-  /** The placements: an accepted one names its queue; a refused one's reason may be absent. */
-  static List<Placement> placements(JsonNode n, String field) throws MalformedReplyException {
-    List<Placement> placements = new ArrayList<>();
-    for (JsonNode p : array(n, field)) {
-      boolean accepted = bool(p, ReplyItems.Placement.ACCEPTED);
-      placements.add(new Placement(text(p, ReplyItems.Placement.APP), accepted,
-          accepted ? text(p, ReplyItems.Placement.QUEUE) : null,
-          p.path(ReplyItems.Placement.REASON).asText("")));
-    }
-    return placements;
+  /** A placement's or a move's queue: named when accepted, else null (whatever it says). */
+  static String queueIfAccepted(JsonNode n, String field) throws MalformedReplyException {
+    return bool(n, ReplyItems.Placement.ACCEPTED) ? text(n, field) : null;
+  }
+
+  /** A placement's or a move's reason: "" when absent. */
+  static String textOrEmpty(JsonNode n, String field) {
+    return n.path(field).asText("");
   }
 
   /** The whole queue list, or null when absent. */
@@ -880,10 +852,7 @@ public final class Messages {
   }
 
   public static MoveReply moveReply(String text) throws MalformedReplyException {
-    JsonNode reply = envelope(text);
-    boolean accepted = bool(reply, Replies.Move.ACCEPTED);
-    return new MoveReply(accepted, accepted ? text(reply, Replies.Move.QUEUE) : null,
-        reply.path(Replies.Move.REASON).asText(""));
+    return MoveReply.read(envelope(text));
   }
 
   /**

@@ -5,7 +5,6 @@ package org.yarndrf.shim;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Map;
-import org.yarndrf.shim.Messages.Placement;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
 /**
@@ -15,7 +14,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
  */
 public final class ReplyValues {
   /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */
-  static final String SPEC_SHA256 = "ff6509c15bdf35b47c7d70e8c280fd1c0c60c6d61c741c80e67390d13ddcc5aa";
+  static final String SPEC_SHA256 = "81564534e98bff69dbe431293a5ed1bee66bcf5eed782d04cc6d06a9674e34fe";
 
   private ReplyValues() {
   }
@@ -76,7 +75,8 @@ public final class ReplyValues {
       return new ScheduleReply(Messages.integer(n, Contract.Replies.Schedule.SEQ, 0, Long.MAX_VALUE),
           Messages.items(n, Contract.Replies.Schedule.ASSIGNMENTS,
               true, Assignment::read),
-          Messages.placements(n, Contract.Replies.Schedule.PLACEMENTS),
+          Messages.items(n, Contract.Replies.Schedule.PLACEMENTS,
+              true, Placement::read),
           Messages.queueList(n, Contract.Replies.Schedule.QUEUES),
           Messages.queuesBuilt(n, Contract.Replies.Schedule.QUEUES_BUILT),
           Messages.headroom(n, Contract.Replies.Schedule.HEADROOM),
@@ -87,6 +87,31 @@ public final class ReplyValues {
               false, Preemption::read),
           Messages.callInMs(n, Contract.Replies.Schedule.CALL_IN_MS),
           Messages.preemptionState(n, Contract.Replies.Schedule.PREEMPTION_STATE));
+    }
+  }
+
+  /** The core's answer to a move. */
+  public static final class MoveReply {
+    /** whether the app moved */
+    public final boolean accepted;
+    /** the queue it is in now (full path), or null */
+    public final String queue;
+    /**
+     * why not: the target's ACLs for the app's user, or a max or max-running-apps it would break
+     */
+    public final String reason;
+
+    public MoveReply(boolean accepted, String queue, String reason) {
+      this.accepted = accepted;
+      this.queue = queue;
+      this.reason = reason;
+    }
+
+    /** Reads one, every field checked. */
+    static MoveReply read(JsonNode n) throws MalformedReplyException {
+      return new MoveReply(Messages.bool(n, Contract.Replies.Move.ACCEPTED),
+          Messages.queueIfAccepted(n, Contract.Replies.Move.QUEUE),
+          Messages.textOrEmpty(n, Contract.Replies.Move.REASON));
     }
   }
 
@@ -121,6 +146,13 @@ public final class ReplyValues {
       this.cards = cards;
     }
 
+    /** Without the optional fields: absent. */
+    public Assignment(String id, String app, String node, String queue, int priority,
+        long allocationId, Map<String, Long> resources) {
+      this(id, app, node, queue, priority, allocationId, resources,
+          java.util.Collections.<Integer>emptyList());
+    }
+
     /** Reads one, every field checked. */
     static Assignment read(JsonNode n) throws MalformedReplyException {
       return new Assignment(Messages.text(n, Contract.ReplyItems.Assignment.ASSIGNMENT_ID),
@@ -133,6 +165,33 @@ public final class ReplyValues {
               Long.MIN_VALUE, Long.MAX_VALUE),
           Messages.amounts(n, Contract.ReplyItems.Assignment.RESOURCES),
           Messages.cards(n, Contract.ReplyItems.Assignment.CARDS));
+    }
+  }
+
+  /** The core's placement of a submitted app. */
+  public static final class Placement {
+    /** the app */
+    public final String app;
+    /** whether it is accepted */
+    public final boolean accepted;
+    /** the queue it goes to (full path), or null */
+    public final String queue;
+    /** why not (empty when accepted) */
+    public final String reason;
+
+    public Placement(String app, boolean accepted, String queue, String reason) {
+      this.app = app;
+      this.accepted = accepted;
+      this.queue = queue;
+      this.reason = reason;
+    }
+
+    /** Reads one, every field checked. */
+    static Placement read(JsonNode n) throws MalformedReplyException {
+      return new Placement(Messages.text(n, Contract.ReplyItems.Placement.APP),
+          Messages.bool(n, Contract.ReplyItems.Placement.ACCEPTED),
+          Messages.queueIfAccepted(n, Contract.ReplyItems.Placement.QUEUE),
+          Messages.textOrEmpty(n, Contract.ReplyItems.Placement.REASON));
     }
   }
 

@@ -139,7 +139,7 @@ class ContractTest {
     assertEquals("a1", a.id);
     assertEquals(2048L, (long) a.resources.get("memory-mb"));
     assertTrue(a.cards.isEmpty(), "a1 is on a node without cards");
-    Messages.Placement refused = r.placements.get(1);
+    ReplyValues.Placement refused = r.placements.get(1);
     assertTrue(!refused.accepted && refused.queue == null && refused.reason.contains("mallory"));
     ReplyValues.Assignment onCards = Messages.scheduleReply(compact(examples("schedule.reply.json").get(1)
         .get("message"))).assignments.get(1);
@@ -154,7 +154,7 @@ class ContractTest {
     }
     for (JsonNode example : examples("move.reply.json")) {
       JsonNode message = example.get("message");
-      Messages.MoveReply reply = Messages.moveReply(compact(message));
+      ReplyValues.MoveReply reply = Messages.moveReply(compact(message));
       assertEquals(message.get("accepted").asBoolean(), reply.accepted);
       assertEquals(compact(message), ServiceCodec.moveReplyText(reply.accepted, reply.queue,
           reply.reason), example.get("name").asText());

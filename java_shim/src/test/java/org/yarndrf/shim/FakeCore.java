@@ -190,10 +190,10 @@ final class FakeCore implements CoreChannel {
       running.remove(s.finished.get(i));
     }
     asks(s.asks, s.counts, s.amAsks);
-    List<Messages.Placement> placements = new ArrayList<>();
+    List<ReplyValues.Placement> placements = new ArrayList<>();
     for (Messages.AppInfo sub : s.submissions) {
       boolean ok = !"mallory".equals(sub.user);
-      placements.add(new Messages.Placement(sub.app, ok, ok ? "root.a" : null,
+      placements.add(new ReplyValues.Placement(sub.app, ok, ok ? "root.a" : null,
           ok ? "" : "user 'mallory' may not submit to queue 'root.a'"));
     }
     List<ReplyValues.Assignment> out = new ArrayList<>();

@@ -10,7 +10,7 @@ import java.util.Map;
 /** Writes the objects of {@link ReplyValues} as the core does: the spec's fields in its order. */
 final class ReplyWriters {
   /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */
-  static final String SPEC_SHA256 = "ff6509c15bdf35b47c7d70e8c280fd1c0c60c6d61c741c80e67390d13ddcc5aa";
+  static final String SPEC_SHA256 = "81564534e98bff69dbe431293a5ed1bee66bcf5eed782d04cc6d06a9674e34fe";
 
   private ReplyWriters() {
   }
@@ -27,6 +27,15 @@ final class ReplyWriters {
     if (!(x.cards.isEmpty())) {
       writeInts(g, Contract.ReplyItems.Assignment.CARDS, x.cards);
     }
+    g.writeEndObject();
+  }
+
+  static void write(JsonGenerator g, ReplyValues.Placement x) throws IOException {
+    g.writeStartObject();
+    g.writeStringField(Contract.ReplyItems.Placement.APP, x.app);
+    g.writeBooleanField(Contract.ReplyItems.Placement.ACCEPTED, x.accepted);
+    g.writeStringField(Contract.ReplyItems.Placement.QUEUE, x.queue);
+    g.writeStringField(Contract.ReplyItems.Placement.REASON, x.reason);
     g.writeEndObject();
   }
 

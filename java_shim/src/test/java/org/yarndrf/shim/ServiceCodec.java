@@ -21,12 +21,12 @@ import java.util.TreeMap;
 import org.yarndrf.shim.Messages.AppInfo;
 import org.yarndrf.shim.Messages.AskRow;
 import org.yarndrf.shim.ReplyValues.Assignment;
+import org.yarndrf.shim.ReplyValues.Placement;
 import org.yarndrf.shim.Messages.ContainerRow;
 import org.yarndrf.shim.Messages.Delta;
 import org.yarndrf.shim.Messages.Move;
 import org.yarndrf.shim.Messages.NodeInfo;
 import org.yarndrf.shim.Messages.NodeRow;
-import org.yarndrf.shim.Messages.Placement;
 import org.yarndrf.shim.ReplyValues.Preemption;
 import org.yarndrf.shim.Messages.Reload;
 import org.yarndrf.shim.Messages.Request;
@@ -256,12 +256,7 @@ final class ServiceCodec {
       g.writeEndArray();
       g.writeArrayFieldStart("placements");
       for (Placement p : placements) {
-        g.writeStartObject();
-        g.writeStringField("app", p.app);
-        g.writeBooleanField("accepted", p.accepted);
-        g.writeStringField("queue", p.queue);
-        g.writeStringField("reason", p.reason);
-        g.writeEndObject();
+        ReplyWriters.write(g, p);
       }
       g.writeEndArray();
       if (queues != null) {

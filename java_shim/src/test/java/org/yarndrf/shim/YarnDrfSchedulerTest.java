@@ -312,15 +312,12 @@ class YarnDrfSchedulerTest {
         }
       }
       committer.commit(java.util.Arrays.asList(
-          new ReplyValues.Assignment("late-1", appId, node, "root.a", 5, 0, task,
-              java.util.Collections.<Integer>emptyList()),
-          new ReplyValues.Assignment("late-2", appId, node, "root.a", 5, 0, task,
-              java.util.Collections.<Integer>emptyList())));
+          new ReplyValues.Assignment("late-1", appId, node, "root.a", 5, 0, task),
+          new ReplyValues.Assignment("late-2", appId, node, "root.a", 5, 0, task)));
       assertEquals(2, committer.deferred.get());
       scheduler.lateAmAsks.collecting();  // the next call has seen b's AM ask
       committer.commit(java.util.Collections.singletonList(
-          new ReplyValues.Assignment("seen-1", appId, node, "root.a", 5, 0, task,
-              java.util.Collections.<Integer>emptyList())));
+          new ReplyValues.Assignment("seen-1", appId, node, "root.a", 5, 0, task)));
     }
     assertEquals(2, committer.deferred.get(), "once the AM ask is collected, nothing is deferred");
     heartbeatUntil(() -> core.deltasOf("assignment_refused").size() >= 3);
