@@ -13,7 +13,7 @@ import java.io.IOException;
 public final class Contract {
   public static final int VERSION = 7;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "8b49aeeeac6f34900266dc04dd60f819fa8319349c9d7c7901e0abbe83fc9d01";
+  public static final String SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0";
 
   private Contract() {
   }
