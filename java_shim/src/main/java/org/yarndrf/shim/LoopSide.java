@@ -127,10 +127,9 @@ final class LoopSide implements SchedulingLoop.Yarn {
   }
 
   /**
-   * The nodes due an offer (NodeOffers) whose free room fits some outstanding ask, or that could
-   * hold one empty and hold nothing yet (the core may reserve such a node for a starved ask, as
-   * CapacityScheduler reserves at a heartbeat, and YARN shows the reservation: CoreHolds), into
-   * the request; the others due one are passed over until their next heartbeat, as a heartbeat
+   * The nodes due an offer (NodeOffers) whose free room fits some outstanding ask, or that the
+   * core may reserve for a starved ask ({@link #mayHold}, as CapacityScheduler reserves at a
+   * heartbeat, and YARN shows the reservation: CoreHolds), into the request; the others due one are passed over until their next heartbeat, as a heartbeat
    * on which CapacityScheduler finds nothing to place is.
    */
   private void offerNodes(Messages.Schedule req) {
@@ -145,13 +144,23 @@ final class LoopSide implements SchedulingLoop.Yarn {
     scheduler.nodeOffers.offer(id -> {
       FiCaSchedulerNode n = scheduler.getNodeTracker().getNode(id);
       Resource free = n == null ? null : n.getUnallocatedResource();
-      if (free == null || !fitsAny(floors, free) && (n.getReservedContainer() != null
-          || !fitsAny(floors, n.getTotalResource()))) {
+      if (free == null || !fitsAny(floors, free) && !mayHold(n, free, floors)) {
         return false;
       }
       req.nodes.add(new Messages.NodeRow(YarnDrfScheduler.bridgeName(id), Messages.vector(free)));
       return true;
     });
+  }
+
+  /**
+   * Whether the core may reserve the node, whose free room fits no ask: it holds nothing yet, could
+   * hold one empty, and has some room (a full node waits for a container's end, so a saturated
+   * cluster's full nodes are not listed at every heartbeat).
+   */
+  private boolean mayHold(FiCaSchedulerNode n, Resource free, List<Resource> floors) {
+    return n.getReservedContainer() == null
+        && Resources.fitsIn(scheduler.getMinimumResourceCapability(), free)
+        && fitsAny(floors, n.getTotalResource());
   }
 
   private List<NodeId> nodeIds() {
