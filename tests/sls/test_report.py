@@ -80,7 +80,7 @@ def test_violations_and_ask_times_come_from_the_probe_records(tmp_path: Path) ->
     samples = [{"t_ms": 0, "containers_allocated": 0, "queues": {"a": _q({}, 1)}},
                {"t_ms": 1000, "containers_allocated": 2, "queues": {"a": _q({}, 1)}}]
     run = _write(tmp_path, samples, [("app_1", "a", 0, 4000)])
-    alloc = {"ev": "alloc", "app": "app_1", "key": "20/0", "res": [100, 10, 0], "free": [500, 50, 400]}
+    alloc = {"ev": "alloc", "c": "container_1_01_000002", "app": "app_1", "key": "20/0", "res": [100, 10, 0], "free": [500, 50, 400]}
     records = [
         {"ev": "ask", "t": 0.0, "app": "app_1", "key": "20/0", "n": 2},
         # b (0.1) waits with a fitting request while a (0.5) gets a container: a violation
