@@ -45,6 +45,7 @@ def analyse(records: Sequence[dict]) -> dict:
     tasks = [w for w in matched if not w.am]
     out = {
         "all": _spread([w.allocated - w.asked for w in matched]),
+        "from_app_start": _spread([w.allocated - w.submitted for w in matched]),
         "am": _spread([w.allocated - w.asked for w in matched if w.am]),
         "task": _spread([w.allocated - w.asked for w in tasks]),
         "to_first_of_ask": _spread([w.first - w.asked for w in matched]),
@@ -91,6 +92,7 @@ def report(name: str, a: dict) -> str:
 
     lines = [f"{name}: ask to allocation p50 {a['all']['p50']:.1f} ms, p90 {a['all']['p90']:.1f} ms "
              f"({a['all']['n']} containers)",
+             line("from its app's first ask (AM waits included)", a["from_app_start"]),
              line("AM containers", a["am"]), line("task containers", a["task"]),
              line("to the first container of its ask", a["to_first_of_ask"]),
              line("behind its own ask", a["behind_own_ask"])]

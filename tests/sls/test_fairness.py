@@ -74,6 +74,7 @@ def test_each_wait_knows_when_its_ask_got_its_first_container_and_whether_it_is_
         (0.0, 1.0, 1.0, True), (2.0, 5.0, 5.0, False), (2.0, 5.0, 9.0, False),
         (3.0, 11.0, 11.0, False)]
     assert unmatched == 0
+    assert fairness.start_to_allocation_ms(recs) == [1.0, 5.0, 9.0, 11.0]  # all from the AM ask at 0
 
 
 def test_drfh_target_places_whole_containers_on_the_real_nodes() -> None:
