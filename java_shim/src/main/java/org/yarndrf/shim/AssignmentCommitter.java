@@ -60,9 +60,9 @@ class AssignmentCommitter {
    * committed: DRF would serve them before the AM too, and giving them back costs the loop a
    * call's work (at 5,000 nodes a cut reply gave back 57 assignments on average).
    */
-  void commit(List<Messages.Assignment> assignments) {
+  void commit(List<ReplyValues.Assignment> assignments) {
     Resource cluster = scheduler.getClusterResource();
-    for (Messages.Assignment a : assignments) {
+    for (ReplyValues.Assignment a : assignments) {
       if (aboveALateAm(a, cluster)) {
         giveBack(a);
       } else {
@@ -71,14 +71,14 @@ class AssignmentCommitter {
     }
   }
 
-  private boolean aboveALateAm(Messages.Assignment a, Resource cluster) {
+  private boolean aboveALateAm(ReplyValues.Assignment a, Resource cluster) {
     ApplicationId appId = applicationId(a.app);
     ShimAppAttempt attempt = appId == null ? null : scheduler.currentAttempt(appId);
     return attempt != null
         && scheduler.lateAmAsks.anyBelow((ShimQueue) attempt.getQueue(), cluster);
   }
 
-  private void giveBack(Messages.Assignment a) {
+  private void giveBack(ReplyValues.Assignment a) {
     deferred.incrementAndGet();
     events.add(Messages.Delta.assignmentRefused(a.id, DEFERRED));
     FiCaSchedulerNode node = scheduler.nodeNamed(a.node);
@@ -87,7 +87,7 @@ class AssignmentCommitter {
     }
   }
 
-  private void commit(Messages.Assignment a) {
+  private void commit(ReplyValues.Assignment a) {
     String refusal = null;
     RMContainer allocated = null;
     ShimAppAttempt attempt = null;
@@ -143,7 +143,7 @@ class AssignmentCommitter {
     }
   }
 
-  private static SchedulerRequestKey keyFor(ShimAppAttempt attempt, Messages.Assignment a) {
+  private static SchedulerRequestKey keyFor(ShimAppAttempt attempt, ReplyValues.Assignment a) {
     for (SchedulerRequestKey k : attempt.getSchedulerKeys()) {
       if (k.getPriority().getPriority() == a.priority && k.getAllocationRequestId() == a.allocationId) {
         return k;
@@ -152,7 +152,7 @@ class AssignmentCommitter {
     return null;
   }
 
-  private String check(FiCaSchedulerNode node, ShimAppAttempt attempt, Messages.Assignment a) {
+  private String check(FiCaSchedulerNode node, ShimAppAttempt attempt, ReplyValues.Assignment a) {
     if (attempt.isStopped()) {
       return "application attempt stopped";
     }
@@ -204,7 +204,7 @@ class AssignmentCommitter {
   }
 
   /** YARN's allocation of the assignment's container (package-private: tests inject faults). */
-  RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, Messages.Assignment a) {
+  RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, ReplyValues.Assignment a) {
     SchedulerRequestKey key = keyFor(attempt, a);
     Resource capability = attempt.getPendingAsk(key, ResourceRequest.ANY)
         .getPerAllocationResource();
