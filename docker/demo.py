@@ -40,6 +40,7 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 os.environ.setdefault("TC_HOST", "127.0.0.1")
 
+import requests  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.live import Live  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -99,20 +100,23 @@ def ensure_engine() -> None:
 
 def targets(cluster) -> dict[str, tuple[float, float]]:
     """queue -> (target share, pooled target share), from the core's status server (/v1/queues)."""
-    import requests
-
     r = requests.get(f"http://127.0.0.1:{cluster.status_port()}/v1/queues", timeout=10)
     r.raise_for_status()
     return {q["name"]: (q["target_share"], q["pooled_target_share"]) for q in r.json()["queues"]}
 
 
-def measure(cluster, capacity: dict[str, int], weights: dict[str, dict[str, float]]) -> dict[str, dict]:
+def measure(cluster, capacity: dict[str, int], weights: dict[str, dict[str, float]]) -> dict[str, dict] | None:
     """Each shown queue's usage, containers, dominant and weighted share, from the RM REST API (a
-    parent's usage is its leaves')."""
+    parent's usage is its leaves'); None when the RM does not answer in time."""
     from tests.drf import dominant_share, queue_usage
     from tests.docker_cluster.hdrf import weighted_share
 
-    running = cluster.running_containers()
+    try:
+        running = cluster.running_containers()
+    except requests.RequestException:
+        # A loaded RM that answers one read too slowly costs one sample, not the run: the verdict
+        # needs samples in the second half and says so when it has none.
+        return None
     usage = queue_usage(running)
     out = {}
     for q in SHOWN:
@@ -314,8 +318,13 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
         if args.screenshot:  # the page keeps its chart's history itself: open it for the whole run
             page = stack.enter_context(browser.headless_chromium())
             page.get(dashboard)
+        skipped = 0
         while time.monotonic() - t0 < args.seconds:
             sample = measure(cluster, capacity, weights)
+            if sample is None:
+                skipped += 1
+                time.sleep(2)
+                continue
             try:  # containers still asked for, and the targets, from the core
                 apps = cluster.core_status()["apps"].values()
                 pending = {q: sum(a["pending"] for a in apps if f"{a['queue']}.".startswith(q + "."))
@@ -331,6 +340,8 @@ def run(cluster, args: argparse.Namespace, started: float, queues_file: Path) ->
             console.print(f"dashboard screenshot: {args.screenshot}")
     if not console.is_terminal:
         console.line()  # Rich's Live leaves its last line open when the output is not a terminal
+    if skipped:
+        console.print(f"{skipped} samples skipped: the RM's REST API did not answer within its timeout")
     plot(history, args.plot, weights)
     record(history, args.plot.with_suffix(".json"))
     # Verdict over the second half of the run (after the first containers have churned).

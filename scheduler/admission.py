@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
 
-from scheduler.config import QueueSpec, created_spec
+from scheduler.config import CREATED
 from scheduler.containers import NodesAndContainers
 from scheduler.model import App, Placement, Queue, User, queues_below
 from scheduler.partitions import refusal
@@ -100,7 +100,7 @@ class Admission(NodesAndContainers):
             return f"{above.path} above it is a leaf queue holding apps"
         parent = self.queues.get(path.rsplit(".", 1)[0])
         if parent is not None and not parent.is_leaf and self._creates_under(path):
-            leaf = self._build(QueueSpec(path=path), parent, dynamic=True)
+            leaf = self._build(CREATED, parent, dynamic=True, path=path)
             log.info("re-created dynamic queue %s for a recovered app", path)
             return leaf
         log.warning("re-created queue %s, which the configuration lacks, draining: its apps run on", path)
@@ -190,9 +190,7 @@ class Admission(NodesAndContainers):
         return self.queues[path]
 
     def _create_leaf(self, target: Target) -> Queue:
-        parent_path, name = target.path.rsplit(".", 1)
-        parent = self.queues[parent_path]
-        leaf = self._build(created_spec(target.path), parent, dynamic=True)
+        leaf = self._build(CREATED, self.queues[target.path.rpartition(".")[0]], dynamic=True, path=target.path)
         log.debug("created queue %s (placement rule with create: true)", leaf.path)  # (the service logs each call's)
         return leaf
 

@@ -282,19 +282,11 @@ class QueueSpec:
             yield from child.walk()
 
 
-_CREATED = QueueSpec(path="root")
-
-
-def created_spec(path: str) -> QueueSpec:
-    """The spec of a leaf a placement rule creates: the defaults, under its own path. Made by
-    copying one spec's fields rather than through the dataclass's __init__ (a third of the cost
-    of a new queue when a call creates thousands); the settings' empty dicts are shared, as
-    nothing changes a spec once made."""
-    spec = object.__new__(QueueSpec)
-    fields = spec.__dict__
-    fields.update(_CREATED.__dict__)
-    fields["path"] = path
-    return spec
+# The settings of every leaf a placement rule creates (and of a dynamic queue re-created for a
+# recovered app): the defaults, one spec shared by them all. Such a leaf's path is its queue's
+# (model.Queue.path), never its spec's; what it inherits (limits, labels, delays, ACLs) comes from
+# its parent when the core builds it, as for any queue without settings of its own.
+CREATED = QueueSpec(path="root.*")
 
 
 @dataclass(frozen=True)

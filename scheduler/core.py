@@ -68,7 +68,7 @@ class SchedulerCore(Decision):
         self.counters["reloads"] += 1
         old_paths, new_paths = set(old_queues), set(self.queues)
         changed = [p for p in old_paths & new_paths
-                   if _own(old_queues[p].spec) != _own(self.queues[p].spec) and not self.queues[p].draining]
+                   if _own(old_queues[p]) != _own(self.queues[p]) and not self.queues[p].draining]
         summary = {"added": sorted(new_paths - old_paths), "removed": sorted(old_paths - new_paths),
                    "changed": sorted(changed), "draining": sorted(draining)}
         log.info("config reloaded from %s: %s", config.source, summary)
@@ -229,6 +229,7 @@ class SchedulerCore(Decision):
                 "running_apps": user.running_apps, "waiting_apps": len(user.waiting)}
 
 
-def _own(spec: QueueSpec) -> QueueSpec:
-    """A queue's own settings, without its children, to tell what a reload changed."""
-    return replace(spec, children=())
+def _own(q: Queue) -> QueueSpec:
+    """A queue's own settings, without its children, to tell what a reload changed (at its own
+    path: the leaves placement created share one spec)."""
+    return replace(q.spec, path=q.path, children=())

@@ -85,6 +85,8 @@ class CoreState:
         self._forms: dict[object, tuple[tuple[float, ...], LinearForm]] = {}
         self._ratios: dict[tuple[float, ...], QuantisedRatio] = {}
         self._forms_capacity: Vector = self.types.zero
+        # parent -> the limits of the leaves placement creates under it (QueueTree._sibling_limits)
+        self._created_limits: dict[Queue, tuple] = {}
         self._stale = False  # cluster capacity changed: shares and limits to recompute
         self._placeable: dict[Vector, bool] = {}  # shape -> fits some node's capacity
         self._placeable_bits: tuple[int, int] | None = None  # (shapes known, mask of the placeable)

@@ -360,11 +360,12 @@ class Queue(Sharer):
     __slots__ = ("spec", "path", "depth", "children", "scale", "max", "max_apps", "running_apps", "am_usage", "am_limit",
                  "am_share", "draining", "dynamic", "apps", "waiting", "users", "app_weigh", "locality_delays", "labels")
 
-    def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False) -> None:
+    def __init__(self, spec: QueueSpec, parent: Queue | None, zero: Vector, *, dynamic: bool = False,
+                 path: str | None = None) -> None:
         super().__init__(parent, not spec.is_leaf or spec.user_limits is not None, zero)
-        self.spec = spec
-        self.path = spec.path
-        self.depth = spec.path.count(".")  # root 0: set-asides and re-keys go deepest first
+        self.spec = spec  # (shared by the leaves placement creates: config.CREATED; `path` is their own)
+        self.path = spec.path if path is None else path
+        self.depth = self.path.count(".")  # root 0: set-asides and re-keys go deepest first
         self.children: dict[str, Queue] = {}
         self.scale: tuple[float, ...] = ()
         self.max: Vector | None = None

@@ -4,7 +4,7 @@ queues re-created draining for apps a config no longer places."""
 from __future__ import annotations
 
 
-from scheduler.config import DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
+from scheduler.config import CREATED, DEFAULT_MAX_AM_SHARE, ConfigError, QueueConfig, QueueSpec
 from scheduler.hdrf import QUANTUM
 from scheduler.locality import delays_of
 from scheduler.model import Queue, User
@@ -28,14 +28,16 @@ class QueueTree(Reservations):
         self.divided = frozenset(divided)
         self._forms.clear()  # (scales depend on the divided types)
         self._ratios.clear()
+        self._created_limits.clear()
         self.timeout = config.starvation_timeout_s
         self.queues = {}
         self._built = []
         self._view = None  # (rebuilt at the next placement, once for the whole tree)
         self.root = self._build(config.root, None)
 
-    def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False) -> Queue:
-        q = Queue(spec, parent, self.types.zero, dynamic=dynamic)
+    def _build(self, spec: QueueSpec, parent: Queue | None, dynamic: bool = False, path: str | None = None) -> Queue:
+        """The queue of `spec` (at `path`: a leaf of the shared spec config.CREATED), and its children's."""
+        q = Queue(spec, parent, self.types.zero, dynamic=dynamic, path=path)
         q.locality_delays = delays_of(spec, None if parent is None else parent.locality_delays)
         q.labels = labels_of(spec, None if parent is None else parent.labels)
         self.queues[q.path] = q
@@ -43,9 +45,12 @@ class QueueTree(Reservations):
         if self._view is not None:
             self._view.add(q.path, q.is_leaf)
         if parent is not None:
-            parent.children[spec.name] = q
+            parent.children[q.path.rpartition(".")[2]] = q
             parent.nested = True  # (a parent re-created draining has a leaf's spec: _keep_draining)
-        self._limits(q)  # before the children's: theirs depend on their parent's scale
+        if spec is CREATED and parent is not None:
+            self._sibling_limits(q, parent)
+        else:
+            self._limits(q)  # before the children's: theirs depend on their parent's scale
         for child in spec.children:
             self._build(child, q)
         return q
@@ -86,6 +91,19 @@ class QueueTree(Reservations):
             q.max = tuple(limit)
         if q.is_leaf:
             self._am_limit(q)
+
+    def _sibling_limits(self, leaf: Queue, parent: Queue) -> None:
+        """A created leaf's limits: those of the leaves created under the same parent before it
+        (one spec, one parent, one capacity: _limits gives them all the same numbers), worked out
+        once per parent until the capacity or the tree changes, instead of once per leaf."""
+        shared = self._created_limits.get(parent)
+        if shared is None:
+            self._limits(leaf)
+            self._created_limits[parent] = (leaf.scale, leaf.weigh, leaf.min_inv, leaf.app_weigh, leaf.up_raw,
+                                            leaf.up, leaf.max, leaf.am_share, leaf.am_limit)
+        else:
+            (leaf.scale, leaf.weigh, leaf.min_inv, leaf.app_weigh, leaf.up_raw,
+             leaf.up, leaf.max, leaf.am_share, leaf.am_limit) = shared
 
     def _weigh_user(self, user: User, leaf: Queue) -> None:
         """A user's share function, weighted by its weight as a queue's is by its own, and its
@@ -150,11 +168,13 @@ class QueueTree(Reservations):
 
     def _set_capacity(self, capacity: Vector) -> None:
         self.capacity = capacity
+        self._created_limits.clear()
         self._placeable.clear()
         self._placeable_bits = None
         self._stale = True  # shares are recomputed once, at the next decision, not per node added
 
     def _refresh(self) -> None:
+        self._created_limits.clear()  # (a leaf created since the capacity changed took its parent's old scale)
         for q in self.queues.values():
             self._limits(q)
         self._reset_keys()

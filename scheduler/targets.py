@@ -157,7 +157,7 @@ def _live_spec(q: Queue) -> QueueSpec:
     """The live queue as a spec (dynamic and draining queues included), without app limits:
     the replay admits the runnable apps only."""
     limits = q.spec.user_limits
-    return replace(q.spec, max_running_apps=None, user_limits=limits and limits.without_app_limits(),
+    return replace(q.spec, path=q.path, max_running_apps=None, user_limits=limits and limits.without_app_limits(),
                    children=tuple(_live_spec(c) for c in q.children.values()),
                    parent=bool(q.children) or q.spec.parent)
 

@@ -385,11 +385,13 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
                    queues: list[dict[str, Any]] | None, headroom: Sequence[list[Any]] = (),
                    am_diagnostics: Sequence[list[str]] = (), plan: PreemptionPlan | None = None,
                    now: float = 0.0, call_in_ms: int | None = None,
-                   state: dict[str, Any] | None = None, queues_built: list[dict[str, Any]] | None = None) -> str:
+                   state: dict[str, Any] | None = None, queues_built: Sequence[dict[str, Any]] = (),
+                   queues_created: dict[str, list[str]] | None = None) -> str:
     """Most calls assign nothing, place nothing and change nothing else: their reply is a format
     away, not an encoding. `queues` (the whole list) only when Java has not had the core's tree
     since a reload or resync, `queues_built` (the entries of the queues built since, and of the
-    leaves they went under) only when placement or a recovered app built queues; `headroom`
+    leaves they went under) and `queues_created` (parent -> the names of the new leaves of the
+    created spec) only when placement or a recovered app built queues; `headroom`
     rows [app, amounts in the snapshot's resource order] and `am_diagnostics` pairs [app, text]
     only for the apps where they changed; "preempt" and "kill" only when the preemption round
     (`plan`, at `now` on the core's clock) has any ("preempt": its new marks, then the restored
@@ -399,13 +401,16 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
     preempt = [_victim(v, now) for v in (*plan.mark, *plan.retold)] if plan is not None else []
     kill = [_victim(v, now) for v in plan.kill] if plan is not None else []
     if queues is None and call_in_ms is None and state is None and not (
-            assignments or placements or queues_built or headroom or am_diagnostics or preempt or kill):
+            assignments or placements or queues_built or queues_created or headroom or am_diagnostics or preempt
+            or kill):
         return _EMPTY_SCHEDULE_REPLY % seq
     fields: dict[str, Any] = {"seq": seq, "assignments": assignments, "placements": placements}
     if queues is not None:
         fields["queues"] = queues
     if queues_built:
         fields["queues_built"] = queues_built
+    if queues_created:
+        fields["queues_created"] = queues_created
     if headroom:
         fields["headroom"] = headroom
     if am_diagnostics:

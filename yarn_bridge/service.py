@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from scheduler import ConfigError, QueueConfig, SchedulerCore, load_config
+from scheduler.config import CREATED
 from scheduler.echo import brief
 from scheduler.explain import am_share
 from scheduler.model import Placement
@@ -115,7 +116,7 @@ class CoreService:
         # changes the core's config, a placement may create a queue (SchedulerCore.take_built), and
         # the next schedule reply then carries the new list; `_listed` is that list
         self._tree_sent: tuple[SchedulerCore, QueueConfig] | None = None
-        self._listed: list[dict[str, Any]] = []
+        self._listed: list[dict[str, Any] | str] = []  # (a created leaf's path: _grown)
         self._listed_at: dict[str, int] = {}  # queue -> its entry's index in `_listed`
         # What Java was last told of each app: its headroom, and why its AM waits ("" for not
         # waiting) for the apps with an AM ask pending; both start afresh with every snapshot.
@@ -282,6 +283,7 @@ class CoreService:
         assignments = core.on_nodes(nodes, limit=self.max_assignments_per_call, held=held)
         built = core.take_built()
         tree, grown = self._tree_changes(core, built)
+        built_entries, created = grown or ((), None)
         changed = bool(assignments or msg.deltas or msg.started or msg.finished
                        or len(self._headroom_sent) != len(core.apps))
         self._headroom_owed |= changed
@@ -289,7 +291,7 @@ class CoreService:
                                         self._headroom_changes(core, now) if self._headroom_owed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
                                         plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now),
-                                        grown)
+                                        built_entries, created)
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
             rtt = msg.rtt_ms
@@ -659,46 +661,67 @@ class CoreService:
         built = core.take_built() if built is None else built
         if self._tree_sent == (core, core.config):
             self._grown(built)
+            listed = self._listed
+            for at, entry in enumerate(listed):
+                if isinstance(entry, str):
+                    listed[at] = protocol.queue_entry(entry, core.queues[entry])
         else:
-            self._listed = [protocol.queue_entry(path, core.queues[path])
-                            for path in sorted(core.queues, key=lambda p: (p.count("."), p))]
-            self._listed_at = {entry["name"]: i for i, entry in enumerate(self._listed)}
+            ordered = sorted(core.queues, key=lambda p: (p.count("."), p))
+            self._listed = [protocol.queue_entry(path, core.queues[path]) for path in ordered]
+            self._listed_at = {path: i for i, path in enumerate(ordered)}
             self._tree_sent = (core, core.config)
-        return self._listed
+        return self._listed  # type: ignore[return-value]  # (no path left unmade)
 
-    def _tree_changes(self, core: SchedulerCore, built: list[str]) -> tuple[list | None, list | None]:
+    def _tree_changes(self, core: SchedulerCore, built: list[str]
+                      ) -> tuple[list | None, tuple[list[dict[str, Any]], dict[str, list[str]]] | None]:
         """What a schedule reply tells Java of the tree: ("queues", the whole list) after a
-        reload or resync Java has not had, else ("queues_built", the entries of the queues built
-        since) when placement or a recovered app built any; (None, None) when nothing changed."""
+        reload or resync Java has not had, else the changes (_grown) when placement or a
+        recovered app built queues; (None, None) when nothing changed."""
         if self._tree_sent != (core, core.config):
             return self.queue_list(built), None
         return None, (self._grown(built) if built else None)
 
-    def _grown(self, built: list[str]) -> list[dict[str, Any]]:
+    def _grown(self, built: list[str]) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
         """Between reloads and resyncs the core only builds queues (placement creates them, a
         recovered app re-creates its own), each after its parent: the list Java holds takes the
         new entries, a queue built again at its own path (a draining one re-created) has its entry
         replaced, and a leaf a new queue went under has its own made again (it is a parent now);
-        the others stay as they were sent. Returns the entries added or replaced, parents first."""
+        the others stay as they were sent. Returns the entries added or replaced, parents first
+        ("queues_built"), and, by parent, the names of the new leaves of the created spec
+        ("queues_created": the shim makes their entries from their parent's, so the reply and the
+        list carry a name instead, the path standing in the list for the entry until a whole
+        list is sent)."""
         core, listed, where = self.core, self._listed, self._listed_at
-        changed: set[int] = set()
+        changed: dict[int, str] = {}
         for path in built:
-            q = core.queues[path]
             at = where.get(path)
             if at is None:
                 at = where[path] = len(listed)
-                listed.append(protocol.queue_entry(path, q))
+                listed.append(path)
+            changed[at] = path
+            above = where[path.rsplit(".", 1)[0]]  # (root's is root)
+            entry = listed[above]
+            if isinstance(entry, str) or entry["leaf"]:  # (a path stands for a created leaf's entry)
+                changed[above] = entry if isinstance(entry, str) else entry["name"]
+        entries: list[dict[str, Any]] = []
+        created: dict[str, list[str]] = {}
+        for at in sorted(changed):
+            path = changed[at]
+            q = core.queues[path]
+            if q.spec is CREATED and q.is_leaf and not q.draining:
+                listed[at] = path
+                parent, _, name = path.rpartition(".")
+                names = created.get(parent)
+                if names is None:
+                    names = created[parent] = []
+                names.append(name)
             else:
-                listed[at] = protocol.queue_entry(path, q)
-            changed.add(at)
-            above = where[path.rsplit(".", 1)[0]]
-            if listed[above]["leaf"]:
-                listed[above] = protocol.queue_entry(q.parent.path, q.parent)
-                changed.add(above)
+                listed[at] = entry = protocol.queue_entry(path, q)
+                entries.append(entry)
         if built:
             log.info("built %d queue(s) (placement rules with create: true, or recovered apps), from %s",
                      len(built), built[0])
-        return [listed[at] for at in sorted(changed)]
+        return entries, created
 
 
 @contextmanager

@@ -5,9 +5,9 @@ rule (conf/queues.yaml: root.users.<user>), so the call creates N queues; the sa
 submissions into one existing queue (root.default) for the ratio, and a second call of N more new
 users on top of the first (the cost per new queue must not grow with the queues already there).
 Each is the whole `CoreService.handle` of the call (JSON in, placements and the new queue list
-out) and the collector's pass over what it allocated, CPU time of this process from a collected
-heap, against the shim's default schedule-call timeout
-(`yarn-drf.bridge.timeout-ms`, 250 ms). --growing times calls of 100 new users each as the tree
+out: the new leaves named under their parent, queues_created) and the collector's pass over what it
+allocated, CPU time of this process from a collected heap, against the shim's default schedule-call
+timeout (`yarn-drf.bridge.timeout-ms`, 250 ms). --growing times calls of 100 new users each as the tree
 grows to 6,000 queues (the audit's figure).
 
 Run: .venv/bin/python benchmarks/core/queue_creation.py [--users 10000] [--repeat 3] [--growing]
@@ -106,6 +106,8 @@ def main() -> None:
           f"the {BRIDGE_TIMEOUT_S * 1000:.0f} ms bridge timeout)")
     print(f"  {args.users} more new users on top ({runs[0]['queues']} queues after): {med['second']:.3f} s "
           f"({med['second'] / med['first']:.2f}x the first call)")
+    print(f"  per new user: {med['first'] / args.users * 1e6:.1f} us of CPU "
+          f"(into the existing queue: {med['existing'] / args.users * 1e6:.1f} us a submission)")
     print("  per run (existing / first / second): " +
           "; ".join(f"{r['existing']:.3f} / {r['first']:.3f} / {r['second']:.3f}" for r in runs))
 

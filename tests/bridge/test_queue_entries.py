@@ -91,7 +91,7 @@ def test_every_queue_java_holds_and_the_core_runs_has_the_settings_its_path_in_t
                      **({"queue": asked} if asked else {})} for i, (user, groups, asked) in enumerate(submissions)]
             apps += len(subs)
             reply = call(service, type="schedule", seq=seq, submissions=subs)
-            java = applied(reply.get("queues", java), reply.get("queues_built", []))
+            java = applied(java, reply)
         core = service.core
     assert {e["name"]: e for e in java} == {p: expected_entry(q) for p, q in core.queues.items()}
     for q in core.queues.values():
@@ -103,12 +103,12 @@ def test_the_tree_of_this_test_creates_queues_under_parents_that_set_each_settin
     """(The property above says something only if placement creates queues where settings are inherited.)"""
     with TemporaryDirectory() as tmp:
         service = started(tmp)
-        call(service, type="snapshot", resources=["memory-mb", "vcores", "gpu-mem"])
+        java = call(service, type="snapshot", resources=["memory-mb", "vcores", "gpu-mem"])["queues"]
         reply = call(service, type="schedule", seq=1, submissions=[
             {"app": "application_1_0001", "user": "alice", "groups": []},
             {"app": "application_1_0002", "user": "bob", "groups": ["ml"], "queue": "root.teams.gpu.ml"},
             {"app": "application_1_0003", "user": "carol", "groups": [], "queue": "root.teams.plain.etl"}])
-        built = {e["name"]: e for e in reply["queues_built"]}
+        built = {e["name"]: e for e in applied(java, reply)}
     assert built["root.users.alice"]["max_container"] == {"memory-mb": 8192, "vcores": 4}
     assert built["root.teams.gpu.ml"]["max_container"] == {"memory-mb": 4096}
     assert built["root.teams.gpu.ml"]["labels"] == ["gpu"] and built["root.teams.gpu.ml"]["default_label"] == "gpu"

@@ -37,15 +37,29 @@ def call(service: CoreService, **fields) -> dict:
     return reply
 
 
-def applied(java: list[dict], built: list[dict]) -> list[dict]:
-    """What the shim's tree holds after a reply's queues_built (QueueTree.grow): each entry added,
-    or replacing the queue's entry, in order; a new queue's parent already there."""
-    out = {q["name"]: q for q in java}
-    for entry in built:
+def applied(java: list[dict], reply: dict) -> list[dict]:
+    """What the shim's tree holds after a schedule reply (QueueTree.update, then QueueTree.grow):
+    the whole list if it has one; then each entry of queues_built added, or replacing the queue's
+    entry, in order, a new queue's parent already there; then each name of queues_created, a
+    created leaf's entry made from its parent's (created_entry)."""
+    out = {q["name"]: q for q in reply.get("queues", java)}
+    for entry in reply.get("queues_built", []):
         name = entry["name"]
         assert name in out or name.rsplit(".", 1)[0] in out, f"{name} before its parent"
         out[name] = entry
+    for parent, names in reply.get("queues_created", {}).items():
+        assert names and not out[parent]["leaf"], f"created under {parent}, which the shim has as a leaf"
+        for name in names:
+            out[f"{parent}.{name}"] = created_entry(out[parent], f"{parent}.{name}")
     return list(out.values())
+
+
+def created_entry(parent: dict, path: str) -> dict:
+    """The entry the shim makes for a leaf named in queues_created (QueueSettings.createdUnder):
+    weight 1, no max, empty ACLs, its parent's max_container, labels and default_label."""
+    return {"name": path, "leaf": True, "weight": 1.0, "max": {}, "max_fraction": None, "submit_acl": "",
+            "admin_acl": "", "draining": False,
+            **{field: parent[field] for field in ("max_container", "labels", "default_label") if field in parent}}
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -82,9 +96,23 @@ def test_the_list_java_last_received_equals_the_whole_tree_after_any_sequence(tm
             java = reply["queues"]
             continue
         if len(service.core.queues) > before:
-            assert "queues_built" in reply and "queues" not in reply, step
-        java = applied(reply.get("queues", java), reply.get("queues_built", []))
+            assert ("queues_built" in reply or "queues_created" in reply) and "queues" not in reply, step
+        java = applied(java, reply)
         whole = rebuilt(service)
         assert {q["name"]: q for q in java} == {q["name"]: q for q in whole} and len(java) == len(whole), step
         names = [q["name"] for q in java]
         assert all(n.rsplit(".", 1)[0] in names[:i] for i, n in enumerate(names) if n != "root"), names
+
+
+def test_the_leaves_a_call_creates_are_named_under_their_parent_and_sent_no_entry_of_their_own(tmp_path):
+    """(10,000 new users: a reply of 10,000 names, not 10,000 entries; the property above checks
+    that the shim's rule makes each entry the core would have sent.)"""
+    queues = tmp_path / "queues.yaml"
+    queues.write_text(CONFIGS[0])
+    service = CoreService(queues)
+    call(service, type="snapshot", resources=["memory-mb", "vcores", "gpu-mem"])
+    users = [f"u{i:03d}" for i in range(200)]
+    reply = call(service, type="schedule", seq=1, submissions=[
+        {"app": f"application_1_{i:04d}", "user": user, "groups": []} for i, user in enumerate(users)])
+    assert reply["queues_created"] == {"root.users": users} and "queues_built" not in reply
+    assert len(service.queue_list()) == len(service.core.queues)  # (the whole list, made when asked for)

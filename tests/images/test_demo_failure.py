@@ -63,3 +63,24 @@ def test_the_failure_report_gives_the_reason_and_each_daemons_log_lines_that_mat
     assert "--- cpu (exited)" in report and "NodeManager up" in report  # no line matters: its last ones
     assert "--- gpu: not started" in report
     assert "--- mem: its state and log cannot be read (the Docker engine went away)" in report
+
+
+class SlowRm:
+    """An RM whose REST API times out on the first read and answers the next."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def running_containers(self) -> dict:
+        self.reads += 1
+        if self.reads == 1:
+            raise demo.requests.ReadTimeout("Read timed out. (read timeout=10)")
+        return {"c1": {"queue": "root.prod", "resources": {"memory-mb": 1024, "vcores": 1}}}
+
+
+def test_a_read_the_loaded_rm_answers_too_slowly_skips_one_sample_and_the_next_one_counts():
+    rm, capacity = SlowRm(), {"memory-mb": 4096, "vcores": 4, "gpu-mem": 1}
+    weights = {q: dict.fromkeys(demo.RES, 1.0) for q in demo.SHOWN}
+    assert demo.measure(rm, capacity, weights) is None
+    sample = demo.measure(rm, capacity, weights)
+    assert sample["root.prod"]["containers"] == 1 and sample["root.prod"]["dominant"] == 0.25

@@ -158,9 +158,9 @@ def test_a_placement_into_a_queue_it_creates_brings_the_new_tree_to_java(served)
     reply = call(service, type="schedule", seq=1, nodes=[],
                  submissions=[{"app": "app_new", "user": "zoe", "queue": None, "groups": []}])
     assert reply["placements"] == [{"app": "app_new", "accepted": True, "queue": "root.prod.zoe", "reason": ""}]
-    assert [q["name"] for q in reply["queues_built"]] == ["root.prod.zoe"] and "queues" not in reply
+    assert reply["queues_created"] == {"root.prod": ["zoe"]} and "queues" not in reply and "queues_built" not in reply
     quiet = call(service, type="schedule", seq=2, nodes=[])
-    assert "queues" not in quiet and "queues_built" not in quiet
+    assert "queues" not in quiet and "queues_built" not in quiet and "queues_created" not in quiet
 
 
 def test_the_service_that_runs_is_the_one_built_no_wrapper_replaces_its_entry_point(served):

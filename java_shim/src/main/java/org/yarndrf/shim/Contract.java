@@ -13,7 +13,7 @@ import java.io.IOException;
 public final class Contract {
   public static final int VERSION = 6;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "1e6b6e9c332a471a5abc2b00eae1298fcba6171ce1fc84c9dcc8dd2f9fa671f2";
+  public static final String SPEC_SHA256 = "f413d87745e4b746ffdd550862d471a156ac41178b594f6304e3bd2d13d780db";
 
   private Contract() {
   }
@@ -429,6 +429,7 @@ public final class Contract {
       public static final String PLACEMENTS = "placements";
       public static final String QUEUES = "queues";
       public static final String QUEUES_BUILT = "queues_built";
+      public static final String QUEUES_CREATED = "queues_created";
       public static final String HEADROOM = "headroom";
       public static final String AM_DIAGNOSTICS = "am_diagnostics";
       public static final String PREEMPT = "preempt";

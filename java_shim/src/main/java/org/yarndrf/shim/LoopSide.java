@@ -237,8 +237,8 @@ final class LoopSide implements SchedulingLoop.Yarn {
     if (reply.queues != null) {  // the core's tree is new to the shim: a reload, a resync
       scheduler.queues.update(reply.queues);
     }
-    if (!reply.queuesBuilt.isEmpty()) {  // placement or a recovered app built queues
-      scheduler.queues.grow(reply.queuesBuilt);
+    if (!reply.queuesBuilt.isEmpty() || !reply.queuesCreated.isEmpty()) {  // placement or a
+      scheduler.queues.grow(reply.queuesBuilt, reply.queuesCreated);  // recovered app built queues
     }
     for (Messages.Placement p : reply.placements) {
       scheduler.submissions.placed(p);

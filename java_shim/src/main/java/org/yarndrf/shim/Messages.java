@@ -484,6 +484,11 @@ public final class Messages {
      * queue) and the leaves they went under, parents first, to add or replace in the shim's tree.
      */
     public final List<QueueSettings> queuesBuilt;
+    /**
+     * Parent path -> the names of the leaves the core built under it with a created leaf's
+     * settings (QueueSettings.createdUnder), to add after {@link #queuesBuilt}.
+     */
+    public final Map<String, List<String>> queuesCreated;
     /** app id -> its headroom in the snapshot's resource order, for the apps where it changed. */
     public final Map<String, long[]> headroom;
     /** app id -> why its AM waits on its queue's max-am-share, "" once it no longer does. */
@@ -503,7 +508,8 @@ public final class Messages {
     public final String preemptionState;
 
     public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
-        List<QueueSettings> queues, List<QueueSettings> queuesBuilt, Map<String, long[]> headroom,
+        List<QueueSettings> queues, List<QueueSettings> queuesBuilt,
+        Map<String, List<String>> queuesCreated, Map<String, long[]> headroom,
         Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
         long callInMs, String preemptionState) {
       this.seq = seq;
@@ -511,6 +517,7 @@ public final class Messages {
       this.placements = placements;
       this.queues = queues;
       this.queuesBuilt = queuesBuilt;
+      this.queuesCreated = queuesCreated;
       this.headroom = headroom;
       this.amDiagnostics = amDiagnostics;
       this.preempt = preempt;
@@ -902,11 +909,48 @@ public final class Messages {
     }
     return new ScheduleReply(integer(reply, Replies.Schedule.SEQ, 0, Long.MAX_VALUE), assignments,
         placements,
-        tree == null ? null : queues(tree), built, headroom, amDiagnostics,
+        tree == null ? null : queues(tree), built, queuesCreated(reply), headroom, amDiagnostics,
         preemptions(reply, Replies.Schedule.PREEMPT), preemptions(reply, Replies.Schedule.KILL),
         reply.has(Replies.Schedule.CALL_IN_MS)
             ? integer(reply, Replies.Schedule.CALL_IN_MS, 0, Long.MAX_VALUE) : NO_CALL_DUE,
         preemptionState(reply));
+  }
+
+  /**
+   * A reply's "queues_created": parent path -> the new leaves' names, each a non-empty name
+   * without a dot under a full path from root; empty when absent.
+   */
+  private static Map<String, List<String>> queuesCreated(JsonNode reply)
+      throws MalformedReplyException {
+    JsonNode created = reply.get(Replies.Schedule.QUEUES_CREATED);
+    if (created == null) {
+      return Collections.emptyMap();
+    }
+    if (!created.isObject()) {
+      throw new MalformedReplyException("reply field \"queues_created\" is not an object");
+    }
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = created.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      String parent = e.getKey();
+      if (!(parent.equals("root") || parent.startsWith("root."))) {
+        throw new MalformedReplyException("queues_created: " + shown(parent)
+            + " is not a full path from root");
+      }
+      if (!e.getValue().isArray()) {
+        throw new MalformedReplyException("queues_created: " + parent + ": not a list of names");
+      }
+      List<String> names = new ArrayList<>(e.getValue().size());
+      for (JsonNode name : e.getValue()) {
+        if (!name.isTextual() || name.asText().isEmpty() || name.asText().contains(".")) {
+          throw new MalformedReplyException("queues_created: " + parent + ": " + shown(name)
+              + " is not a queue name");
+        }
+        names.add(name.asText());
+      }
+      out.put(parent, names);
+    }
+    return out;
   }
 
   /** A reply's "preemption_state": absent (null), or an object, kept as compact JSON. */

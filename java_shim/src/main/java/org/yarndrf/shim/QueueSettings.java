@@ -32,6 +32,15 @@ public final class QueueSettings {
   QueueSettings(String path, boolean leaf, double weight, Map<String, Long> maxAmounts,
       Map<String, Double> maxFractions, double maxFraction, Map<String, Long> maxContainer,
       String submitAcl, String adminAcl, Set<String> accessibleLabels, String defaultLabel) {
+    this(path, leaf, weight, maxAmounts, maxFractions, maxFraction, maxContainer,
+        new AccessControlList(submitAcl), new AccessControlList(adminAcl), accessibleLabels,
+        defaultLabel);
+  }
+
+  private QueueSettings(String path, boolean leaf, double weight, Map<String, Long> maxAmounts,
+      Map<String, Double> maxFractions, double maxFraction, Map<String, Long> maxContainer,
+      AccessControlList submitAcl, AccessControlList adminAcl, Set<String> accessibleLabels,
+      String defaultLabel) {
     this.path = path;
     this.leaf = leaf;
     this.weight = weight;
@@ -39,8 +48,8 @@ public final class QueueSettings {
     this.maxFractions = Collections.unmodifiableMap(maxFractions);
     this.maxFraction = maxFraction;
     this.maxContainer = Collections.unmodifiableMap(maxContainer);
-    this.submitAcl = new AccessControlList(submitAcl);
-    this.adminAcl = new AccessControlList(adminAcl);
+    this.submitAcl = submitAcl;
+    this.adminAcl = adminAcl;
     this.accessibleLabels = Collections.unmodifiableSet(accessibleLabels);
     this.defaultLabel = defaultLabel;
   }
@@ -49,6 +58,21 @@ public final class QueueSettings {
   static QueueSettings defaults(String path) {
     return new QueueSettings(path, false, 1.0, new HashMap<>(), new HashMap<>(), Double.NaN,
         new HashMap<>(), "", "", Collections.singleton(ALL_LABELS), "");
+  }
+
+  /** Nobody, as a created leaf's own ACLs say: one instance, never changed, for them all. */
+  private static final AccessControlList NOBODY = new AccessControlList("");
+
+  /**
+   * The settings of a leaf the core created with a created leaf's settings under the queue of
+   * `parent` (a schedule reply's "queues_created"): weight 1, no max, nobody in its own ACLs
+   * (YARN's ACL rules give it its ancestors'), and its parent's max-container and node labels,
+   * as the core builds it (scheduler.config.CREATED).
+   */
+  static QueueSettings createdUnder(QueueSettings parent, String path) {
+    return new QueueSettings(path, true, 1.0, Collections.emptyMap(), Collections.emptyMap(),
+        Double.NaN, parent.maxContainer, NOBODY, NOBODY, parent.accessibleLabels,
+        parent.defaultLabel);
   }
 
   /** The configured maximum of one resource type, or -1 if unlimited (as the core computes it). */

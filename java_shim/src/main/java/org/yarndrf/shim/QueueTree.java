@@ -1,5 +1,6 @@
 package org.yarndrf.shim;
 
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,28 +52,48 @@ public final class QueueTree {
 
   /**
    * Adds or replaces the entries of queues the core built (a schedule reply's "queues_built",
-   * parents first), keeping every other queue as it is. A queue whose parent the tree does not
-   * have means the shim's tree is not the core's: nothing changes, and the caller resyncs.
+   * parents first), then adds the leaves it created with a created leaf's settings ("queues_created":
+   * parent -> names, each made from its parent's settings), keeping every other queue as it is.
+   * A queue whose parent the tree does not have (or has as a leaf, for a created one) means the
+   * shim's tree is not the core's: nothing changes, and the caller resyncs.
    */
-  public synchronized void grow(List<QueueSettings> entries) {
-    Set<String> known = new HashSet<>();
+  public synchronized void grow(List<QueueSettings> entries, Map<String, List<String>> created) {
+    Map<String, Boolean> known = new HashMap<>();  // path -> leaf, for the entries of this reply
     for (QueueSettings s : entries) {
       String parent = s.path.substring(0, Math.max(0, s.path.lastIndexOf('.')));
-      if (!s.path.equals("root") && !byPath.containsKey(parent) && !known.contains(parent)) {
+      if (!s.path.equals("root") && !byPath.containsKey(parent) && !known.containsKey(parent)) {
         throw new IllegalStateException("the core built queue " + s.path
             + " under " + parent + ", which the shim's queue tree does not have");
       }
-      known.add(s.path);
+      known.put(s.path, s.leaf);
+    }
+    for (String parent : created.keySet()) {
+      ShimQueue q = byPath.get(parent);
+      Boolean leaf = known.containsKey(parent) ? known.get(parent) : q == null ? null : q.isLeaf();
+      if (leaf == null || leaf) {
+        throw new IllegalStateException("the core created queues under " + parent
+            + ", which the shim's queue tree does not have as a parent queue");
+      }
     }
     for (QueueSettings s : entries) {
-      ShimQueue q = byPath.get(s.path);
-      if (q == null) {
-        q = new ShimQueue(s.path, byPath.get(s.path.substring(0, s.path.lastIndexOf('.'))), conf,
-            recovery);
-        byPath.put(s.path, q);
-      }
-      q.configure(s);
+      put(s);
     }
+    for (Map.Entry<String, List<String>> e : created.entrySet()) {
+      QueueSettings parent = byPath.get(e.getKey()).settings();
+      for (String name : e.getValue()) {
+        put(QueueSettings.createdUnder(parent, e.getKey() + "." + name));
+      }
+    }
+  }
+
+  private void put(QueueSettings s) {
+    ShimQueue q = byPath.get(s.path);
+    if (q == null) {
+      q = new ShimQueue(s.path, byPath.get(s.path.substring(0, s.path.lastIndexOf('.'))), conf,
+          recovery);
+      byPath.put(s.path, q);
+    }
+    q.configure(s);
   }
 
   /**

@@ -67,6 +67,10 @@ public final class ShimQueue implements Queue {
     settings = s;
   }
 
+  QueueSettings settings() {
+    return settings;
+  }
+
   void markRemoved() {
     removed = true;
   }

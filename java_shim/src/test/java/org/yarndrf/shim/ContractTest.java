@@ -128,7 +128,7 @@ class ContractTest {
       assertEquals(message.has("queues"), r.queues != null);
       assertEquals(message.path("queues_built").size(), r.queuesBuilt.size());
       assertEquals(compact(message), ServiceCodec.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), message.get("queues_built"), r.headroom, r.amDiagnostics, r.preempt,
+          message.get("queues"), message.get("queues_built"), message.get("queues_created"), r.headroom, r.amDiagnostics, r.preempt,
           r.kill, r.callInMs,
           r.preemptionState),
           example.get("name").asText());
@@ -213,7 +213,7 @@ class ContractTest {
       }
       assertEquals(message.path("call_in_ms").asLong(Messages.NO_CALL_DUE), r.callInMs);
       assertEquals(compact(message), ServiceCodec.scheduleReplyText(r.seq, r.assignments, r.placements,
-          message.get("queues"), message.get("queues_built"), r.headroom, r.amDiagnostics, r.preempt,
+          message.get("queues"), message.get("queues_built"), message.get("queues_created"), r.headroom, r.amDiagnostics, r.preempt,
           r.kill, r.callInMs,
           r.preemptionState),
           example.get("name").asText());

@@ -227,7 +227,7 @@ final class FakeCore implements CoreChannel {
     headroom = null;
     String state = stateNext;
     stateNext = null;
-    return ServiceCodec.scheduleReplyText(s.seq, out, placements, tree, null,
+    return ServiceCodec.scheduleReplyText(s.seq, out, placements, tree, null, null,
         room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
         preempt, kill, due == Messages.NO_CALL_DUE ? callInMs
             : callInMs == Messages.NO_CALL_DUE ? due : Math.min(due, callInMs), state);

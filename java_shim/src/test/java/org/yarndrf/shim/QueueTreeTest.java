@@ -125,7 +125,7 @@ class QueueTreeTest {
         "[{\"name\": \"root\", \"leaf\": false}, {\"name\": \"root.a\"}, {\"name\": \"root.b\"}]")));
     // root.a gets a child (it is a parent now), root.a.x is new, root.c new under root
     tree.grow(entries("[{\"name\": \"root.a\", \"leaf\": false}, {\"name\": \"root.a.x\", \"weight\": 3.0},"
-        + " {\"name\": \"root.c\", \"draining\": true}]"));
+        + " {\"name\": \"root.c\", \"draining\": true}]"), java.util.Collections.emptyMap());
     assertFalse(tree.find("root.a").isLeaf());
     assertTrue(tree.find("root.a.x").isLeaf());
     assertEquals(3f, tree.find("root.a.x").getQueueInfo(false, false).getWeight());
@@ -138,9 +138,100 @@ class QueueTreeTest {
   void aBuiltQueueUnderAParentTheTreeLacksChangesNothingAndSaysWhy() throws Exception {
     tree.update(Messages.queues(Messages.JSON.readTree("[{\"name\": \"root\", \"leaf\": false}]")));
     IllegalStateException e = assertThrows(IllegalStateException.class,
-        () -> tree.grow(entries("[{\"name\": \"root.fine\"}, {\"name\": \"root.lost.x\"}]")));
+        () -> tree.grow(entries("[{\"name\": \"root.fine\"}, {\"name\": \"root.lost.x\"}]"),
+            java.util.Collections.emptyMap()));
     assertTrue(e.getMessage().contains("root.lost.x under root.lost"), e.getMessage());
     assertEquals(null, tree.find("root.fine"), "nothing of the reply was applied");
+  }
+
+  private static Messages.ScheduleReply reply(String fields) throws Exception {
+    return Messages.scheduleReply("{\"v\":6,\"ok\":true,\"seq\":1,\"assignments\":[],"
+        + "\"placements\":[]," + fields + "}");
+  }
+
+  /**
+   * A leaf named in "queues_created" is the queue its whole entry would make: weight 1, no max,
+   * nobody in its own ACLs (its parent's let users in, as YARN's rules say), and its parent's
+   * max-container and node labels; the whole entries here are what the core sends for such a
+   * leaf in "queues_built" (tests/bridge/test_queue_list.py checks the core's side of that rule).
+   */
+  @Test
+  void aCreatedLeafNamedUnderItsParentIsTheQueueItsWholeEntryMakes() throws Exception {
+    String file = "[{\"name\": \"root\", \"leaf\": false},"
+        + " {\"name\": \"root.users\", \"leaf\": false, \"weight\": 2.0, \"max\": {\"vcores\": 0.5},"
+        + " \"submit_acl\": \"alice,bob ops\", \"admin_acl\": \"carol\","
+        + " \"max_container\": {\"memory-mb\": 4096}, \"labels\": [\"gpu\", \"x\"],"
+        + " \"default_label\": \"gpu\"},"
+        + " {\"name\": \"root.plain\", \"leaf\": false}]";
+    QueueTree whole = new QueueTree(new Configuration(), (queue, attempt, container) -> { });
+    tree.update(Messages.queues(Messages.JSON.readTree(file)));
+    whole.update(Messages.queues(Messages.JSON.readTree(file)));
+    String entry = "\"leaf\": true, \"weight\": 1.0, \"max\": {}, \"max_fraction\": null,"
+        + " \"submit_acl\": \"\", \"admin_acl\": \"\", \"draining\": false";
+    String parented = ", \"max_container\": {\"memory-mb\": 4096}, \"labels\": [\"gpu\", \"x\"],"
+        + " \"default_label\": \"gpu\"";
+    whole.grow(reply("\"queues_built\": [{\"name\": \"root.users.alice\", " + entry + parented + "},"
+        + " {\"name\": \"root.users.dave\", " + entry + parented + "},"
+        + " {\"name\": \"root.plain.erin\", " + entry + "}]").queuesBuilt,
+        java.util.Collections.emptyMap());
+    Messages.ScheduleReply compact = reply(
+        "\"queues_created\": {\"root.users\": [\"alice\", \"dave\"], \"root.plain\": [\"erin\"]}");
+    assertTrue(compact.queuesBuilt.isEmpty());
+    tree.grow(compact.queuesBuilt, compact.queuesCreated);
+
+    Resource cluster = cluster(65536, 64);
+    Resource largest = Resource.newInstance(16384, 16);
+    for (String path : new String[] {"root.users.alice", "root.users.dave", "root.plain.erin"}) {
+      ShimQueue made = tree.find(path);
+      ShimQueue sent = whole.find(path);
+      assertTrue(made.isLeaf() && !made.isRemoved(), path);
+      assertEquals(sent.getParent().getQueueName(), made.getParent().getQueueName(), path);
+      assertEquals(sent.weight(), made.weight(), path);
+      assertEquals(sent.maxResources(cluster), made.maxResources(cluster), path);
+      assertEquals(sent.maxContainer(largest), made.maxContainer(largest), path);
+      assertEquals(sent.getAccessibleNodeLabels(), made.getAccessibleNodeLabels(), path);
+      assertEquals(sent.getDefaultNodeLabelExpression(), made.getDefaultNodeLabelExpression(), path);
+      assertEquals(sent.getQueueInfo(false, false).toString(), made.getQueueInfo(false, false).toString(), path);
+      for (String user : new String[] {"alice", "bob", "carol", "dave", "mallory"}) {
+        UserGroupInformation ugi = UserGroupInformation.createUserForTesting(user, new String[] {"ops"});
+        UserGroupInformation outsider = UserGroupInformation.createUserForTesting(user, new String[0]);
+        for (QueueACL acl : QueueACL.values()) {
+          assertEquals(sent.hasAccess(acl, ugi), made.hasAccess(acl, ugi), path + " " + user + " " + acl);
+          assertEquals(sent.hasAccess(acl, outsider), made.hasAccess(acl, outsider),
+              path + " " + user + " " + acl);
+        }
+      }
+    }
+    assertEquals(Resource.newInstance(4096, 16), tree.find("root.users.alice").maxContainer(largest));
+    assertEquals(new java.util.TreeSet<>(java.util.Arrays.asList("gpu", "x")), tree.find("root.users.alice").getAccessibleNodeLabels());
+  }
+
+  @Test
+  void leavesCreatedUnderAQueueTheTreeLacksOrHasAsALeafChangeNothingAndSayWhy() throws Exception {
+    tree.update(Messages.queues(Messages.JSON.readTree(
+        "[{\"name\": \"root\", \"leaf\": false}, {\"name\": \"root.users\", \"leaf\": false},"
+            + " {\"name\": \"root.solo\"}]")));
+    for (String parent : new String[] {"root.lost", "root.solo"}) {
+      Messages.ScheduleReply r = reply("\"queues_built\": [{\"name\": \"root.fine\"}],"
+          + " \"queues_created\": {\"root.users\": [\"a\"], \"" + parent + "\": [\"b\"]}");
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> tree.grow(r.queuesBuilt, r.queuesCreated));
+      assertTrue(e.getMessage().contains("under " + parent), e.getMessage());
+      assertEquals(null, tree.find("root.fine"), "nothing of the reply was applied");
+      assertEquals(null, tree.find("root.users.a"), "nothing of the reply was applied");
+    }
+    // a leaf the same reply makes a parent may take created leaves
+    Messages.ScheduleReply r = reply("\"queues_built\": [{\"name\": \"root.solo\", \"leaf\": false}],"
+        + " \"queues_created\": {\"root.solo\": [\"b\"]}");
+    tree.grow(r.queuesBuilt, r.queuesCreated);
+    assertTrue(tree.find("root.solo.b").isLeaf() && !tree.find("root.solo").isLeaf());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"[]", "{\"users\": [\"a\"]}", "{\"root.users\": \"a\"}",
+      "{\"root.users\": [\"\"]}", "{\"root.users\": [\"a.b\"]}", "{\"root.users\": [7]}"})
+  void aQueuesCreatedFieldThatNamesNoQueuesIsRefused(String created) {
+    assertThrows(MalformedReplyException.class, () -> reply("\"queues_created\": " + created));
   }
 
   /**

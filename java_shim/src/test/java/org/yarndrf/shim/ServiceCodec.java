@@ -230,7 +230,7 @@ final class ServiceCodec {
   /** A schedule call's reply with no headroom, AM diagnostic or preemption. */
   static String scheduleReplyText(long seq, List<Assignment> assignments,
       List<Placement> placements, JsonNode queues) {
-    return scheduleReplyText(seq, assignments, placements, queues, null,
+    return scheduleReplyText(seq, assignments, placements, queues, null, null,
         Collections.<String, long[]>emptyMap(), Collections.<String, String>emptyMap(),
         Collections.<Preemption>emptyList(), Collections.<Preemption>emptyList(), NO_CALL_DUE,
         null);
@@ -238,12 +238,12 @@ final class ServiceCodec {
 
   /**
    * A schedule call's reply; `queues` (the core's list, as is) only when the tree changed,
-   * `queuesBuilt` (the built queues' entries, as is) only when not null,
+   * `queuesBuilt` (the built queues' entries, as is) and `queuesCreated` (as is) only when not null,
    * `headroom`, `amDiagnostics`, "preempt" and "kill" only when not empty, "call_in_ms" only
    * when not {@link #NO_CALL_DUE}, "preemption_state" (compact JSON, as is) only when not null.
    */
   static String scheduleReplyText(long seq, List<Assignment> assignments,
-      List<Placement> placements, JsonNode queues, JsonNode queuesBuilt,
+      List<Placement> placements, JsonNode queues, JsonNode queuesBuilt, JsonNode queuesCreated,
       Map<String, long[]> headroom, Map<String, String> amDiagnostics, List<Preemption> preempt,
       List<Preemption> kill, long callInMs, String preemptionState) {
     StringWriter out = new StringWriter();
@@ -290,6 +290,10 @@ final class ServiceCodec {
       if (queuesBuilt != null) {
         g.writeFieldName("queues_built");
         g.writeTree(queuesBuilt);
+      }
+      if (queuesCreated != null) {
+        g.writeFieldName("queues_created");
+        g.writeTree(queuesCreated);
       }
       if (!headroom.isEmpty()) {
         g.writeArrayFieldStart("headroom");
