@@ -54,7 +54,7 @@ test-pure: venv
 # The main job: the Docker mini-cluster running real YARN apps under yarn-drf (docker/docker.mk).
 demo: cluster-demo
 
-# The bridge's tables from its one spec, yarn_bridge/contract.yaml: the Python field tables, the Java
+# The bridge's tables from its one spec, yarn_bridge/contract.yaml: the Python field tables and reply encoders, the Java
 # constants and docs/bridge.md's field tables and version history (tests/bridge/test_contract_spec.py
 # and the JUnit ContractSpecTest fail while they are stale).
 contract: venv

@@ -3,8 +3,10 @@
     python -m yarn_bridge.contract_gen           write every generated file
     python -m yarn_bridge.contract_gen --check   write nothing; exit 1 naming each stale file
 
-It writes the Python field tables and typed items (yarn_bridge/contract_tables.py), the Java
-constants (java_shim/.../Contract.java: the version, request types, delta ops, field names and row
+It writes the Python field tables and typed items (yarn_bridge/contract_tables.py) and reply
+encoders (contract_replies.py), the Java reply value classes and their readers (ReplyValues.java)
+and, for the tests' fake core, their writers (ReplyWriters.java, test sources),
+the Java constants (java_shim/.../Contract.java: the version, request types, delta ops, field names and row
 positions, and the spec's SHA-256, which the Java test ContractSpecTest compares with the spec) and
 the field tables and version history of docs/bridge.md, between its "generated" markers. The
 output depends only on the spec (and, for the page, the text around the markers), so a test can
@@ -24,7 +26,10 @@ from scheduler.bounded_yaml import read_yaml
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = Path("yarn_bridge/contract.yaml")
 PYTHON_TABLES = Path("yarn_bridge/contract_tables.py")
+PYTHON_REPLIES = Path("yarn_bridge/contract_replies.py")
 JAVA_CONSTANTS = Path("java_shim/src/main/java/org/yarndrf/shim/Contract.java")
+JAVA_REPLY_VALUES = Path("java_shim/src/main/java/org/yarndrf/shim/ReplyValues.java")
+JAVA_REPLY_WRITERS = Path("java_shim/src/test/java/org/yarndrf/shim/ReplyWriters.java")
 BRIDGE_PAGE = Path("docs/bridge.md")
 # The sections of the page the generator owns: what lies between "<!-- generated: NAME -->" and
 # "<!-- end generated: NAME -->" is replaced, the rest of the page is the writer's.
@@ -54,7 +59,9 @@ def generate(spec_text: str, page: str) -> dict[Path, str]:
     the page's current text."""
     spec = load(spec_text)
     sha = hashlib.sha256(spec_text.encode()).hexdigest()
-    return {PYTHON_TABLES: python_tables(spec, sha), JAVA_CONSTANTS: java_constants(spec, sha),
+    return {PYTHON_TABLES: python_tables(spec, sha), PYTHON_REPLIES: python_replies(spec),
+            JAVA_CONSTANTS: java_constants(spec, sha), JAVA_REPLY_VALUES: java_reply_values(spec, sha),
+            JAVA_REPLY_WRITERS: java_reply_writers(spec, sha),
             BRIDGE_PAGE: page_with_tables(spec, page)}
 
 
@@ -131,6 +138,76 @@ def python_tables(spec: dict[str, Any], sha: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------------------- Python replies
+
+
+def python_replies(spec: dict[str, Any]) -> str:
+    types = spec["types"]
+    lines = [
+        '"""The bridge\'s reply encoders, generated from yarn_bridge/contract.yaml by `make contract`',
+        "(python -m yarn_bridge.contract_gen): do not edit, edit the spec and regenerate.",
+        "",
+        "One function per reply (a JSON text) and per object in replies (a dict), a parameter per field:",
+        "the fields always written come first, then the optional ones, left out when None. Each writes",
+        "its fields in the spec's order, the golden replies' (tests/bridge/contract/); protocol.py maps",
+        'the core\'s values to them."""',
+        "# fmt: off", "# pylint: skip-file", "from __future__ import annotations", "",
+        "import json", "from typing import Any", "",
+        f"VERSION = {spec['version']}",
+        "# One encoder for every reply: json.dumps with non-default arguments builds a new one per call.",
+        '_encode = json.JSONEncoder(separators=(",", ":")).encode',
+    ]
+    envelope = spec["replies"]["envelope"]["fields"]
+    said = {**envelope[2], "required": True}  # (the envelope's "error": what a refusal says)
+    lines += _encoder("error_reply", f"A refused request: {said['meaning']}.", [*envelope[:2], said], types,
+                      {"v": "VERSION", "ok": "False"}, text=True)
+    for key, m in spec["replies"].items():
+        if key != "envelope":
+            lines += _encoder(f"{key}_reply", m["meaning"], [*envelope[:2], *m["fields"]], types,
+                              {"v": "VERSION", "ok": "True"}, text=True)
+    for key, m in spec["reply_items"].items():
+        filled = {"v": str(m["version"])} if "version" in m else {}  # (a record with a version of its own)
+        lines += _encoder(key, m["meaning"], m["fields"], types, filled, text=False)
+    return "\n".join(lines) + "\n"
+
+
+def _written_always(field: dict[str, Any]) -> bool:
+    return bool(field.get("required") or field.get("always"))
+
+
+def _encoder(name: str, doc: str, fields: list[dict[str, Any]], types: dict[str, Any], filled: dict[str, str],
+             text: bool) -> list[str]:
+    """One encoder: a parameter per field but those it fills itself (`filled`: field -> Python
+    expression), those always written first, then the optional ones (None by default: left out);
+    it returns the object, or (`text`) its JSON text."""
+    def param(f: dict[str, Any]) -> str:
+        kind = types[f["type"]]["python"]
+        return f"{f['name']}: {kind}" if f.get("required") else f"{f['name']}: {kind} | None"
+
+    given = [f for f in fields if f["name"] not in filled]
+    optional = [f for f in given if not _written_always(f)]
+    if optional and any(_written_always(f) for f in fields[fields.index(optional[0]):]):
+        raise ValueError(f"{name}: a field always written follows an optional one (its order would vary)")
+    always = [f for f in given if _written_always(f)]
+    params = [param(f) for f in always] + [f"{param(f)} = None" for f in optional]
+    entries = ", ".join(f"{f['name']!r}: {filled.get(f['name'], f['name'])}" for f in fields
+                        if f["name"] in filled or _written_always(f))
+    lines = ["", "", f"def {name}({', '.join(params)}) -> {'str' if text else 'dict[str, Any]'}:", *_docstring(doc)]
+    if not optional:
+        return [*lines, f"    return {'_encode({' + entries + '})' if text else '{' + entries + '}'}"]
+    lines.append(f"    out: dict[str, Any] = {{{entries}}}")
+    for f in optional:
+        lines += [f"    if {f['name']} is not None:", f"        out[{f['name']!r}] = {f['name']}"]
+    return [*lines, f"    return {'_encode(out)' if text else 'out'}"]
+
+
+def _docstring(text: str) -> list[str]:
+    wrapped = textwrap.wrap(" ".join(text.split()).replace('"', "'"), 100 - 7)
+    if len(wrapped) == 1:
+        return [f'    """{wrapped[0]}"""']
+    return [f'    """{wrapped[0]}', *[f"    {line}" for line in wrapped[1:]], '    """']
+
+
 # ---------------------------------------------------------------------------- Java
 
 
@@ -200,6 +277,157 @@ def _java_row_writer(java_class: str, fields: list[dict[str, Any]]) -> list[str]
         member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
         lines.append(f"        g.{JAVA_WRITES[f['type']]}(r.{member});")
     return [*lines, "      }"]
+
+
+# How the generated reply readers read a field of each type (Messages' checked readers: a value
+# out of its range is a MalformedReplyException naming the field), and whether the reader takes
+# an absent field itself (else an optional field absent is null).
+JAVA_READS = {"text": ("Messages.text(n, {f})", False), "name": ("Messages.text(n, {f})", False),
+              "reason": ("Messages.text(n, {f})", False), "bool": ("Messages.bool(n, {f})", False),
+              "int": ("(int) Messages.integer(n, {f}, Integer.MIN_VALUE, Integer.MAX_VALUE)", False),
+              "key": ("Messages.integer(n, {f}, Long.MIN_VALUE, Long.MAX_VALUE)", False),
+              "long": ("Messages.integer(n, {f}, 0, Long.MAX_VALUE)", False),
+              "amounts": ("Messages.amounts(n, {f})", False), "cards": ("Messages.cards(n, {f})", True)}
+JAVA_BOXED = {"int": "Integer", "long": "Long", "boolean": "Boolean", "double": "Double"}
+# What a reader that takes an absent field itself gives for one (else null), for the constructor
+# without the optional fields: a field added to the spec as optional leaves the callers as they were.
+JAVA_ABSENT = {"cards": "java.util.Collections.<Integer>emptyList()"}
+
+
+def java_reply_values(spec: dict[str, Any], sha: str) -> str:
+    """The value class of each reply and object in replies that names a `java_class`, with its
+    reader."""
+    lines = [
+        "// Generated from yarn_bridge/contract.yaml by `make contract` (python -m yarn_bridge.contract_gen).",
+        "// Do not edit: edit the spec and regenerate.",
+        "package org.yarndrf.shim;", "",
+        "import com.fasterxml.jackson.databind.JsonNode;", "import java.util.List;", "import java.util.Map;",
+        "import org.yarndrf.shim.bridge.MalformedReplyException;", "",
+        "/**",
+        " * The objects of the core's replies as the spec states them: one value class each, a field per",
+        " * field of the spec, and its reader, which checks every field ({@link Messages} reads the replies",
+        " * with them).",
+        " */",
+        "public final class ReplyValues {",
+        "  /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */",
+        f'  static final String SPEC_SHA256 = "{sha}";', "",
+        "  private ReplyValues() {", "  }",
+    ]
+    for section, group in (("replies", "Replies"), ("reply_items", "ReplyItems")):
+        for key, m in spec[section].items():
+            if "java_class" in m:
+                lines += _java_value_class(m["java_class"], f"{group}.{_camel(key)}", m, spec)
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def _java_field(f: dict[str, Any], spec: dict[str, Any]) -> tuple[str, str, bool]:
+    """A field's Java type, its reader (with {f} for the field's constant) and whether the reader
+    takes an absent field itself."""
+    if "java_read" in f:
+        return f["java_type"], f"Messages.{f['java_read']}(n, {{f}})", True
+    item = spec["reply_items"].get(f.get("item"), {})
+    if f["type"] == "list" and "java_class" in item:
+        required = "true" if f.get("required") else "false"
+        return f"List<{item['java_class']}>", f"Messages.items(n, {{f}}, {required}, {item['java_class']}::read)", True
+    read, reads_absent = JAVA_READS[f["type"]]
+    return spec["types"][f["type"]]["java"], read, reads_absent
+
+
+def _java_value_class(name: str, group: str, item: dict[str, Any], spec: dict[str, Any]) -> list[str]:
+    members = []
+    for f in item["fields"]:
+        kind, read, reads_absent = _java_field(f, spec)
+        if not (f.get("required") or reads_absent):
+            kind = JAVA_BOXED.get(kind, kind)  # (absent: null)
+            read = f"n.hasNonNull({{f}}) ? {read} : null"
+        member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
+        members.append((member, kind, read.format(f=f"Contract.{group}.{_constant(f['name'])}"), f))
+    lines = ["", *_javadoc("  ", item["meaning"]), f"  public static final class {name} {{"]
+    for member, kind, _, f in members:
+        lines += [*_javadoc("    ", f["meaning"]), f"    public final {kind} {member};"]
+    params = ", ".join(f"{kind}\0{member}".replace(", ", ",\0") for member, kind, _, _ in members)  # (\0: no break)
+    signature = textwrap.wrap(f"public {name}({params}) {{", 100 - 4, subsequent_indent="    ")
+    lines += ["", *(f"    {line}".replace("\0", " ") for line in signature)]
+    lines += [f"      this.{member} = {member};" for member, _, _, _ in members]
+    lines += ["    }", *_java_short_constructor(name, members)]
+    lines += ["", "    /** Reads one, every field checked. */",
+              f"    static {name} read(JsonNode n) throws MalformedReplyException {{"]
+    reads = [read.replace(", Integer.MIN", ",\n              Integer.MIN").replace(", Long.MIN", ",\n              Long.MIN")
+             .replace(", true, ", ",\n              true, ").replace(", false, ", ",\n              false, ")
+             for _, _, read, _ in members]
+    lines.append(f"      return new {name}(" + ",\n          ".join(reads) + ");")
+    return [*lines, "    }", "  }"]
+
+
+# How the tests' writers (the core's side) write a field of each type: {f} the field's constant,
+# {v} the value; and when an optional one is left out.
+JAVA_WRITES_FIELD = {"text": "g.writeStringField({f}, {v})", "name": "g.writeStringField({f}, {v})",
+                     "reason": "g.writeStringField({f}, {v})", "bool": "g.writeBooleanField({f}, {v})",
+                     "int": "g.writeNumberField({f}, {v})", "key": "g.writeNumberField({f}, {v})",
+                     "long": "g.writeNumberField({f}, {v})", "amounts": "writeAmounts(g, {f}, {v})",
+                     "cards": "writeInts(g, {f}, {v})"}
+JAVA_LEFT_OUT = {"cards": "{v}.isEmpty()"}
+
+
+def java_reply_writers(spec: dict[str, Any], sha: str) -> str:
+    """The tests' writers of the objects in replies that ReplyValues reads (test sources: only the
+    fake core writes replies)."""
+    lines = [
+        "// Generated from yarn_bridge/contract.yaml by `make contract` (python -m yarn_bridge.contract_gen).",
+        "// Do not edit: edit the spec and regenerate.",
+        "package org.yarndrf.shim;", "",
+        "import com.fasterxml.jackson.core.JsonGenerator;", "import java.io.IOException;",
+        "import java.util.List;", "import java.util.Map;", "",
+        "/** Writes the objects of {@link ReplyValues} as the core does: the spec's fields in its order. */",
+        "final class ReplyWriters {",
+        "  /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */",
+        f'  static final String SPEC_SHA256 = "{sha}";', "",
+        "  private ReplyWriters() {", "  }",
+    ]
+    for key, m in spec["reply_items"].items():
+        if "java_class" not in m:
+            continue
+        name = m["java_class"]
+        lines += ["", f"  static void write(JsonGenerator g, ReplyValues.{name} x) throws IOException {{",
+                  "    g.writeStartObject();"]
+        for f in m["fields"]:
+            member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
+            write = JAVA_WRITES_FIELD[f["type"]].format(
+                f=f"Contract.ReplyItems.{_camel(key)}.{_constant(f['name'])}", v=f"x.{member}") + ";"
+            if _written_always(f):
+                lines.append(f"    {write}")
+                continue
+            left_out = JAVA_LEFT_OUT.get(f["type"], "{v} == null").format(v=f"x.{member}")
+            lines += [f"    if (!({left_out})) {{", f"      {write}", "    }"]
+        lines += ["    g.writeEndObject();", "  }"]
+    lines += [
+        "", "  private static void writeAmounts(JsonGenerator g, String field, Map<String, Long> amounts)",
+        "      throws IOException {",
+        "    g.writeObjectFieldStart(field);",
+        "    for (Map.Entry<String, Long> e : amounts.entrySet()) {",
+        "      g.writeNumberField(e.getKey(), e.getValue());", "    }", "    g.writeEndObject();", "  }",
+        "", "  private static void writeInts(JsonGenerator g, String field, List<Integer> values)",
+        "      throws IOException {",
+        "    g.writeArrayFieldStart(field);",
+        "    for (int x : values) {", "      g.writeNumber(x);", "    }", "    g.writeEndArray();", "  }",
+    ]
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def _java_short_constructor(name: str, members: list[tuple[str, str, str, dict[str, Any]]]) -> list[str]:
+    """The constructor of the fields always written, the optional ones absent; none where there is
+    no optional field, or one read apart (its absent value is its reader's)."""
+    optional = [f for _, _, _, f in members if not _written_always(f)]
+    if not optional or any("java_read" in f for f in optional):
+        return []
+    given = [(member, kind) for member, kind, _, f in members if _written_always(f)]
+    params = ", ".join(f"{kind}\0{member}".replace(", ", ",\0") for member, kind in given)
+    signature = textwrap.wrap(f"public {name}({params}) {{", 100 - 4, subsequent_indent="    ")
+    values = ", ".join(member if _written_always(f) else JAVA_ABSENT.get(f["type"], "null")
+                       for member, _, _, f in members)
+    call = textwrap.wrap(f"this({values});", 100 - 6, subsequent_indent="    ")
+    return ["", "    /** Without the optional fields: absent. */", *(f"    {line}".replace("\0", " ") for line in signature),
+            *(f"      {line}" for line in call), "    }"]
 
 
 def _javadoc(indent: str, text: str) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 VERSION = 6
-SPEC_SHA256 = "f413d87745e4b746ffdd550862d471a156ac41178b594f6304e3bd2d13d780db"
+SPEC_SHA256 = "08c0821af3f1a78e1509c9df3285be4b3c75ada696de35481bf66e7d4dbc17cc"
 REQUEST_TYPES = ('snapshot', 'schedule', 'reload', 'move')
 # What a value of each checked type must be (a refusal names it).
 WHAT = {'text': 'a string', 'name': 'a non-empty string', 'texts': 'a list of strings', 'long': 'an integer from 0 to 2^63-1', 'key': 'an integer (a Java long)', 'milliseconds': 'a number of milliseconds from 0', 'wall_ms': 'milliseconds since 1970 (an integer from 0 to 2^53-1)', 'reason': "'fair-share' or 'min-share'", 'list': 'a list', 'rows': 'a list of rows', 'pairs': 'a list of pairs (even length)', 'amounts': 'an object of amounts', 'labels': 'an object of node label names to booleans (exclusive)', 'any': 'any JSON value (checked where it is read)'}

@@ -24,6 +24,7 @@ from scheduler.config import ALL_LABELS, max_container_of
 from scheduler.echo import brief
 from scheduler.preemption import FAIR, MIN
 from scheduler.preemption_state import MAX_SAVED_LEAVES, MAX_SAVED_MARKS, SavedLeaf, SavedMark, SavedState
+from yarn_bridge import contract_replies as replies
 from yarn_bridge import contract_tables as tables
 
 if TYPE_CHECKING:
@@ -38,15 +39,13 @@ EPOCH_AHEAD_MS = 24 * 3600 * 1000
 REQUEST_TYPES = tables.REQUEST_TYPES
 # The fixed leading elements of a container row ("started", a snapshot's "containers") and of an
 # ask in full ("asks"), then their tails (the spec's rows); the fields of a container in a
-# schedule reply's "preempt" or "kill", and of the preemption state's marks and leaves.
+# schedule reply's "preempt" or "kill".
 CONTAINER_FIELDS = tables.ROWS["container_row"]
 ASK_FIELDS = tables.ROWS["ask_row"]
 PREEMPTION_FIELDS = tables.REPLY_ITEMS["preemption"]
 # The preemption state has its own version: a saved record outlives the processes, and one of
 # another yarn-drf version is ignored whole.
 STATE_VERSION = tables.STATE_VERSION
-MARK_FIELDS = tables.REPLY_ITEMS["mark"]
-LEAF_FIELDS = tables.REPLY_ITEMS["leaf"]
 
 
 def _not_json(constant: str) -> None:
@@ -342,43 +341,33 @@ def _times(item: dict, offset: float, names: tuple[str, ...]) -> list[float | No
 
 
 # ---------------------------------------------------------------------------- replies
+# The encoders are the spec's (contract_replies.py, generated); these give them the core's values.
 
-# One encoder for every reply: json.dumps with non-default arguments builds a new one per call.
-_encode = json.JSONEncoder(separators=(",", ":")).encode
-_EMPTY_SCHEDULE_REPLY = '{"v":%d,"ok":true,"seq":%%d,"assignments":[],"placements":[]}' % VERSION
-
-
-def _reply(**fields: Any) -> str:
-    return _encode({"v": VERSION, "ok": True, **fields})
+_EMPTY_SCHEDULE_REPLY = replies.schedule_reply(0, [], []).replace('"seq":0', '"seq":%d')
 
 
 def _victim(v: Victim, now: float) -> dict[str, Any]:
-    return dict(zip(PREEMPTION_FIELDS, (v.container_id, v.app_id, v.node_id, v.queue, v.for_queue, v.reason,
-                                        max(0, round((v.deadline - now) * 1000)))))
+    return replies.preemption(v.container_id, v.app_id, v.node_id, v.queue, v.for_queue, v.reason,
+                              max(0, round((v.deadline - now) * 1000)))
 
 
 def preemption_state(state: SavedState, offset: float) -> dict[str, Any]:
     """The core's preemption state as a reply carries it (`offset`: wall-clock seconds minus the
-    core's clock): the fields of MARK_FIELDS and LEAF_FIELDS in that order, those without a value
-    left out."""
+    core's clock), its marks' and leaves' times without a value left out."""
     def ms(t: float | None) -> int | None:
         return None if t is None or not math.isfinite(t) else max(0, round((t + offset) * 1000))
 
-    marks = [_present(zip(MARK_FIELDS, (m.container_id, m.node_id, m.app_id, m.key[0], m.key[1], m.reason,
-                                        ms(m.marked_at), ms(m.deadline), ms(m.waiting_until))))
+    marks = [replies.mark(m.container_id, m.node_id, m.app_id, m.key[0], m.key[1], m.reason, ms(m.marked_at),
+                          ms(m.deadline), ms(m.waiting_until))
              for m in state.marks]
-    leaves = [_present(zip(LEAF_FIELDS, (leaf.path, ms(leaf.below_fair_since), ms(leaf.below_min_since), leaf.starved,
-                                         ms(leaf.waiting_until))))
+    leaves = [replies.leaf(leaf.path, ms(leaf.below_fair_since), ms(leaf.below_min_since), leaf.starved,
+                           ms(leaf.waiting_until))
               for leaf in state.leaves]
-    return {"v": STATE_VERSION, "marks": marks, "leaves": leaves}
-
-
-def _present(pairs) -> dict[str, Any]:
-    return {k: v for k, v in pairs if v is not None}
+    return replies.preemption_state(marks, leaves)
 
 
 def snapshot_reply(queues: list[dict[str, Any]]) -> str:
-    return _reply(queues=queues)
+    return replies.snapshot_reply(queues)
 
 
 def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list[dict[str, Any]],
@@ -404,74 +393,48 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
             assignments or placements or queues_built or queues_created or headroom or am_diagnostics or preempt
             or kill):
         return _EMPTY_SCHEDULE_REPLY % seq
-    fields: dict[str, Any] = {"seq": seq, "assignments": assignments, "placements": placements}
-    if queues is not None:
-        fields["queues"] = queues
-    if queues_built:
-        fields["queues_built"] = queues_built
-    if queues_created:
-        fields["queues_created"] = queues_created
-    if headroom:
-        fields["headroom"] = headroom
-    if am_diagnostics:
-        fields["am_diagnostics"] = am_diagnostics
-    if preempt:
-        fields["preempt"] = preempt
-    if kill:
-        fields["kill"] = kill
-    if call_in_ms is not None:
-        fields["call_in_ms"] = call_in_ms
-    if state is not None:
-        fields["preemption_state"] = state
-    return _reply(**fields)
+    return replies.schedule_reply(seq, assignments, placements, queues, queues_built or None,
+                                  queues_created or None, headroom or None,
+                                  am_diagnostics or None, preempt or None, kill or None, call_in_ms, state)
 
 
 def reload_applied(changes: dict[str, list[str]], queues: list[dict[str, Any]]) -> str:
-    return _reply(accepted=True, changes=changes, queues=queues)
+    return replies.reload_reply(True, changes=changes, queues=queues)
 
 
 def reload_refused(errors: list[str]) -> str:
-    return _reply(accepted=False, errors=errors)
+    return replies.reload_reply(False, errors=errors)
 
 
 def move_reply(placed: Placement) -> str:
-    return _reply(accepted=placed.accepted, queue=placed.queue, reason=placed.reason)
+    return replies.move_reply(placed.accepted, placed.queue, placed.reason)
 
 
 def error(message: str) -> str:
-    return _encode({"v": VERSION, "ok": False, "error": message})
+    return replies.error_reply(message)
 
 
 def assignment(a: Assignment) -> dict[str, Any]:
     """An assignment; "cards" only on a node with cards (the shim tells the container which)."""
-    out = {"assignment_id": a.assignment_id, "app": a.app_id, "node": a.node_id, "queue": a.queue,
-           "priority": a.priority, "allocation_id": a.allocation_id, "resources": a.resources}
-    if a.cards:
-        out["cards"] = list(a.cards)
-    return out
+    return replies.assignment(a.assignment_id, a.app_id, a.node_id, a.queue, a.priority, a.allocation_id,
+                              a.resources, list(a.cards) if a.cards else None)
 
 
 def placement(app: str, placed: Placement) -> dict[str, Any]:
-    return {"app": app, "accepted": placed.accepted, "queue": placed.queue, "reason": placed.reason}
+    return replies.placement(app, placed.accepted, placed.queue, placed.reason)
 
 
 def queue_entry(path: str, q: Queue) -> dict[str, Any]:
     """One queue of the "queues" list: what Java needs for getQueueInfo, ACLs, limits and labels
     (the optional fields of issue 28 only where they say more than their absence)."""
     spec = q.spec
-    entry = {"name": path, "leaf": q.is_leaf, "weight": spec.weight, "max": dict(spec.max),
-             "max_fraction": spec.max_fraction, "submit_acl": spec.submit_acl.text,
-             "admin_acl": spec.admin_acl.text, "draining": bool(q.draining)}
     setters, above = [], q  # the queues on its path that set a max-container (few or none): nearest first
     while above is not None:  # a queue's parent is a queue
         if above.spec.max_container:
             setters.append(above.spec)
         above = above.parent
-    if setters:
-        entry["max_container"] = max_container_of(setters[::-1])
     accessible, default = q.labels
-    if ALL_LABELS not in accessible:
-        entry["labels"] = sorted(accessible)
-    if default:
-        entry["default_label"] = default
-    return entry
+    return replies.queue_entry(path, q.is_leaf, spec.weight, dict(spec.max), spec.max_fraction, spec.submit_acl.text,
+                               spec.admin_acl.text, bool(q.draining),
+                               max_container_of(setters[::-1]) if setters else None,
+                               None if ALL_LABELS in accessible else sorted(accessible), default or None)

@@ -1,7 +1,7 @@
 """The contract's one spec, yarn_bridge/contract.yaml, and what `make contract` generates from it:
-the Python tables (contract_tables.py), the Java constants (Contract.java; the JUnit
-ContractSpecTest checks its fingerprint of the spec) and docs/bridge.md's field tables and version
-history. A generated file that differs from what the spec generates now fails, with the head of
+the Python tables (contract_tables.py) and reply encoders (contract_replies.py), the Java constants
+(Contract.java; the JUnit ContractSpecTest checks its fingerprint of the spec) and reply value
+classes (ReplyValues.java), and docs/bridge.md's field tables and version history. A generated file that differs from what the spec generates now fails, with the head of
 the diff; so does a spec edited without regenerating."""
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from yarn_bridge import contract_gen, protocol
+from yarn_bridge import contract_replies as replies
 from yarn_bridge import contract_tables as tables
 from yarn_bridge.service import CoreService
 
@@ -36,13 +39,32 @@ def test_every_generated_file_is_what_the_spec_generates_now():
     assert not differ, "run `make contract`, the generated files are stale:\n" + "\n".join(differ.values())
 
 
-def test_a_spec_edited_without_regenerating_makes_every_generated_file_stale():
+# Every generated file but the Python reply encoders carries the spec's fingerprint: stale after any edit.
+FINGERPRINTED = (contract_gen.PYTHON_TABLES, contract_gen.JAVA_CONSTANTS, contract_gen.JAVA_REPLY_VALUES,
+                 contract_gen.JAVA_REPLY_WRITERS, contract_gen.BRIDGE_PAGE)
+
+
+@pytest.mark.parametrize("after, added, also", [
+    ('{name: places, type: texts, required: true, since: 6, meaning: "node ids (host:port) and racks"}',
+     "{name: until_ms, type: wall_ms, since: 7, meaning: a new delta field}", ()),
+    ('{name: kill_in_ms, type: long, required: true, since: 6, meaning: "milliseconds until the kill (0 in kill)"}',
+     "{name: grace_ms, type: long, since: 7, meaning: a new reply field}", (contract_gen.PYTHON_REPLIES,)),
+])
+def test_a_field_added_to_the_spec_without_regenerating_makes_the_generated_files_stale(after, added, also):
     text = (ROOT / contract_gen.SPEC).read_text()
-    field = '      - {name: places, type: texts, required: true, since: 6, meaning: "node ids (host:port) and racks"}\n'
+    field = f"      - {after}\n"
     assert field in text
-    edited = text.replace(field, field + "      - {name: until_ms, type: wall_ms, since: 7, meaning: a new field}\n")
-    assert set(stale(edited)) == {str(p) for p in (contract_gen.PYTHON_TABLES, contract_gen.JAVA_CONSTANTS,
-                                                    contract_gen.BRIDGE_PAGE)}
+    edited = text.replace(field, f"{field}      - {added}\n")
+    assert set(stale(edited)) == {str(p) for p in (*FINGERPRINTED, *also)}
+
+
+def test_the_generated_encoders_write_the_specs_fields_in_its_order_leaving_out_the_optional_ones_not_given():
+    assert list(replies.assignment("a1", "app", "n", "root.a", 1, 0, {"memory": 1})) == list(
+        tables.REPLY_ITEMS["assignment"][:-1])
+    assert list(replies.assignment("a1", "app", "n", "root.a", 1, 0, {}, [0])) == list(tables.REPLY_ITEMS["assignment"])
+    assert list(json.loads(replies.move_reply(False, None, "no"))) == ["v", "ok", *tables.REPLIES["move"]]
+    assert json.loads(replies.error_reply("bad")) == {"v": tables.VERSION, "ok": False, "error": "bad"}
+    assert replies.preemption_state([], [])["v"] == tables.STATE_VERSION
 
 
 def test_the_spec_fingerprint_is_of_the_spec_as_committed():

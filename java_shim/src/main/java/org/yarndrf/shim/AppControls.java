@@ -111,7 +111,7 @@ final class AppControls {
       user = app.getUser();
     }
     List<String> groups = YarnDrfScheduler.groupsOf(user);
-    Messages.MoveReply reply;
+    ReplyValues.MoveReply reply;
     try {
       reply = scheduler.schedulingLoop().await(bridge -> moved(appId,
           bridge.move(appId.toString(), newQueue, user, groups)), null, null);
@@ -132,7 +132,7 @@ final class AppControls {
   }
 
   /** On the loop's thread, right after the core's answer: YARN's side of an accepted move. */
-  private Messages.MoveReply moved(ApplicationId appId, Messages.MoveReply reply) {
+  private ReplyValues.MoveReply moved(ApplicationId appId, ReplyValues.MoveReply reply) {
     if (reply == null || !reply.accepted) {
       return reply;
     }

@@ -58,10 +58,10 @@ class AssignmentCommitter {
    * above one whose app asked for its AM since the call's collection (LateAmAsks): that one and
    * the rest go back to the core, their nodes to the next call.
    */
-  void commit(List<Messages.Assignment> assignments) {
+  void commit(List<ReplyValues.Assignment> assignments) {
     Resource cluster = scheduler.getClusterResource();
     for (int i = 0; i < assignments.size(); i++) {
-      Messages.Assignment a = assignments.get(i);
+      ReplyValues.Assignment a = assignments.get(i);
       if (aboveALateAm(a, cluster)) {
         giveBack(assignments.subList(i, assignments.size()));
         return;
@@ -70,15 +70,15 @@ class AssignmentCommitter {
     }
   }
 
-  private boolean aboveALateAm(Messages.Assignment a, Resource cluster) {
+  private boolean aboveALateAm(ReplyValues.Assignment a, Resource cluster) {
     ApplicationId appId = applicationId(a.app);
     ShimAppAttempt attempt = appId == null ? null : scheduler.currentAttempt(appId);
     return attempt != null
         && scheduler.lateAmAsks.anyBelow((ShimQueue) attempt.getQueue(), cluster);
   }
 
-  private void giveBack(List<Messages.Assignment> rest) {
-    for (Messages.Assignment a : rest) {
+  private void giveBack(List<ReplyValues.Assignment> rest) {
+    for (ReplyValues.Assignment a : rest) {
       deferred.incrementAndGet();
       events.add(Messages.Delta.assignmentRefused(a.id, DEFERRED));
       FiCaSchedulerNode node = scheduler.nodeNamed(a.node);
@@ -88,7 +88,7 @@ class AssignmentCommitter {
     }
   }
 
-  private void commit(Messages.Assignment a) {
+  private void commit(ReplyValues.Assignment a) {
     String refusal = null;
     RMContainer allocated = null;
     ShimAppAttempt attempt = null;
@@ -144,7 +144,7 @@ class AssignmentCommitter {
     }
   }
 
-  private static SchedulerRequestKey keyFor(ShimAppAttempt attempt, Messages.Assignment a) {
+  private static SchedulerRequestKey keyFor(ShimAppAttempt attempt, ReplyValues.Assignment a) {
     for (SchedulerRequestKey k : attempt.getSchedulerKeys()) {
       if (k.getPriority().getPriority() == a.priority && k.getAllocationRequestId() == a.allocationId) {
         return k;
@@ -153,7 +153,7 @@ class AssignmentCommitter {
     return null;
   }
 
-  private String check(FiCaSchedulerNode node, ShimAppAttempt attempt, Messages.Assignment a) {
+  private String check(FiCaSchedulerNode node, ShimAppAttempt attempt, ReplyValues.Assignment a) {
     if (attempt.isStopped()) {
       return "application attempt stopped";
     }
@@ -205,7 +205,7 @@ class AssignmentCommitter {
   }
 
   /** YARN's allocation of the assignment's container (package-private: tests inject faults). */
-  RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, Messages.Assignment a) {
+  RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt, ReplyValues.Assignment a) {
     SchedulerRequestKey key = keyFor(attempt, a);
     Resource capability = attempt.getPendingAsk(key, ResourceRequest.ANY)
         .getPerAllocationResource();

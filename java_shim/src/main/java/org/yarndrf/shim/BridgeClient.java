@@ -151,21 +151,21 @@ final class BridgeClient {
    * when the last retry times out too, or the core refuses the request, is its state unknown:
    * then the session needs a resync.
    */
-  Messages.ScheduleReply schedule(Messages.Schedule request) {
+  ReplyValues.ScheduleReply schedule(Messages.Schedule request) {
     if (lastRoundTripNanos > 0) {
       request.rttMs = lastRoundTripNanos / 1e6;
     }
     String what = "schedule " + request.seq;
     String text = Messages.encode(request);
-    ReplyDecoder<Messages.ScheduleReply> decoder = reply -> {
-      Messages.ScheduleReply r = Messages.scheduleReply(reply);
+    ReplyDecoder<ReplyValues.ScheduleReply> decoder = reply -> {
+      ReplyValues.ScheduleReply r = Messages.scheduleReply(reply);
       if (r.seq != request.seq) {
         throw new MalformedReplyException("reply seq " + r.seq + " for request " + request.seq);
       }
       return r;
     };
     long start = System.nanoTime();
-    Messages.ScheduleReply reply = null;
+    ReplyValues.ScheduleReply reply = null;
     for (int attempt = 0; reply == null; attempt++) {
       if (scheduleChannel != null) {
         scheduleChannel.useTimeoutMs(timeouts.forAttempt(attempt));
@@ -200,7 +200,7 @@ final class BridgeClient {
   }
 
   /** `yarn application -movetoqueue`: the core's answer, or null after a failure. */
-  Messages.MoveReply move(String app, String queue, String user, List<String> groups) {
+  ReplyValues.MoveReply move(String app, String queue, String user, List<String> groups) {
     return session.exchangeSlow("move", Messages.encode(new Messages.Move(epoch, app, queue, user,
         groups)), Messages::moveReply);
   }

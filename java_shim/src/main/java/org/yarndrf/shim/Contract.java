@@ -13,7 +13,7 @@ import java.io.IOException;
 public final class Contract {
   public static final int VERSION = 6;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "f413d87745e4b746ffdd550862d471a156ac41178b594f6304e3bd2d13d780db";
+  public static final String SPEC_SHA256 = "08c0821af3f1a78e1509c9df3285be4b3c75ada696de35481bf66e7d4dbc17cc";
 
   private Contract() {
   }

@@ -233,14 +233,14 @@ final class LoopSide implements SchedulingLoop.Yarn {
   }
 
   @Override
-  public void commit(Messages.ScheduleReply reply) {
+  public void commit(ReplyValues.ScheduleReply reply) {
     if (reply.queues != null) {  // the core's tree is new to the shim: a reload, a resync
       scheduler.queues.update(reply.queues);
     }
     if (!reply.queuesBuilt.isEmpty() || !reply.queuesCreated.isEmpty()) {  // placement or a
       scheduler.queues.grow(reply.queuesBuilt, reply.queuesCreated);  // recovered app built queues
     }
-    for (Messages.Placement p : reply.placements) {
+    for (ReplyValues.Placement p : reply.placements) {
       scheduler.submissions.placed(p);
     }
     scheduler.committer.commit(reply.assignments);

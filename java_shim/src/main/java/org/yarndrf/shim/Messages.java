@@ -29,6 +29,10 @@ import org.yarndrf.shim.Contract.ReplyItems.QueueEntry;
 import org.yarndrf.shim.Contract.Requests;
 import org.yarndrf.shim.Contract.Rows;
 import org.yarndrf.shim.Contract.Types;
+import org.yarndrf.shim.ReplyValues.Assignment;
+import org.yarndrf.shim.ReplyValues.MoveReply;
+import org.yarndrf.shim.ReplyValues.Placement;
+import org.yarndrf.shim.ReplyValues.ScheduleReply;
 import org.yarndrf.shim.bridge.MalformedReplyException;
 
 /**
@@ -385,147 +389,8 @@ public final class Messages {
     }
   }
 
-  /** The core's answer to a move: the queue the app is in now (full path), or why not. */
-  public static final class MoveReply {
-    public final boolean accepted;
-    public final String queue;
-    public final String reason;
-
-    MoveReply(boolean accepted, String queue, String reason) {
-      this.accepted = accepted;
-      this.queue = queue;
-      this.reason = reason;
-    }
-  }
-
-  /** A container the core decided to start on a node, to re-check and commit. */
-  public static final class Assignment {
-    public final String id;
-    public final String app;
-    public final String node;
-    public final String queue;
-    public final int priority;
-    public final long allocationId;
-    public final Map<String, Long> resources;
-    /** The indices of the node's GPU cards it goes on; empty on a node without cards. */
-    public final List<Integer> cards;
-
-    public Assignment(String id, String app, String node, String queue, int priority,
-        long allocationId, Map<String, Long> resources) {
-      this(id, app, node, queue, priority, allocationId, resources, Collections.<Integer>emptyList());
-    }
-
-    public Assignment(String id, String app, String node, String queue, int priority,
-        long allocationId, Map<String, Long> resources, List<Integer> cards) {
-      this.cards = cards;
-      this.id = id;
-      this.app = app;
-      this.node = node;
-      this.queue = queue;
-      this.priority = priority;
-      this.allocationId = allocationId;
-      this.resources = resources;
-    }
-  }
-
-  /** The core's placement of a submitted app: the queue it accepts it into, or why not. */
-  public static final class Placement {
-    public final String app;
-    public final boolean accepted;
-    public final String queue;
-    public final String reason;
-
-    public Placement(String app, boolean accepted, String queue, String reason) {
-      this.app = app;
-      this.accepted = accepted;
-      this.queue = queue;
-      this.reason = reason;
-    }
-  }
-
-  /**
-   * A container of the core's preemption plan: in "preempt", its AM is to be told now; in "kill",
-   * its grace is over. Its attempt is the one its container id names.
-   */
-  public static final class Preemption {
-    public final String container;
-    public final String app;
-    public final String node;
-    public final String queue;
-    /** The starved leaf the room goes to, and why it starved ("fair-share" or "min-share"). */
-    public final String forQueue;
-    public final String reason;
-    /** Milliseconds until the kill (0 in "kill"). */
-    public final long killInMs;
-
-    public Preemption(String container, String app, String node, String queue, String forQueue,
-        String reason, long killInMs) {
-      this.container = container;
-      this.app = app;
-      this.node = node;
-      this.queue = queue;
-      this.forQueue = forQueue;
-      this.reason = reason;
-      this.killInMs = killInMs;
-    }
-  }
-
   /** A schedule reply's "call_in_ms" when it has none: no call is due without a change. */
   public static final long NO_CALL_DUE = -1;
-
-  public static final class ScheduleReply {
-    public final long seq;
-    public final List<Assignment> assignments;
-    public final List<Placement> placements;
-    /** The whole queue tree when the shim has not had the core's since a reload or resync; or null. */
-    public final List<QueueSettings> queues;
-    /**
-     * The queues the core built since its last reply (placement with create, a recovered app's
-     * queue) and the leaves they went under, parents first, to add or replace in the shim's tree.
-     */
-    public final List<QueueSettings> queuesBuilt;
-    /**
-     * Parent path -> the names of the leaves the core built under it with a created leaf's
-     * settings (QueueSettings.createdUnder), to add after {@link #queuesBuilt}.
-     */
-    public final Map<String, List<String>> queuesCreated;
-    /** app id -> its headroom in the snapshot's resource order, for the apps where it changed. */
-    public final Map<String, long[]> headroom;
-    /** app id -> why its AM waits on its queue's max-am-share, "" once it no longer does. */
-    public final Map<String, String> amDiagnostics;
-    /** Containers whose AMs are to be told of their preemption now; and those to kill now. */
-    public final List<Preemption> preempt;
-    public final List<Preemption> kill;
-    /**
-     * Milliseconds until the core wants a call even if nothing changes in YARN (a preemption
-     * round or kill due), or {@link #NO_CALL_DUE}.
-     */
-    public final long callInMs;
-    /**
-     * The core's preemption state when it changed (compact JSON of an object, for the shim to
-     * keep and give back with its snapshots), or null.
-     */
-    public final String preemptionState;
-
-    public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
-        List<QueueSettings> queues, List<QueueSettings> queuesBuilt,
-        Map<String, List<String>> queuesCreated, Map<String, long[]> headroom,
-        Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
-        long callInMs, String preemptionState) {
-      this.seq = seq;
-      this.assignments = assignments;
-      this.placements = placements;
-      this.queues = queues;
-      this.queuesBuilt = queuesBuilt;
-      this.queuesCreated = queuesCreated;
-      this.headroom = headroom;
-      this.amDiagnostics = amDiagnostics;
-      this.preempt = preempt;
-      this.kill = kill;
-      this.callInMs = callInMs;
-      this.preemptionState = preemptionState;
-    }
-  }
 
   public static final class ReloadReply {
     public final boolean accepted;
@@ -859,25 +724,56 @@ public final class Messages {
   }
 
   public static ScheduleReply scheduleReply(String text) throws MalformedReplyException {
-    JsonNode reply = envelope(text);
-    List<Assignment> assignments = new ArrayList<>();
-    for (JsonNode a : array(reply, Replies.Schedule.ASSIGNMENTS)) {
-      assignments.add(new Assignment(text(a, ReplyItems.Assignment.ASSIGNMENT_ID),
-          text(a, ReplyItems.Assignment.APP), text(a, ReplyItems.Assignment.NODE),
-          text(a, ReplyItems.Assignment.QUEUE),
-          (int) integer(a, ReplyItems.Assignment.PRIORITY, Integer.MIN_VALUE, Integer.MAX_VALUE),
-          integer(a, ReplyItems.Assignment.ALLOCATION_ID, Long.MIN_VALUE, Long.MAX_VALUE),
-          resources(a), cards(a)));
+    return ScheduleReply.read(envelope(text));
+  }
+
+  // The checked readers of the reply fields read apart (the spec's `java_read`), for the
+  // generated ReplyValues: each takes the object and the field's name.
+
+  /** How one object of a list is read (a generated class's read). */
+  interface ItemReader<T> {
+    T read(JsonNode item) throws MalformedReplyException;
+  }
+
+  /** A list of objects, each read by `reader`; an optional one absent is empty. */
+  static <T> List<T> items(JsonNode n, String field, boolean required, ItemReader<T> reader)
+      throws MalformedReplyException {
+    List<T> out = new ArrayList<>();
+    for (JsonNode item : required ? array(n, field) : optionalArray(n, field)) {
+      out.add(reader.read(item));
     }
-    List<Placement> placements = new ArrayList<>();
-    for (JsonNode p : array(reply, Replies.Schedule.PLACEMENTS)) {
-      boolean accepted = bool(p, ReplyItems.Placement.ACCEPTED);
-      placements.add(new Placement(text(p, ReplyItems.Placement.APP), accepted,
-          accepted ? text(p, ReplyItems.Placement.QUEUE) : null,
-          p.path(ReplyItems.Placement.REASON).asText("")));
+    return out;
+  }
+
+  /** A placement's or a move's queue: named when accepted, else null (whatever it says). */
+  static String queueIfAccepted(JsonNode n, String field) throws MalformedReplyException {
+    return bool(n, ReplyItems.Placement.ACCEPTED) ? text(n, field) : null;
+  }
+
+  /** A placement's or a move's reason: "" when absent. */
+  static String textOrEmpty(JsonNode n, String field) {
+    return n.path(field).asText("");
+  }
+
+  /** The whole queue list, or null when absent. */
+  static List<QueueSettings> queueList(JsonNode n, String field) throws MalformedReplyException {
+    JsonNode tree = n.get(field);
+    return tree == null ? null : queues(tree);
+  }
+
+  /** Queue entries to add or replace (absent: none), each checked as in a whole list. */
+  static List<QueueSettings> queuesBuilt(JsonNode n, String field) throws MalformedReplyException {
+    List<QueueSettings> built = new ArrayList<>();
+    for (JsonNode spec : optionalArray(n, field)) {
+      built.add(queue(spec));
     }
+    return built;
+  }
+
+  /** [app, amounts...] rows (absent: none) by app. */
+  static Map<String, long[]> headroom(JsonNode n, String field) throws MalformedReplyException {
     Map<String, long[]> headroom = new LinkedHashMap<>();
-    for (JsonNode row : optionalArray(reply, Replies.Schedule.HEADROOM)) {
+    for (JsonNode row : optionalArray(n, field)) {
       if (!row.isArray() || row.size() < 1 || !row.get(0).isTextual()) {
         throw new MalformedReplyException("headroom row is not [app, amounts...]: "
             + abbreviate(row.toString()));
@@ -893,8 +789,14 @@ public final class Messages {
       }
       headroom.put(row.get(0).asText(), amounts);
     }
+    return headroom;
+  }
+
+  /** [app, text] pairs (absent: none) by app. */
+  static Map<String, String> amDiagnostics(JsonNode n, String field)
+      throws MalformedReplyException {
     Map<String, String> amDiagnostics = new LinkedHashMap<>();
-    for (JsonNode pair : optionalArray(reply, Replies.Schedule.AM_DIAGNOSTICS)) {
+    for (JsonNode pair : optionalArray(n, field)) {
       if (!pair.isArray() || pair.size() != 2 || !pair.get(0).isTextual()
           || !pair.get(1).isTextual()) {
         throw new MalformedReplyException("am_diagnostics entry is not [app, text]: "
@@ -902,27 +804,16 @@ public final class Messages {
       }
       amDiagnostics.put(pair.get(0).asText(), pair.get(1).asText());
     }
-    JsonNode tree = reply.get(Replies.Schedule.QUEUES);
-    List<QueueSettings> built = new ArrayList<>();
-    for (JsonNode spec : optionalArray(reply, Replies.Schedule.QUEUES_BUILT)) {
-      built.add(queue(spec));
-    }
-    return new ScheduleReply(integer(reply, Replies.Schedule.SEQ, 0, Long.MAX_VALUE), assignments,
-        placements,
-        tree == null ? null : queues(tree), built, queuesCreated(reply), headroom, amDiagnostics,
-        preemptions(reply, Replies.Schedule.PREEMPT), preemptions(reply, Replies.Schedule.KILL),
-        reply.has(Replies.Schedule.CALL_IN_MS)
-            ? integer(reply, Replies.Schedule.CALL_IN_MS, 0, Long.MAX_VALUE) : NO_CALL_DUE,
-        preemptionState(reply));
+    return amDiagnostics;
   }
 
   /**
    * A reply's "queues_created": parent path -> the new leaves' names, each a non-empty name
    * without a dot under a full path from root; empty when absent.
    */
-  private static Map<String, List<String>> queuesCreated(JsonNode reply)
+  static Map<String, List<String>> queuesCreated(JsonNode n, String field)
       throws MalformedReplyException {
-    JsonNode created = reply.get(Replies.Schedule.QUEUES_CREATED);
+    JsonNode created = n.get(field);
     if (created == null) {
       return Collections.emptyMap();
     }
@@ -953,14 +844,19 @@ public final class Messages {
     return out;
   }
 
-  /** A reply's "preemption_state": absent (null), or an object, kept as compact JSON. */
-  private static String preemptionState(JsonNode reply) throws MalformedReplyException {
-    JsonNode state = reply.get(Replies.Schedule.PREEMPTION_STATE);
+  /** Milliseconds from 0, or {@link #NO_CALL_DUE} when absent. */
+  static long callInMs(JsonNode n, String field) throws MalformedReplyException {
+    return n.has(field) ? integer(n, field, 0, Long.MAX_VALUE) : NO_CALL_DUE;
+  }
+
+  /** The preemption state: absent (null), or an object, kept as compact JSON. */
+  static String preemptionState(JsonNode n, String field) throws MalformedReplyException {
+    JsonNode state = n.get(field);
     if (state == null) {
       return null;
     }
     if (!state.isObject()) {
-      throw new MalformedReplyException("reply field \"preemption_state\" is not an object");
+      throw new MalformedReplyException("reply field \"" + field + "\" is not an object");
     }
     return compactJson(state);
   }
@@ -972,20 +868,6 @@ public final class Messages {
     } catch (IOException e) {
       throw new IllegalStateException("cannot write a JSON value back", e);
     }
-  }
-
-  /** A reply's "preempt" or "kill" list; absent means none. */
-  private static List<Preemption> preemptions(JsonNode reply, String field)
-      throws MalformedReplyException {
-    List<Preemption> out = new ArrayList<>();
-    for (JsonNode p : optionalArray(reply, field)) {
-      out.add(new Preemption(text(p, ReplyItems.Preemption.CONTAINER),
-          text(p, ReplyItems.Preemption.APP), text(p, ReplyItems.Preemption.NODE),
-          text(p, ReplyItems.Preemption.QUEUE), text(p, ReplyItems.Preemption.FOR_QUEUE),
-          text(p, ReplyItems.Preemption.REASON),
-          integer(p, ReplyItems.Preemption.KILL_IN_MS, 0, Long.MAX_VALUE)));
-    }
-    return out;
   }
 
   /** An optional array field of a reply: absent is empty. */
@@ -1007,10 +889,7 @@ public final class Messages {
   }
 
   public static MoveReply moveReply(String text) throws MalformedReplyException {
-    JsonNode reply = envelope(text);
-    boolean accepted = bool(reply, Replies.Move.ACCEPTED);
-    return new MoveReply(accepted, accepted ? text(reply, Replies.Move.QUEUE) : null,
-        reply.path(Replies.Move.REASON).asText(""));
+    return MoveReply.read(envelope(text));
   }
 
   /**
@@ -1043,10 +922,12 @@ public final class Messages {
     return node;
   }
 
-  private static Map<String, Long> resources(JsonNode a) throws MalformedReplyException {
-    JsonNode r = a.get(ReplyItems.Assignment.RESOURCES);
+  /** An object of amounts (resource name -> an integer from 0), in the order it lists them. */
+  static Map<String, Long> amounts(JsonNode a, String field) throws MalformedReplyException {
+    JsonNode r = a.get(field);
     if (r == null || !r.isObject()) {
-      throw new MalformedReplyException("assignment without resources: " + abbreviate(a.toString()));
+      throw new MalformedReplyException("entry without " + field + " (an object of amounts): "
+          + abbreviate(a.toString()));
     }
     Map<String, Long> out = new LinkedHashMap<>();
     for (Iterator<Map.Entry<String, JsonNode>> it = r.fields(); it.hasNext();) {
@@ -1056,9 +937,9 @@ public final class Messages {
     return out;
   }
 
-  /** An assignment's card indices: absent (none), or distinct integers 0 to MAX_CARDS-1. */
-  private static List<Integer> cards(JsonNode a) throws MalformedReplyException {
-    JsonNode c = a.get(ReplyItems.Assignment.CARDS);
+  /** Card indices: absent (none), or distinct integers 0 to MAX_CARDS-1. */
+  static List<Integer> cards(JsonNode a, String field) throws MalformedReplyException {
+    JsonNode c = a.get(field);
     if (c == null) {
       return Collections.emptyList();
     }
@@ -1070,7 +951,7 @@ public final class Messages {
       out.add(x.asInt());
     }
     if (!valid) {
-      throw new MalformedReplyException("field \"cards\" must be distinct card indices from 0 to "
+      throw new MalformedReplyException("field \"" + field + "\" must be distinct card indices from 0 to "
           + (GpuCards.MAX_CARDS - 1) + " in " + abbreviate(a.toString()));
     }
     return out;
@@ -1084,7 +965,7 @@ public final class Messages {
     return a;
   }
 
-  private static String text(JsonNode node, String field) throws MalformedReplyException {
+  static String text(JsonNode node, String field) throws MalformedReplyException {
     JsonNode t = node.get(field);
     if (t == null || !t.isTextual()) {
       throw new MalformedReplyException("field \"" + field + "\" is not a string in "
@@ -1093,7 +974,7 @@ public final class Messages {
     return t.asText();
   }
 
-  private static boolean bool(JsonNode node, String field) throws MalformedReplyException {
+  static boolean bool(JsonNode node, String field) throws MalformedReplyException {
     JsonNode b = node.get(field);
     if (b == null || !b.isBoolean()) {
       throw new MalformedReplyException("field \"" + field + "\" is not true or false in "
@@ -1103,7 +984,7 @@ public final class Messages {
   }
 
   /** An integer from min to max, checked: Jackson's asLong() would wrap 2^64+5 to 5. */
-  private static long integer(JsonNode node, String field, long min, long max)
+  static long integer(JsonNode node, String field, long min, long max)
       throws MalformedReplyException {
     JsonNode t = node.get(field);
     if (t == null || !t.isIntegralNumber() || !t.canConvertToLong() || t.asLong() < min

@@ -38,16 +38,16 @@ class Preemptions {
     this.scheduler = scheduler;
   }
 
-  void apply(List<Messages.Preemption> preempt, List<Messages.Preemption> kill) {
-    for (Messages.Preemption p : preempt) {
+  void apply(List<ReplyValues.Preemption> preempt, List<ReplyValues.Preemption> kill) {
+    for (ReplyValues.Preemption p : preempt) {
       warn(p);
     }
-    for (Messages.Preemption p : kill) {
+    for (ReplyValues.Preemption p : kill) {
       kill(p);
     }
   }
 
-  private void warn(Messages.Preemption p) {
+  private void warn(ReplyValues.Preemption p) {
     RMContainer c = live(p);
     ShimAppAttempt attempt = c == null ? null
         : scheduler.getCurrentAttemptForContainer(c.getContainerId());
@@ -63,7 +63,7 @@ class Preemptions {
         p.killInMs);
   }
 
-  private void kill(Messages.Preemption p) {
+  private void kill(ReplyValues.Preemption p) {
     RMContainer c = live(p);
     if (c == null) {
       return;
@@ -78,7 +78,7 @@ class Preemptions {
   }
 
   /** The live container the entry names (YARN's attempts keep only those), or null (counted as ignored). */
-  private RMContainer live(Messages.Preemption p) {
+  private RMContainer live(ReplyValues.Preemption p) {
     RMContainer c = null;
     try {
       c = scheduler.getRMContainer(ContainerId.fromString(p.container));

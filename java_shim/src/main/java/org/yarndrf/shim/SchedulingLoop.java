@@ -68,7 +68,7 @@ public final class SchedulingLoop implements Runnable {
     Messages.Schedule collect(long epoch, long seq, boolean force);
 
     /** Re-checks and commits the core's answer. */
-    void commit(Messages.ScheduleReply reply);
+    void commit(ReplyValues.ScheduleReply reply);
 
     /** A schedule call took {@code ms}, all its attempts included, answered or not. */
     void callTook(long ms);
@@ -94,7 +94,7 @@ public final class SchedulingLoop implements Runnable {
     public final long callNanos;
     public final long commitNanos;
 
-    CallRecord(Messages.Schedule req, Messages.ScheduleReply reply, long applied, long refused,
+    CallRecord(Messages.Schedule req, ReplyValues.ScheduleReply reply, long applied, long refused,
         long collectNanos, long callNanos, long commitNanos) {
       this.nodes = req.nodes.size();
       this.heartbeats = req.heartbeats;
@@ -328,7 +328,7 @@ public final class SchedulingLoop implements Runnable {
     long collected = System.nanoTime();
     lastCallNanos = collected;
     clock.enter(LoopClock.Part.CALL);
-    Messages.ScheduleReply reply = bridge.schedule(request);
+    ReplyValues.ScheduleReply reply = bridge.schedule(request);
     long answered = System.nanoTime();
     if (reply == null) {
       synchronized (schedulerLock) {

@@ -68,7 +68,7 @@ final class Submissions {
    * it (APP_REJECTED with the core's reason, shown by `yarn application -status`). An app YARN
    * removed while its placement was on the way is removed from the core in turn.
    */
-  void placed(Messages.Placement p) {
+  void placed(ReplyValues.Placement p) {
     ApplicationId appId = YarnDrfScheduler.applicationIdOf(p.app);
     Submission sub = appId == null ? null : awaiting.remove(appId);
     if (sub == null) {

@@ -9,8 +9,9 @@ import java.security.MessageDigest;
 import org.junit.jupiter.api.Test;
 
 /**
- * The generated {@link Contract} is that of the spec as it is now: yarn_bridge/contract.yaml (a
- * test resource, pom.xml) has the SHA-256 the generator wrote into Contract.java. A spec edited
+ * The generated {@link Contract}, {@link ReplyValues} and ReplyWriters are those of the spec now:
+ * yarn_bridge/contract.yaml (a test resource, pom.xml) has the SHA-256 the generator wrote into
+ * each. A spec edited
  * without `make contract` fails here, as the Python side's test_contract_spec.py fails for the
  * Python tables and the docs.
  */
@@ -33,6 +34,10 @@ class ContractSpecTest {
     }
     assertEquals(sha.toString(), Contract.SPEC_SHA256,
         "Contract.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
+    assertEquals(sha.toString(), ReplyValues.SPEC_SHA256,
+        "ReplyValues.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
+    assertEquals(sha.toString(), ReplyWriters.SPEC_SHA256,
+        "ReplyWriters.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
     assertEquals(Contract.VERSION, Messages.VERSION);
   }
 }

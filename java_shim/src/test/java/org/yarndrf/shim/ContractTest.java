@@ -121,7 +121,7 @@ class ContractTest {
   void everyGoldenReplyDecodesAndIsWrittenBackToTheSameBytes() throws Exception {
     for (JsonNode example : examples("schedule.reply.json")) {
       JsonNode message = example.get("message");
-      Messages.ScheduleReply r = Messages.scheduleReply(compact(message));
+      ReplyValues.ScheduleReply r = Messages.scheduleReply(compact(message));
       assertEquals(message.get("seq").asLong(), r.seq);
       assertEquals(message.get("assignments").size(), r.assignments.size());
       assertEquals(message.get("placements").size(), r.placements.size());
@@ -134,14 +134,14 @@ class ContractTest {
           example.get("name").asText());
     }
     JsonNode first = examples("schedule.reply.json").get(0).get("message");
-    Messages.ScheduleReply r = Messages.scheduleReply(compact(first));
-    Messages.Assignment a = r.assignments.get(0);
+    ReplyValues.ScheduleReply r = Messages.scheduleReply(compact(first));
+    ReplyValues.Assignment a = r.assignments.get(0);
     assertEquals("a1", a.id);
     assertEquals(2048L, (long) a.resources.get("memory-mb"));
     assertTrue(a.cards.isEmpty(), "a1 is on a node without cards");
-    Messages.Placement refused = r.placements.get(1);
+    ReplyValues.Placement refused = r.placements.get(1);
     assertTrue(!refused.accepted && refused.queue == null && refused.reason.contains("mallory"));
-    Messages.Assignment onCards = Messages.scheduleReply(compact(examples("schedule.reply.json").get(1)
+    ReplyValues.Assignment onCards = Messages.scheduleReply(compact(examples("schedule.reply.json").get(1)
         .get("message"))).assignments.get(1);
     assertEquals(Arrays.asList("a4", 0), Arrays.asList(onCards.id, onCards.cards.get(0)));
 
@@ -154,7 +154,7 @@ class ContractTest {
     }
     for (JsonNode example : examples("move.reply.json")) {
       JsonNode message = example.get("message");
-      Messages.MoveReply reply = Messages.moveReply(compact(message));
+      ReplyValues.MoveReply reply = Messages.moveReply(compact(message));
       assertEquals(message.get("accepted").asBoolean(), reply.accepted);
       assertEquals(compact(message), ServiceCodec.moveReplyText(reply.accepted, reply.queue,
           reply.reason), example.get("name").asText());
@@ -194,10 +194,10 @@ class ContractTest {
       if (!message.has("seq")) {
         continue;  // the story's snapshot reply
       }
-      Messages.ScheduleReply r = Messages.scheduleReply(compact(message));
+      ReplyValues.ScheduleReply r = Messages.scheduleReply(compact(message));
       assertEquals(message.path("preempt").size(), r.preempt.size());
       assertEquals(message.path("kill").size(), r.kill.size());
-      for (Messages.Preemption p : r.preempt) {
+      for (ReplyValues.Preemption p : r.preempt) {
         told.add(p.container);
         assertEquals("root.b", p.forQueue);
         assertEquals(graceMs, p.killInMs);
@@ -207,7 +207,7 @@ class ContractTest {
           && !message.path("preemption_state").path("marks").get(0).has("waiting_until_ms")) {
         withMarks.add(example.get("name").asText());
       }
-      for (Messages.Preemption p : r.kill) {
+      for (ReplyValues.Preemption p : r.kill) {
         killed.add(p.container);
         assertEquals(0, p.killInMs);
       }

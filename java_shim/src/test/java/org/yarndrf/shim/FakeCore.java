@@ -41,8 +41,8 @@ final class FakeCore implements CoreChannel {
   /** Sent once with the next schedule reply, as the core does after a reload. */
   volatile ArrayNode pushQueues;
   /** Sent once with the next schedule reply: the preemption plan's "preempt" and "kill". */
-  volatile List<Messages.Preemption> preemptNext = Collections.emptyList();
-  volatile List<Messages.Preemption> killNext = Collections.emptyList();
+  volatile List<ReplyValues.Preemption> preemptNext = Collections.emptyList();
+  volatile List<ReplyValues.Preemption> killNext = Collections.emptyList();
   /**
    * The next this many schedule calls are applied but their reply never comes (a timeout). As the
    * core does, the same request again gets the reply it gave (counted in {@link #repeats}), not
@@ -190,13 +190,13 @@ final class FakeCore implements CoreChannel {
       running.remove(s.finished.get(i));
     }
     asks(s.asks, s.counts, s.amAsks);
-    List<Messages.Placement> placements = new ArrayList<>();
+    List<ReplyValues.Placement> placements = new ArrayList<>();
     for (Messages.AppInfo sub : s.submissions) {
       boolean ok = !"mallory".equals(sub.user);
-      placements.add(new Messages.Placement(sub.app, ok, ok ? "root.a" : null,
+      placements.add(new ReplyValues.Placement(sub.app, ok, ok ? "root.a" : null,
           ok ? "" : "user 'mallory' may not submit to queue 'root.a'"));
     }
-    List<Messages.Assignment> out = new ArrayList<>();
+    List<ReplyValues.Assignment> out = new ArrayList<>();
     Map<String, String> amDiagnostics = amDiagnostics();
     if (!s.nodes.isEmpty()) {
       for (Ask a : asks.values()) {
@@ -205,7 +205,7 @@ final class FakeCore implements CoreChannel {
         }
         for (int i = 0; i < a.count + extra; i++) {
           String node = s.nodes.get((firstNode + out.size()) % s.nodes.size()).node;
-          Messages.Assignment as = new Messages.Assignment("fake-" + (++nextId), a.row.app, node,
+          ReplyValues.Assignment as = new ReplyValues.Assignment("fake-" + (++nextId), a.row.app, node,
               "root.a", a.row.priority, a.row.allocationId, resources(a.row), cards);
           out.add(as);
           if (i < a.count) {  // the extra ones were never asked for
@@ -218,8 +218,8 @@ final class FakeCore implements CoreChannel {
     }
     ArrayNode tree = pushQueues;
     pushQueues = null;
-    List<Messages.Preemption> preempt = new ArrayList<>(preemptNext);
-    List<Messages.Preemption> kill = new ArrayList<>(killNext);
+    List<ReplyValues.Preemption> preempt = new ArrayList<>(preemptNext);
+    List<ReplyValues.Preemption> kill = new ArrayList<>(killNext);
     preemptNext = Collections.emptyList();
     killNext = Collections.emptyList();
     long due = takeBack(preempt, kill);
@@ -257,7 +257,7 @@ final class FakeCore implements CoreChannel {
    * Restored marks whose container runs: told again with the grace left, killed once at their
    * deadline. Returns the milliseconds until the next of those deadlines (or NO_CALL_DUE).
    */
-  private long takeBack(List<Messages.Preemption> preempt, List<Messages.Preemption> kill) {
+  private long takeBack(List<ReplyValues.Preemption> preempt, List<ReplyValues.Preemption> kill) {
     long now = nowMs < 0 ? System.currentTimeMillis() : nowMs;
     long due = Messages.NO_CALL_DUE;
     for (java.util.Iterator<Map.Entry<String, JsonNode>> it = restored.entrySet().iterator();
@@ -280,11 +280,11 @@ final class FakeCore implements CoreChannel {
     return due;
   }
 
-  private static Messages.Preemption restoredEntry(JsonNode mark, long killInMs) {
+  private static ReplyValues.Preemption restoredEntry(JsonNode mark, long killInMs) {
     String container = mark.get("container").asText();
     String app = org.apache.hadoop.yarn.api.records.ContainerId.fromString(container)
         .getApplicationAttemptId().getApplicationId().toString();
-    return new Messages.Preemption(container, app, mark.get("node").asText(), "root.a", "root.b",
+    return new ReplyValues.Preemption(container, app, mark.get("node").asText(), "root.a", "root.b",
         mark.get("reason").asText(), killInMs);
   }
 

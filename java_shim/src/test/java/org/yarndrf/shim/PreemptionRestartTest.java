@@ -198,8 +198,8 @@ class PreemptionRestartTest {
         "", 0, Priority.newInstance(priority), 0);
   }
 
-  private static Messages.Preemption planned(RMApp app, ContainerId id, long killInMs) {
-    return new Messages.Preemption(id.toString(), app.getApplicationId().toString(), NODE, "root.a",
+  private static ReplyValues.Preemption planned(RMApp app, ContainerId id, long killInMs) {
+    return new ReplyValues.Preemption(id.toString(), app.getApplicationId().toString(), NODE, "root.a",
         "root.b", "fair-share", killInMs);
   }
 

@@ -80,8 +80,8 @@ class PreemptionTest {
   }
 
 
-  private Messages.Preemption planned(ContainerId id, long killInMs) {
-    return new Messages.Preemption(id.toString(), app.getApplicationId().toString(),
+  private ReplyValues.Preemption planned(ContainerId id, long killInMs) {
+    return new ReplyValues.Preemption(id.toString(), app.getApplicationId().toString(),
         "127.0.0.1:2000", "root.a", "root.b", "fair-share", killInMs);
   }
 

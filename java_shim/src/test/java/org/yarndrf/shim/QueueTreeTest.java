@@ -144,7 +144,7 @@ class QueueTreeTest {
     assertEquals(null, tree.find("root.fine"), "nothing of the reply was applied");
   }
 
-  private static Messages.ScheduleReply reply(String fields) throws Exception {
+  private static ReplyValues.ScheduleReply reply(String fields) throws Exception {
     return Messages.scheduleReply("{\"v\":6,\"ok\":true,\"seq\":1,\"assignments\":[],"
         + "\"placements\":[]," + fields + "}");
   }
@@ -174,7 +174,7 @@ class QueueTreeTest {
         + " {\"name\": \"root.users.dave\", " + entry + parented + "},"
         + " {\"name\": \"root.plain.erin\", " + entry + "}]").queuesBuilt,
         java.util.Collections.emptyMap());
-    Messages.ScheduleReply compact = reply(
+    ReplyValues.ScheduleReply compact = reply(
         "\"queues_created\": {\"root.users\": [\"alice\", \"dave\"], \"root.plain\": [\"erin\"]}");
     assertTrue(compact.queuesBuilt.isEmpty());
     tree.grow(compact.queuesBuilt, compact.queuesCreated);
@@ -212,7 +212,7 @@ class QueueTreeTest {
         "[{\"name\": \"root\", \"leaf\": false}, {\"name\": \"root.users\", \"leaf\": false},"
             + " {\"name\": \"root.solo\"}]")));
     for (String parent : new String[] {"root.lost", "root.solo"}) {
-      Messages.ScheduleReply r = reply("\"queues_built\": [{\"name\": \"root.fine\"}],"
+      ReplyValues.ScheduleReply r = reply("\"queues_built\": [{\"name\": \"root.fine\"}],"
           + " \"queues_created\": {\"root.users\": [\"a\"], \"" + parent + "\": [\"b\"]}");
       IllegalStateException e = assertThrows(IllegalStateException.class,
           () -> tree.grow(r.queuesBuilt, r.queuesCreated));
@@ -221,7 +221,7 @@ class QueueTreeTest {
       assertEquals(null, tree.find("root.users.a"), "nothing of the reply was applied");
     }
     // a leaf the same reply makes a parent may take created leaves
-    Messages.ScheduleReply r = reply("\"queues_built\": [{\"name\": \"root.solo\", \"leaf\": false}],"
+    ReplyValues.ScheduleReply r = reply("\"queues_built\": [{\"name\": \"root.solo\", \"leaf\": false}],"
         + " \"queues_created\": {\"root.solo\": [\"b\"]}");
     tree.grow(r.queuesBuilt, r.queuesCreated);
     assertTrue(tree.find("root.solo.b").isLeaf() && !tree.find("root.solo").isLeaf());

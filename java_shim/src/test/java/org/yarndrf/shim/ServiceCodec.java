@@ -20,14 +20,14 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.yarndrf.shim.Messages.AppInfo;
 import org.yarndrf.shim.Messages.AskRow;
-import org.yarndrf.shim.Messages.Assignment;
+import org.yarndrf.shim.ReplyValues.Assignment;
+import org.yarndrf.shim.ReplyValues.Placement;
 import org.yarndrf.shim.Messages.ContainerRow;
 import org.yarndrf.shim.Messages.Delta;
 import org.yarndrf.shim.Messages.Move;
 import org.yarndrf.shim.Messages.NodeInfo;
 import org.yarndrf.shim.Messages.NodeRow;
-import org.yarndrf.shim.Messages.Placement;
-import org.yarndrf.shim.Messages.Preemption;
+import org.yarndrf.shim.ReplyValues.Preemption;
 import org.yarndrf.shim.Messages.Reload;
 import org.yarndrf.shim.Messages.Request;
 import org.yarndrf.shim.Messages.Schedule;
@@ -251,36 +251,12 @@ final class ServiceCodec {
       g.writeNumberField("seq", seq);
       g.writeArrayFieldStart("assignments");
       for (Assignment a : assignments) {
-        g.writeStartObject();
-        g.writeStringField("assignment_id", a.id);
-        g.writeStringField("app", a.app);
-        g.writeStringField("node", a.node);
-        g.writeStringField("queue", a.queue);
-        g.writeNumberField("priority", a.priority);
-        g.writeNumberField("allocation_id", a.allocationId);
-        g.writeObjectFieldStart("resources");
-        for (Map.Entry<String, Long> e : a.resources.entrySet()) {
-          g.writeNumberField(e.getKey(), e.getValue());
-        }
-        g.writeEndObject();
-        if (!a.cards.isEmpty()) {
-          g.writeArrayFieldStart("cards");
-          for (int card : a.cards) {
-            g.writeNumber(card);
-          }
-          g.writeEndArray();
-        }
-        g.writeEndObject();
+        ReplyWriters.write(g, a);
       }
       g.writeEndArray();
       g.writeArrayFieldStart("placements");
       for (Placement p : placements) {
-        g.writeStartObject();
-        g.writeStringField("app", p.app);
-        g.writeBooleanField("accepted", p.accepted);
-        g.writeStringField("queue", p.queue);
-        g.writeStringField("reason", p.reason);
-        g.writeEndObject();
+        ReplyWriters.write(g, p);
       }
       g.writeEndArray();
       if (queues != null) {
@@ -338,15 +314,7 @@ final class ServiceCodec {
     }
     g.writeArrayFieldStart(field);
     for (Preemption p : list) {
-      g.writeStartObject();
-      g.writeStringField("container", p.container);
-      g.writeStringField("app", p.app);
-      g.writeStringField("node", p.node);
-      g.writeStringField("queue", p.queue);
-      g.writeStringField("for_queue", p.forQueue);
-      g.writeStringField("reason", p.reason);
-      g.writeNumberField("kill_in_ms", p.killInMs);
-      g.writeEndObject();
+      ReplyWriters.write(g, p);
     }
     g.writeEndArray();
   }

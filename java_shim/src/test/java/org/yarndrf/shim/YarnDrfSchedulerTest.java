@@ -71,7 +71,7 @@ class YarnDrfSchedulerTest {
     AssignmentCommitter newCommitter(PendingEvents pending, java.util.Set<ApplicationId> dirty) {
       return new AssignmentCommitter(this, pending, dirty) {
         @Override
-        void commit(List<Messages.Assignment> assignments) {
+        void commit(List<ReplyValues.Assignment> assignments) {
           if (failCommits > 0 && !assignments.isEmpty()) {
             failCommits--;
             throw new IllegalStateException("injected bug in the scheduling thread");
@@ -81,7 +81,7 @@ class YarnDrfSchedulerTest {
 
         @Override
         RMContainer allocateOn(FiCaSchedulerNode node, ShimAppAttempt attempt,
-            Messages.Assignment a) {
+            ReplyValues.Assignment a) {
           if (failAllocations > 0) {
             failAllocations--;
             throw new IllegalStateException("injected fault in " + a.id);
@@ -312,12 +312,12 @@ class YarnDrfSchedulerTest {
         }
       }
       committer.commit(java.util.Arrays.asList(
-          new Messages.Assignment("late-1", appId, node, "root.a", 5, 0, task),
-          new Messages.Assignment("late-2", appId, node, "root.a", 5, 0, task)));
+          new ReplyValues.Assignment("late-1", appId, node, "root.a", 5, 0, task),
+          new ReplyValues.Assignment("late-2", appId, node, "root.a", 5, 0, task)));
       assertEquals(2, committer.deferred.get());
       scheduler.lateAmAsks.collecting();  // the next call has seen b's AM ask
       committer.commit(java.util.Collections.singletonList(
-          new Messages.Assignment("seen-1", appId, node, "root.a", 5, 0, task)));
+          new ReplyValues.Assignment("seen-1", appId, node, "root.a", 5, 0, task)));
     }
     assertEquals(2, committer.deferred.get(), "once the AM ask is collected, nothing is deferred");
     heartbeatUntil(() -> core.deltasOf("assignment_refused").size() >= 3);
