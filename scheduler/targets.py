@@ -138,6 +138,30 @@ class ReplayInput:
             if app.id in holding or (app.runnable and app.pending))
         self.key = (self.config, self.nodes, self.running, self.apps)
 
+    @classmethod
+    def of(cls, types: tuple[str, ...], config: QueueConfig, nodes: Sequence[tuple], running: Sequence[tuple],
+           apps: Sequence[tuple]) -> ReplayInput:
+        """An input not copied from one core: a federation's, merged from its sub-clusters' cores
+        (yarn_bridge.federation_policy). `nodes`, `running` and `apps` as to_doc lists them."""
+        inp = cls.__new__(cls)
+        inp.types, inp.policy, inp.config = types, "drf", config
+        inp.nodes = tuple((n, r, tuple(c), tuple(k) if k else None) for n, r, c, k in nodes)
+        inp.running = tuple((a, n, tuple(s), tuple(k), am) for a, n, s, k, am in running)
+        inp.apps = tuple(_ReplayApp(i, u, leaf, prio, tuple((p, tuple(s), c) for p, s, c in asks))
+                         for i, u, leaf, prio, asks in apps)
+        inp.key = (inp.config, inp.nodes, inp.running, inp.apps)
+        return inp
+
+    def to_doc(self) -> dict:
+        """The nodes, running containers and runnable apps' asks as JSON-able rows (the status
+        server's /v1/demand): nodes [id, rack, capacity, card sizes or null], running [app, node,
+        resources, cards, am], apps [id, user, leaf, priority, [[priority, resources, count]...]]."""
+        return {"resource_types": list(self.types),
+                "nodes": [[n, r, list(c), list(k) if k else None] for n, r, c, k in self.nodes],
+                "running": [[a, n, list(s), list(k), am] for a, n, s, k, am in self.running],
+                "apps": [[a.id, a.user, a.leaf, a.priority, [[p, list(s), c] for p, s, c in a.asks]]
+                         for a in self.apps]}
+
     def compute(self) -> _Reached:
         """Each queue's allocation once the replay settles, and each user's in a leaf with users
         (by (leaf, user)); cached while the input is the same."""

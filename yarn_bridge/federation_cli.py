@@ -3,8 +3,9 @@
   yarn-drf federation-policy --subcluster SC-1=http://127.0.0.1:25335 --subcluster SC-2=http://... \
       [--once | --interval SECONDS] [--dry-run] [--routeradmin 'yarn routeradmin'] [--headroom-alpha A]
 
-Each round reads every sub-cluster core's `/v1/queues` (a read: the status server needs no token
-for it), computes each active leaf's weights (yarn_bridge.federation_policy), prints them, and
+Each round reads every sub-cluster core's `/v1/queues` and `/v1/demand` (reads: the status server
+needs no token for them), computes each active leaf's shape-aware target and weights
+(yarn_bridge.federation_policy), prints them, and
 saves each with `ROUTERADMIN -policy -s 'QUEUE;ROUTER;AMRM;ALPHA'` under the leaf's path and its
 short name. A round whose reads or documents fail changes no policy; the loop goes on to the next.
 """
@@ -19,8 +20,8 @@ import time
 
 import requests
 
-from yarn_bridge.federation_policy import (QueuePlan, StatusError, SubClusterStatus, parse_status, plan,
-                                           policy_names, policy_spec)
+from yarn_bridge.federation_policy import (QueuePlan, StatusError, SubClusterDemand, SubClusterStatus, parse_demand,
+                                           parse_status, plan, policy_names, policy_spec)
 
 MAX_STATUS_BYTES = 8 << 20
 TIMEOUT_S = 10
@@ -64,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
 def one_round(subclusters: list[tuple[str, str]], routeradmin: str, alpha: float, dry_run: bool,
               applied: dict[str, str]) -> bool:
     try:
-        plans, unfit = plan([fetch_status(sc_id, url) for sc_id, url in subclusters])
+        statuses = [fetch_status(sc_id, url) for sc_id, url in subclusters]
+        demands = [fetch_demand(s, url) for s, (_, url) in zip(statuses, subclusters)]
+        plans, unfit = plan(statuses, demands)
     except StatusError as exc:
         print(f"error: {exc}; no policy changed", file=sys.stderr)
         return False
@@ -93,7 +96,16 @@ def one_round(subclusters: list[tuple[str, str]], routeradmin: str, alpha: float
 
 def fetch_status(sc_id: str, url: str) -> SubClusterStatus:
     """A sub-cluster core's /v1/queues, read up to MAX_STATUS_BYTES and checked."""
-    where = f"{url.rstrip('/')}/v1/queues"
+    return parse_status(sc_id, fetch(sc_id, url, "/v1/queues"))
+
+
+def fetch_demand(status: SubClusterStatus, url: str) -> SubClusterDemand:
+    """A sub-cluster core's /v1/demand, read up to MAX_STATUS_BYTES and checked."""
+    return parse_demand(status.id, fetch(status.id, url, "/v1/demand"), status.types)
+
+
+def fetch(sc_id: str, url: str, path: str) -> object:
+    where = f"{url.rstrip('/')}{path}"
     try:
         with requests.get(where, timeout=TIMEOUT_S, stream=True) as r:
             body = r.raw.read(MAX_STATUS_BYTES + 1, decode_content=True)
@@ -105,10 +117,9 @@ def fetch_status(sc_id: str, url: str) -> SubClusterStatus:
     if code != 200:
         raise StatusError(f"sub-cluster {sc_id}: {where} answered HTTP {code}")
     try:
-        doc = json.loads(body)
+        return json.loads(body)
     except (ValueError, RecursionError):
         raise StatusError(f"sub-cluster {sc_id}: {where} did not answer JSON") from None
-    return parse_status(sc_id, doc)
 
 
 def routeradmin_command(routeradmin: str, spec: str) -> list[str]:

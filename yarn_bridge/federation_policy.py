@@ -4,9 +4,13 @@ Each sub-cluster's core divides its own nodes; a queue starved in one sub-cluste
 share in another is invisible to each of them. This module reads every core's `/v1/queues` (the
 queue tree, weights, usage, demand, capacity) and computes, per leaf queue:
 
-1. its **federation-wide target**: the pooled fluid fill of hierarchical weighted DRF
-   (scheduler.pooled, the rule every core uses for its own pooled target) over the federation's
-   total capacity and each leaf's demand summed over the sub-clusters;
+1. its **federation-wide target**, shape-aware: where the cores' own decisions would take the
+   federation's demand on the federation's real nodes, in whole containers (the reachable target
+   of scheduler.targets, replayed over every sub-cluster's nodes, running containers and asks at
+   once, as each core's `/v1/demand` lists them). Without those documents, the pooled fluid fill
+   of hierarchical weighted DRF (scheduler.pooled) over the federation's total capacity and each
+   leaf's demand summed over the sub-clusters: it ignores node shapes, so it promises a CPU queue
+   the vcores of a GPU node that a GPU queue's containers, which fit nowhere else, hold;
 2. a **plan** that puts that target where it fits: leaves that fit the fewest sub-clusters are
    placed first (a GPU queue fits only the sub-cluster with `gpu-mem`), each split over the
    sub-clusters it fits in proportion to the room left there;
@@ -29,10 +33,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.config import QueueConfig, QueueSpec
 from scheduler.policies import POLICIES
 from scheduler.pooled import Fill, fill, fill_nodes
+from scheduler.targets import ReplayInput
 
 MAX_QUEUES = 10_000  # queues in one status document
+MAX_ROWS = 1_000_000  # nodes, containers or apps in one demand document
 MAX_AMOUNT = float(1 << 62)  # the status server's "unbounded"; an amount above it is not a resource
 WEIGHT_DIGITS = 6  # routeradmin refuses weights whose sum is off 1 by more than 1e-6
 _EPS = 1e-9
@@ -59,6 +66,17 @@ class SubClusterStatus:
     types: tuple[str, ...]
     capacity: tuple[float, ...]
     queues: dict[str, QueueStatus]
+
+
+@dataclass(frozen=True)
+class SubClusterDemand:
+    """A sub-cluster core's `/v1/demand`: its nodes, running containers and runnable apps' asks
+    (scheduler.targets.ReplayInput.to_doc's rows, checked)."""
+
+    id: str
+    nodes: tuple[tuple, ...]
+    running: tuple[tuple, ...]
+    apps: tuple[tuple, ...]
 
 
 @dataclass(frozen=True)
@@ -129,11 +147,54 @@ def _weight(v: Any, names: tuple[str, ...], at: str) -> float | dict[str, float]
     raise StatusError(f"{at}: weight must be a number above 0 or an object of them per resource type")
 
 
+def parse_demand(sc_id: str, doc: Any, types: tuple[str, ...]) -> SubClusterDemand:
+    """A sub-cluster's `/v1/demand` document, checked row by row against its resource types."""
+    where = f"sub-cluster {sc_id}: /v1/demand"
+    if not isinstance(doc, dict) or doc.get("resource_types") != list(types):
+        raise StatusError(f"{where}: resource_types must be {list(types)}, as its /v1/queues says")
+    rows = {k: doc.get(k) for k in ("nodes", "running", "apps")}
+    for k, v in rows.items():
+        if not isinstance(v, list) or len(v) > MAX_ROWS:
+            raise StatusError(f"{where}: {k} must be a list of at most {MAX_ROWS} rows")
+
+    def vector(v: Any) -> bool:
+        return isinstance(v, list) and len(v) == len(types) and all(_number(x) and 0 <= x <= MAX_AMOUNT for x in v)
+
+    def ints(v: Any) -> bool:
+        return isinstance(v, list) and len(v) <= 64 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                           and 0 <= x <= MAX_AMOUNT for x in v)
+
+    def text(v: Any) -> bool:
+        return isinstance(v, str) and bool(v)
+
+    def check(k: str, i: int, ok: bool) -> None:
+        if not ok:
+            raise StatusError(f"{where}: {k}[{i}] is not a {k} row")
+
+    for i, r in enumerate(rows["nodes"]):
+        check("nodes", i, isinstance(r, list) and len(r) == 4 and text(r[0]) and text(r[1]) and vector(r[2])
+              and (r[3] is None or ints(r[3])))
+    for i, r in enumerate(rows["running"]):
+        check("running", i, isinstance(r, list) and len(r) == 5 and text(r[0]) and text(r[1]) and vector(r[2])
+              and ints(r[3]) and isinstance(r[4], bool))
+    for i, r in enumerate(rows["apps"]):
+        check("apps", i, isinstance(r, list) and len(r) == 5 and all(text(x) for x in r[:3])
+              and isinstance(r[3], int) and not isinstance(r[3], bool) and isinstance(r[4], list)
+              and all(isinstance(a, list) and len(a) == 3 and isinstance(a[0], int) and vector(a[1])
+                      and isinstance(a[2], int) and not isinstance(a[2], bool) and 0 <= a[2] <= MAX_AMOUNT
+                      for a in r[4]))
+    # node ids are the sub-cluster's own: prefixed, so two sub-clusters' nodes never meet
+    return SubClusterDemand(sc_id, tuple((f"{sc_id}/{n}", rack, cap, cards) for n, rack, cap, cards in rows["nodes"]),
+                            tuple((a, f"{sc_id}/{n}", res, cards, am) for a, n, res, cards, am in rows["running"]),
+                            tuple(tuple(r) for r in rows["apps"]))
+
+
 # ---------------------------------------------------------------------------- the plan
 
-def plan(statuses: list[SubClusterStatus]) -> tuple[dict[str, QueuePlan], list[str]]:
-    """Every leaf with demand: its federation-wide share, target and weights; and the leaves that
-    fit no sub-cluster (they get no policy)."""
+def plan(statuses: list[SubClusterStatus], demands: list[SubClusterDemand] | None = None
+         ) -> tuple[dict[str, QueuePlan], list[str]]:
+    """Every leaf with demand: its federation-wide share, target (shape-aware with `demands`,
+    pooled without) and weights; and the leaves that fit no sub-cluster (they get no policy)."""
     if not statuses:
         raise StatusError("no sub-cluster status to plan from")
     types = statuses[0].types
@@ -147,7 +208,8 @@ def plan(statuses: list[SubClusterStatus]) -> tuple[dict[str, QueuePlan], list[s
              for n, q in queues.items() if q.leaf}
     demand = {n: tuple(sum(col) for col in zip(*(s.queues[n].demand for s in statuses if n in s.queues)))
               for n in usage}
-    target = federation_targets(queues, demand, types, total)
+    target = (reachable_targets(queues, demand, types, demands) if demands is not None
+              else federation_targets(queues, demand, types, total))
     active = [n for n in usage if any(demand[n])]
     fits = {n: [s for s in statuses if all(c > 0 for c, d in zip(s.capacity, demand[n]) if d > 0)] for n in active}
     placed = _place(sorted(active, key=lambda n: (len(fits[n]), n)), fits, target)
@@ -185,6 +247,39 @@ def federation_targets(queues: dict[str, QueueStatus], demand: dict[str, tuple[f
     root.limit = total
     fill(root, additive=False)
     return {node.path: node.alloc for node in fill_nodes(root) if not node.children and node.path in demand}
+
+
+def reachable_targets(queues: dict[str, QueueStatus], demand: dict[str, tuple[float, ...]],
+                      types: tuple[str, ...], demands: list[SubClusterDemand]) -> dict[str, tuple[float, ...]]:
+    """Each leaf's shape-aware federation-wide target: the cores' reachable-target replay
+    (scheduler.targets) over every sub-cluster's nodes, containers and asks as one cluster. An app
+    with parts in several sub-clusters (its home and its unmanaged AMs) is one app with every
+    part's asks, wherever the AMRM weights sent them. Users, limits and locality are each core's."""
+    children: dict[str | None, list[str]] = {}
+    for n, q in queues.items():
+        children.setdefault(q.parent, []).append(n)
+    roots = children.get(None, [])
+    if len(roots) != 1:
+        raise StatusError(f"the sub-clusters' queues have {len(roots)} roots; one tree is needed")
+    config = QueueConfig(root=_spec(queues, children, roots[0]), resources=types, starvation_timeout_s=None,
+                         source="<federation>")
+    apps: dict[str, list] = {}
+    for d in demands:
+        for app_id, user, leaf, priority, asks in d.apps:
+            if leaf not in queues or not queues[leaf].leaf:
+                continue  # not a leaf of the union's tree: its work is no leaf's target
+            apps.setdefault(app_id, [app_id, user, leaf, priority, []])[4].extend(asks)
+    # (each core lists every app that holds a container, so every container's app is here)
+    running = [r for d in demands for r in d.running if r[0] in apps]
+    inp = ReplayInput.of(types, config, [n for d in demands for n in d.nodes], running, list(apps.values()))
+    reached, _ = inp.compute()
+    zero = _zero(types)
+    return {n: reached.get(n, zero) for n in demand}
+
+
+def _spec(queues: dict[str, QueueStatus], children: dict[str | None, list[str]], name: str) -> QueueSpec:
+    return QueueSpec(path=name, weight=queues[name].weight, parent=not queues[name].leaf,
+                     children=tuple(_spec(queues, children, c) for c in children.get(name, [])))
 
 
 def _sum_demand(node: Fill) -> tuple[float, ...]:

@@ -5,6 +5,8 @@ GET  /v1/queues       the queue tree: weights, limits, usage, dominant share vs 
 GET  /v1/apps         every app, one line each
 GET  /v1/apps/{id}    an app's requests and, for each pending one, why it is not running now
 GET  /v1/nodes        per node capacity, allocated, free and reservation
+GET  /v1/demand       what the reachable target replays: nodes, running containers, runnable apps' asks
+                      (a federation's policy merges every sub-cluster's: yarn_bridge.federation_policy)
 GET  /v1/health       bridge connected, last schedule call's age, configuration version
 GET  /metrics         Prometheus text format
 POST /v1/reload       re-reads the queue file through the one validated reload (needs the token)
@@ -34,6 +36,7 @@ from urllib.parse import unquote, urlsplit
 
 from scheduler import SchedulerCore
 from scheduler.explain import TargetInput, queue_figures, why_pending
+from scheduler.targets import ReplayInput
 from yarn_bridge.metrics import CONTENT_TYPE, Metrics
 from yarn_bridge.ui import Asset, asset
 
@@ -43,8 +46,8 @@ DEFAULT_STATUS_PORT = 25335
 # no schedule call for this long: the bridge is reported disconnected, unless the service knows
 # better (`yarn-drf serve` reports its open bridge connections: an idle cluster makes no calls)
 STALE_AFTER_S = 10.0
-ENDPOINTS = ["/v1/queues", "/v1/apps", "/v1/apps/{id}", "/v1/nodes", "/v1/health", "/metrics", "POST /v1/reload",
-             "/ui/"]
+ENDPOINTS = ["/v1/queues", "/v1/apps", "/v1/apps/{id}", "/v1/nodes", "/v1/demand", "/v1/health", "/metrics",
+             "POST /v1/reload", "/ui/"]
 # The dashboard's files may load only from this server and may not be framed by another page.
 UI_HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
               "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
@@ -162,6 +165,11 @@ class StatusServer:
                 })
         return {"resource_types": list(types.names), "nodes": nodes}
 
+    def demand(self) -> dict:
+        with self.lock:
+            inp = ReplayInput(self.get_core())
+        return inp.to_doc()
+
     def health(self) -> dict:
         with self.lock:
             core = self.get_core()
@@ -253,6 +261,8 @@ def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:
                 return (200, doc) if doc is not None else (404, {"error": f"unknown app {app_id!r}"})
             if path == "/v1/nodes":
                 return 200, server.nodes()
+            if path == "/v1/demand":
+                return 200, server.demand()
             if path == "/v1/health":
                 return 200, server.health()
             if path == "/":

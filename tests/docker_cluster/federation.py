@@ -20,7 +20,7 @@ import requests
 from testcontainers.core.container import DockerContainer
 
 from tests.docker_cluster.cluster import (HADOOP_IMAGE, RM_IMAGE, Cluster, NodeShape, dshell_command, remove_volume,
-                                          stop_containers)
+                                          spark_command, stop_containers)
 from tests.docker_cluster.ha_cluster import zk_ruok
 from tests.ports import free_ports
 from tests.waits import wait_for
@@ -36,6 +36,13 @@ ROUTER_PORTS = ("ROUTER_CLIENTRM_PORT", "ROUTER_ADMIN_PORT", "ROUTER_WEB_PORT")
 # Container ids must not collide between sub-clusters (an app's containers come from several):
 # each RM's epoch starts this far from the previous one's, as Hadoop's federation guide advises.
 EPOCH_STRIDE = 1000
+# Spark through the Router: spark-submit's own (shaded, 3.3) Hadoop client takes federation on for
+# RM failover, which knows no failover.enabled key and finds no RM ids (the client reaches one
+# Router address); and a Spark AM reads the Hadoop configuration its client shipped, not its
+# NodeManager's: the NodeManager's configuration directory first on the AM's class path gives it
+# the NodeManager's final scheduler address, the AMRMProxy.
+SPARK_THROUGH_THE_ROUTER = {"spark.hadoop.yarn.federation.enabled": "false",
+                            "spark.driver.extraClassPath": "/opt/hadoop/etc/hadoop"}
 
 
 @dataclass
@@ -69,6 +76,16 @@ class SubCluster(Cluster):
                 if "java" in line and "resourcemanager.ResourceManager" in line]
         assert code == 0 and len(pids) == 1, f"ResourceManager JVMs in {self.id}: {out}"
         self.exec(["kill", "-9", pids[0]])
+
+    def restart_rm(self, timeout_s: float = 180) -> None:
+        """Starts a killed RM's container again (its file system, and so its state store, kept):
+        it recovers its apps and containers, work-preserving, as its NodeManagers re-register."""
+        w = self.rm.get_wrapped_container()
+        w.reload()
+        if w.status == "running":
+            w.wait(timeout=60)
+        w.start()
+        self.wait_for_nodes(len(self.shapes), timeout_s)
 
     def daemons(self) -> list[tuple[str, DockerContainer]]:
         return [(f"{self.id} resourcemanager", self.rm), *((f"{self.id} {n}", c) for n, c in self.nms.items())]
@@ -234,6 +251,11 @@ class Federation:
     def submit_dshell(self, name: str, queue: str, num: int, resources: dict[str, int], command: str) -> tuple[int, str]:
         """A distributed-shell app through the Router, its client's output when it ends."""
         return self.exec(dshell_command(name, queue, num, resources, command))
+
+    def submit_spark(self, name: str, queue: str, job_args: list[object], executors: int) -> tuple[int, str]:
+        """The project's SleepShuffle job through the Router (cluster mode: its driver is the AM),
+        its client's output when it ends."""
+        return self.exec(spark_command(name, queue, job_args, executors=executors, conf=SPARK_THROUGH_THE_ROUTER))
 
     def exec_detached(self, cmd: list[str], name: str) -> None:
         shell = " ".join(shlex.quote(a) for a in cmd) + f" > /tmp/{name}.log 2>&1"

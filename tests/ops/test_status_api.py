@@ -1,9 +1,10 @@
-"""/v1/queues, /v1/nodes, /v1/health, /v1/apps and error handling of the status server."""
+"""/v1/queues, /v1/nodes, /v1/demand, /v1/health, /v1/apps and error handling of the status server."""
 from __future__ import annotations
 
 import pytest
 import requests
 
+from scheduler.targets import ReplayInput
 from yarn_bridge.status import StatusServer
 
 
@@ -52,6 +53,20 @@ def test_nodes(ops):
     assert n2["allocated"]["memory-mb"] == 16384
     assert n2["free"] == {"memory-mb": 0, "vcores": 0, "gpu-mem": 8000}
     assert n2["containers"] == 8 and n2["reservation"] is None
+
+
+def test_demand_lists_what_the_reachable_target_replays_and_rebuilds_it(ops):
+    run_two_queues(ops)
+    doc = ops.get("/v1/demand")
+    assert doc["resource_types"] == ["memory-mb", "vcores", "gpu-mem"]
+    assert [n[0] for n in doc["nodes"]] == ["n1", "n2"] and doc["nodes"][1][2] == [16384, 8, 8000]
+    assert len(doc["running"]) == 16 and {r[0] for r in doc["running"]} == {"a-etl", "a-batch"}
+    asks = {a[0]: a[4] for a in doc["apps"]}
+    assert asks["a-etl"] == [[1, [2048, 1, 0], 8]]  # its 20 asked, 12 running
+    with ops.lock:
+        own = ReplayInput(ops.core)
+    rebuilt = ReplayInput.of(tuple(doc["resource_types"]), own.config, doc["nodes"], doc["running"], doc["apps"])
+    assert rebuilt.key == own.key
 
 
 def test_health_reports_calls_and_config_version(ops):
