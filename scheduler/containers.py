@@ -263,7 +263,7 @@ class NodesAndContainers(Asks):
             self._ignore("assignment_refused", f"no unconfirmed assignment {assignment_id}")
             return
         self.counters["refused"] += 1
-        # The shim gives back the rest of a reply it stopped before a queue above a late AM ask
+        # The shim gives back a reply's assignments to queues above a late AM ask
         # (docs/bridge.md): nothing went wrong, and a busy cluster has thousands of them.
         level = logging.DEBUG if reason.startswith(DEFERRED) else logging.WARNING
         log.log(level, "assignment %s (app %s on %s) refused by the RM: %s", assignment_id, c.app.id, c.node.id, reason)
