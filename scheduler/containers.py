@@ -125,6 +125,7 @@ class NodesAndContainers(Asks):
         """Takes the node out of this core's capacity; its containers stay counted."""
         self.unreserve(node)  # (a preemption hold on it ends at the next round: not this core's node)
         del self.nodes[node.id]
+        self._nodes_left += 1
         self._set_capacity(vsub(self.capacity, node.capacity))
 
     def update_node(self, node_id: str, capacity: Mapping[str, int]) -> None:
@@ -151,6 +152,7 @@ class NodesAndContainers(Asks):
             self.container_finished(cid, "lost")
         self.unreserve(node)
         del self.nodes[node_id]
+        self._nodes_left += 1
         self._set_capacity(vsub(self.capacity, node.capacity))
         return lost
 
@@ -261,7 +263,7 @@ class NodesAndContainers(Asks):
             self._ignore("assignment_refused", f"no unconfirmed assignment {assignment_id}")
             return
         self.counters["refused"] += 1
-        # The shim gives back the rest of a reply it stopped before a queue above a late AM ask
+        # The shim gives back a reply's assignments to queues above a late AM ask
         # (docs/bridge.md): nothing went wrong, and a busy cluster has thousands of them.
         level = logging.DEBUG if reason.startswith(DEFERRED) else logging.WARNING
         log.log(level, "assignment %s (app %s on %s) refused by the RM: %s", assignment_id, c.app.id, c.node.id, reason)

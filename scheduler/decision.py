@@ -52,10 +52,12 @@ class Decision(Admission):
             self._ignore("on_nodes", f"{len(node_ids) - len(nodes)} unknown node(s)")
         carried, self._carried = self._carried, []
         if carried:
-            # (a carried node may have left the cluster, or have heartbeated again)
+            # (a carried node may have heartbeated again, or have left the cluster)
             again = set(carried)
             nodes = [n for n in nodes if n not in again]
-            carried = [n for n in carried if self.nodes.get(n.id) is n]
+            if self._carried_checked != self._nodes_left:
+                carried = [n for n in carried if self.nodes.get(n.id) is n]
+        self._carried_checked = self._nodes_left
         if not nodes and not carried:
             return []
         if self._stale:

@@ -48,6 +48,8 @@ def java_command(a: argparse.Namespace, status_port: int, between_heartbeats: bo
             raise SystemExit(f"scale: {f.relative_to(REPO)} is missing; run `make shim` first")
     cp = ":".join([str(SHIM_JAR), str(test_classes), (SHIM / "target" / "classpath.txt").read_text().strip()])
     serve = f"{Path(sys.executable).parent / 'yarn-drf'} serve --status-port {status_port}"
+    if a.max_assignments_per_call:
+        serve += f" --max-assignments-per-call {a.max_assignments_per_call}"
     return ["java", *OPENS.read_text().split(), f"-Xmx{a.heap_mb}m",
             f"-Dyarndrf.offer-between-heartbeats={str(between_heartbeats).lower()}", "-cp", cp,
             "org.yarndrf.shim.bench.ScaleDriver", str(a.nodes), str(a.apps), str(a.asks),
@@ -55,25 +57,54 @@ def java_command(a: argparse.Namespace, status_port: int, between_heartbeats: bo
             *([str(a.bridge_timeout_ms)] if a.bridge_timeout_ms else [])]
 
 
+# The scheduling thread's parts (java_shim LoopClock), in the order its time goes round.
+LOOP_PARTS = (
+    ("wait", "  waiting for work (a change, a timer, a retry)"),
+    ("collect", "  collect, under the scheduler lock"),
+    ("call", "  call: encode + py4j + core + decode, every attempt, answered or not"),
+    ("commit", "  commit, under the scheduler lock"),
+    ("resync", "  resync: a full snapshot built, sent and taken in"),
+    ("handed", "  calls handed to the loop (reloads, moves)"),
+)
+
+
+def loop_rows(r: dict) -> list[tuple[str, float, str]]:
+    """The scheduling thread's time, ms per second of the window, part by part: the parts cover
+    all of it (they sum to 1,000, the last row says so), and the call splits into the core's own
+    timer and the rest. Every figure is read at the window's two ends, so a call under way at an
+    end counts on both sides or neither (a timed-out call's wait is in `call`, its work in the
+    core's timer)."""
+    parts = r["loop_ms_per_s"]
+    call, decide = parts["call"], r["core_decide_ms_per_s"]
+    rows: list[tuple[str, float, str]] = []
+    for key, label in LOOP_PARTS:
+        note = f"mean {r['loop_call_mean_ms']:.2f} ms an answered call" if key == "call" else ""
+        rows.append((label, parts[key], note))
+        if key == "call":
+            rows.append(("    of which the core's apply + decide", decide, "the core's own timer"))
+            rows.append(("    of which JSON both sides + py4j", call - decide, "call - core"))
+    rows.append(("  all parts", sum(parts[k] for k, _ in LOOP_PARTS), "1,000: the whole window"))
+    return rows
+
+
 def report(r: dict) -> str:
     """The figures, and per second of wall time where the work went."""
     hb, alloc = r["heartbeats_per_s"], r["allocations_per_s"]
-    call, decide = r["loop_call_ms_per_s"], r["core_decide_ms_per_s"]
     rows = [
         ("heartbeats per second", f"{hb:,.0f}", f"{hb / HEARTBEATS_TARGET:.2f}x of 10,000"),
         ("allocations per second", f"{alloc:,.0f}", f"{alloc / ALLOCATIONS_TARGET:.2f}x of 20,000"),
         ("handle(NODE_UPDATE) p50 / p99 (µs)", f"{r['handle_p50_us']:.2f} / {r['handle_p99_us']:.2f}", ""),
-        ("scheduling-thread calls per second", f"{r['loop_calls_per_s']:.1f}",
+        ("scheduling-thread calls answered per second", f"{r['loop_calls_per_s']:.1f}",
          f"{r['loop_nodes_per_call']:.0f} nodes, {r['loop_assignments_per_call']:.1f} assignments a call"),
-        ("  collect, under the scheduler lock (ms/s)", f"{r['loop_collect_ms_per_s']:.1f}", ""),
-        ("  call: encode + py4j + core + decode (ms/s)", f"{call:.1f}", f"mean {r['loop_call_mean_ms']:.2f} ms a call"),
-        ("    of which the core's apply + decide (ms/s)", f"{decide:.1f}", "the core's own timer"),
-        ("    of which JSON both sides + py4j (ms/s)", f"{call - decide:.1f}", "call - core"),
-        ("  commit, under the scheduler lock (ms/s)", f"{r['loop_commit_ms_per_s']:.1f}", ""),
+        ("scheduling thread (ms per s)", "", ""),
+        *((label, f"{ms:.1f}", note) for label, ms, note in loop_rows(r)),
         ("heartbeat thread in handle() (ms/s)", f"{hb * r['handle_p50_us'] / 1000:.1f}", "p50 x rate, a floor"),
+        ("CPU: the RM's JVM / the core (ms/s)", f"{r['rm_cpu_ms_per_s']:.0f} / {r['core_cpu_ms_per_s']:.0f}",
+         "of 1,000 a core: not slowed by other processes, unlike the times above"),
         ("asked for per second", f"{r['apps'] * r['asks_per_app']:,}", "apps x asks: the most that can be allocated"),
+        ("bridge counters (shim), the window", "", r["bridge"]),
+        ("bridge counters (shim), the whole run", "", r["bridge_whole_run"]),
     ]
-    rows.append(("bridge counters (shim)", "", r["bridge"]))
     head = (f"**{r['nodes']:,} nodes, {r['apps']} apps asking for {r['asks_per_app']} each, "
             f"{r['seconds']:.0f} s measured, offer-between-heartbeats "
             f"{str(r['offer_between_heartbeats']).lower()}**\n\n| figure | value | note |\n|---|---:|---|\n")
@@ -91,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bridge-timeout-ms", type=int, default=None,
                     help="yarn-drf.bridge.timeout-ms (default: the shim's); a call deciding for "
                          "10,000 nodes and 20,000 asks at once takes longer than the default")
+    ap.add_argument("--max-assignments-per-call", type=int, default=None,
+                    help="serve --max-assignments-per-call (default: the core's)")
     ap.add_argument("--queues", type=Path, default=HERE / "queues.yaml")
     ap.add_argument("--offer-between-heartbeats", type=between_heartbeats, default=[False],
                     help="yarn-drf.scheduler.offer-between-heartbeats: false, true, or false,true "

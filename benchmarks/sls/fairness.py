@@ -23,7 +23,8 @@ dominant share of its target and S_q of what it holds (fractions of the cluster)
 mean over the saturated samples.
 
 Ask to allocation: each app's ask increases (ask records, per request key) queue first in, first
-out; each container takes the oldest of its app's key; a decrease withdraws the newest.
+out; each container takes the oldest of its app's key; a decrease withdraws the newest. App start
+to allocation: from the app's first ask (the RM's ask for its AM) to each of its containers.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ import json
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 Vector = Sequence[float]
 Shapes = Mapping[tuple[int, ...], int]  # shape -> containers, in the order to place them
@@ -77,10 +79,21 @@ def violations(records: Iterable[dict], capacity: Vector,
     return bad, n
 
 
-def ask_to_allocation_ms(records: Iterable[dict]) -> tuple[list[float], int]:
-    """Times from ask to allocation (ms), and allocations that matched no recorded ask."""
-    waiting: dict[tuple[str, str], deque[list[float]]] = {}
-    out: list[float] = []
+class Wait(NamedTuple):
+    """One container's wait: the ask increase it took, and when that increase got its first."""
+    submitted: float  # ms, its app's first ask (the RM's ask for the AM, made as the app starts)
+    asked: float      # ms, the ask increase this container took (first in, first out)
+    first: float      # ms, the first container given to that same increase
+    allocated: float  # ms
+    queue: str
+    am: bool          # the attempt's first container (id ..._000001)
+
+
+def waits(records: Iterable[dict]) -> tuple[list[Wait], int]:
+    """Each container's wait (module doc), and allocations that matched no recorded ask."""
+    waiting: dict[tuple[str, str], deque[list[float]]] = {}  # [asked, left, first or None]
+    submitted: dict[str, float] = {}
+    out: list[Wait] = []
     unmatched = 0
     for rec in records:
         if rec["ev"] not in ("ask", "alloc"):
@@ -88,8 +101,9 @@ def ask_to_allocation_ms(records: Iterable[dict]) -> tuple[list[float], int]:
         key = (rec["app"], rec["key"])
         if rec["ev"] == "ask":
             q = waiting.setdefault(key, deque())
+            submitted.setdefault(rec["app"], rec["t"])
             if rec["n"] > 0:
-                q.append([rec["t"], rec["n"]])
+                q.append([rec["t"], rec["n"], None])
             else:
                 _withdraw(q, -rec["n"])
         elif rec["ev"] == "alloc":
@@ -97,11 +111,28 @@ def ask_to_allocation_ms(records: Iterable[dict]) -> tuple[list[float], int]:
             if not q:
                 unmatched += 1
                 continue
-            out.append(rec["t"] - q[0][0])
-            q[0][1] -= 1
-            if q[0][1] == 0:
+            head = q[0]
+            if head[2] is None:
+                head[2] = rec["t"]
+            out.append(Wait(submitted[rec["app"]], head[0], head[2], rec["t"], rec["q"],
+                            rec["c"].endswith("_000001")))
+            head[1] -= 1
+            if head[1] == 0:
                 q.popleft()
     return out, unmatched
+
+
+def ask_to_allocation_ms(records: Iterable[dict]) -> tuple[list[float], int]:
+    """Times from ask to allocation (ms), and allocations that matched no recorded ask."""
+    matched, unmatched = waits(records)
+    return [w.allocated - w.asked for w in matched], unmatched
+
+
+def start_to_allocation_ms(records: Iterable[dict]) -> list[float]:
+    """Times from each container's app's first ask to the container (ms): what its job waited for
+    it, the wait for its AM included, which ask to allocation leaves out (a task is asked for only
+    once the AM runs, so a scheduler that keeps AMs waiting has short task waits)."""
+    return [w.allocated - w.submitted for w in waits(records)[0]]
 
 
 def _withdraw(q: deque[list[float]], n: int) -> None:

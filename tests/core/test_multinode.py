@@ -2,9 +2,11 @@
 or DRFH best fit, each container still chosen by the per-node decision's fairness."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from scheduler import compiled
 from tests.core.helpers import make_core
 from tests.core.test_fairness import flat_yaml
 
@@ -191,3 +193,47 @@ def test_best_fit_is_fair_like_the_per_node_path_fits_best_and_settles(nodes, qu
     for node_id, free in room.items():
         for q, (shape, left) in remaining.items():
             assert not (left and fits(shape, free)), f"{q} still fits {node_id} after the cluster settled"
+
+
+def _carrying_core(nodes: int):
+    """A call with a limit of 1 over `nodes` nodes: every node but the first is carried."""
+    core = make_core(flat_yaml([1]), {f"n{i}": {"vcores": 2, "memory-mb": 2048} for i in range(nodes)})
+    core.submit_app("a", "u", "q0")
+    core.update_request("a", 1, {"vcores": 1, "memory-mb": 1024}, 10 * nodes)
+    assert len(core.on_nodes(list(core.nodes), now=0.0, limit=1)) == 1 and core.carrying
+    return core
+
+
+def test_a_carried_node_that_left_is_not_decided_for_and_one_that_came_back_is_as_new():
+    core = _carrying_core(4)
+    core.remove_node("n1")
+    core.remove_node("n2")
+    core.add_node("n2", {"vcores": 2, "memory-mb": 2048})
+    got = []
+    while core.carrying:
+        got += [a.node_id for a in core.on_nodes([], now=0.0, limit=1)]
+    got += [a.node_id for a in core.on_nodes(["n2"], now=0.0)]
+    assert "n1" not in got
+    assert got.count("n2") == 2 and got.count("n3") == 2
+
+
+class _CountedNodes(dict):
+    """The core's node table, counting lookups (seen only by the pure-Python modules: compiled
+    code reads a dict natively)."""
+
+    gets = 0
+
+    def get(self, *args):
+        _CountedNodes.gets += 1
+        return super().get(*args)
+
+
+@pytest.mark.skipif(compiled.mode() == "compiled", reason="counts lookups the compiled core makes natively")
+def test_a_call_looks_up_the_nodes_it_decides_for_not_every_node_the_last_one_carried():
+    """The 10,000-node driver's calls stop at 64 assignments and carry nearly every node: a call
+    that checked each carried node again cost more than the 64 decisions (issue 30)."""
+    core = _carrying_core(2000)
+    core.nodes = _CountedNodes(core.nodes)
+    _CountedNodes.gets = 0
+    assert len(core.on_nodes(["n0"], now=0.0, limit=1)) == 1
+    assert _CountedNodes.gets < 50

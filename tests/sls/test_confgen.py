@@ -66,10 +66,22 @@ def test_capacities_of_uneven_weights_still_sum_to_exactly_100() -> None:
     assert max(shares) - min(shares) < 0.01
 
 
+def test_a_fifo_leaf_orders_its_apps_first_in_first_out_in_fair_and_capacity_too(tmp_path: Path) -> None:
+    p = tmp_path / "q.yaml"
+    p.write_text("queues:\n  root:\n    children:\n      a: {weight: 1, order: fifo}\n      b: {weight: 1}\n")
+    cfg = confgen.load_config(p)
+    fair = {q.get("name"): q.findtext("schedulingPolicy")
+            for q in ET.fromstring(confgen.fair_allocation_xml(cfg)).iter("queue")}
+    assert fair == {"a": "fifo", "b": "drf"}
+    cs = _props(confgen.capacity_scheduler_xml(cfg))
+    # CapacityScheduler has no dominant-share order among apps: both leaves are fifo there
+    assert (cs["yarn.scheduler.capacity.root.a.ordering-policy"],
+            cs["yarn.scheduler.capacity.root.b.ordering-policy"]) == ("fifo", "fifo")
+
+
 @pytest.mark.parametrize("queue, needle", [
     ("a: {weight: {vcores: 2, memory-mb: 1}}", "root.a: per-resource weights"),
     ("a: {weight: 1, min: {vcores: 2}}", "root.a: min"),
-    ("a: {weight: 1, order: fifo}", "root.a: order"),
 ])
 def test_untranslatable_settings_are_refused_naming_the_queue(tmp_path: Path, queue: str, needle: str) -> None:
     p = tmp_path / "q.yaml"

@@ -9,8 +9,9 @@ CAP = [10, 10]
 
 
 def _alloc(q: str, free: list[int], queues: dict[str, tuple[list[int], list[list[int]]]],
-           t: float = 0.0, app: str = "app_1", key: str = "20/0") -> dict:
-    return {"ev": "alloc", "t": t, "app": app, "key": key, "q": q, "res": [1, 1], "free": free,
+           t: float = 0.0, app: str = "app_1", key: str = "20/0",
+           c: str = "container_1_01_000002") -> dict:
+    return {"ev": "alloc", "t": t, "c": c, "app": app, "key": key, "q": q, "res": [1, 1], "free": free,
             "queues": {n: {"used": u, "pending": p} for n, (u, p) in queues.items()}}
 
 
@@ -58,6 +59,22 @@ def test_each_container_takes_its_apps_oldest_ask_and_a_decrease_withdraws_the_n
     waits, unmatched = fairness.ask_to_allocation_ms(recs)
     assert waits == [10.0, 12.0, 15.0]
     assert unmatched == 1
+
+
+def test_each_wait_knows_when_its_ask_got_its_first_container_and_whether_it_is_an_am() -> None:
+    recs = [{"ev": "ask", "t": 0.0, "app": "a1", "key": "am", "n": 1},
+            _alloc("q", [1, 1], {}, t=1.0, app="a1", key="am", c="container_1_01_000001"),
+            {"ev": "ask", "t": 2.0, "app": "a1", "key": "k", "n": 2},
+            {"ev": "ask", "t": 3.0, "app": "a1", "key": "k", "n": 1},
+            _alloc("q", [1, 1], {}, t=5.0, app="a1", key="k"),
+            _alloc("q", [1, 1], {}, t=9.0, app="a1", key="k"),
+            _alloc("q", [1, 1], {}, t=11.0, app="a1", key="k")]
+    waits, unmatched = fairness.waits(recs)
+    assert [(w.asked, w.first, w.allocated, w.am) for w in waits] == [
+        (0.0, 1.0, 1.0, True), (2.0, 5.0, 5.0, False), (2.0, 5.0, 9.0, False),
+        (3.0, 11.0, 11.0, False)]
+    assert unmatched == 0
+    assert fairness.start_to_allocation_ms(recs) == [1.0, 5.0, 9.0, 11.0]  # all from the AM ask at 0
 
 
 def test_drfh_target_places_whole_containers_on_the_real_nodes() -> None:

@@ -80,8 +80,9 @@ def test_violations_and_ask_times_come_from_the_probe_records(tmp_path: Path) ->
     samples = [{"t_ms": 0, "containers_allocated": 0, "queues": {"a": _q({}, 1)}},
                {"t_ms": 1000, "containers_allocated": 2, "queues": {"a": _q({}, 1)}}]
     run = _write(tmp_path, samples, [("app_1", "a", 0, 4000)])
-    alloc = {"ev": "alloc", "app": "app_1", "key": "20/0", "res": [100, 10, 0], "free": [500, 50, 400]}
+    alloc = {"ev": "alloc", "c": "container_1_01_000002", "app": "app_1", "key": "20/0", "res": [100, 10, 0], "free": [500, 50, 400]}
     records = [
+        {"ev": "ask", "t": -20.0, "app": "app_1", "key": "0/0", "n": 1},  # its AM, never given here
         {"ev": "ask", "t": 0.0, "app": "app_1", "key": "20/0", "n": 2},
         # b (0.1) waits with a fitting request while a (0.5) gets a container: a violation
         dict(alloc, t=40.0, q="a", queues={"a": {"used": [500, 0, 0], "pending": []},
@@ -95,3 +96,4 @@ def test_violations_and_ask_times_come_from_the_probe_records(tmp_path: Path) ->
     assert (r["drf_violations"], r["probe_containers"]) == (1, 2)
     assert r["violations_per_1000"] == 500.0
     assert (r["ask_to_alloc_ms"]["p50"], r["ask_to_alloc_ms"]["p99"]) == (40.0, 100.0)
+    assert (r["start_to_alloc_ms"]["p50"], r["start_to_alloc_ms"]["p99"]) == (60.0, 120.0)

@@ -147,6 +147,7 @@ public final class SchedulingLoop implements Runnable {
   private final long recheckMs;
   private final ConcurrentLinkedQueue<Pending<?>> pending = new ConcurrentLinkedQueue<>();
   private volatile Observer observer;
+  private final LoopClock clock = new LoopClock();
   private Thread thread;
   private volatile boolean stopping;
   /** Set by wake(): something changed since the loop last collected. Guarded by this. */
@@ -226,6 +227,11 @@ public final class SchedulingLoop implements Runnable {
     this.observer = observer;
   }
 
+  /** Where this thread's time went, every part of it (the benchmarks read it at a window's ends). */
+  public LoopClock clock() {
+    return clock;
+  }
+
   /**
    * Hands a reload to the loop's thread (the only one that talks to the core) and waits for its
    * outcome. Call it without holding the scheduler's lock: the loop may need it meanwhile.
@@ -262,6 +268,7 @@ public final class SchedulingLoop implements Runnable {
   @Override
   public void run() {
     while (!stopping) {
+      clock.enter(LoopClock.Part.WAIT);
       try {
         once();
       } catch (InterruptedException e) {
@@ -270,6 +277,7 @@ public final class SchedulingLoop implements Runnable {
         // A bug here must not end scheduling for good: start over from a snapshot.
         LOG.error("yarn-drf: the scheduling loop failed; resyncing in {} ms", ERROR_PAUSE_MS, e);
         bridge.resyncNext("the scheduling loop failed (" + e + ")");
+        clock.enter(LoopClock.Part.WAIT);
         try {
           Thread.sleep(ERROR_PAUSE_MS);
         } catch (InterruptedException stop) {
@@ -288,6 +296,7 @@ public final class SchedulingLoop implements Runnable {
       if (!bridge.mayCall() && pending.isEmpty()) {
         return;  // backing off after a failure; awaitWork waits out the rest
       }
+      clock.enter(LoopClock.Part.RESYNC);
       Messages.Snapshot snapshot;
       synchronized (schedulerLock) {
         snapshot = yarn.snapshot(bridge.newEpoch());
@@ -303,7 +312,11 @@ public final class SchedulingLoop implements Runnable {
       bridge.snapshotApplied();
       force = true;  // the snapshot carried asks: decide for them now
     }
-    servePending();
+    if (!pending.isEmpty()) {
+      clock.enter(LoopClock.Part.HANDED);
+      servePending();
+    }
+    clock.enter(LoopClock.Part.COLLECT);
     long start = System.nanoTime();
     Messages.Schedule request;
     synchronized (schedulerLock) {
@@ -314,6 +327,7 @@ public final class SchedulingLoop implements Runnable {
     }
     long collected = System.nanoTime();
     lastCallNanos = collected;
+    clock.enter(LoopClock.Part.CALL);
     ReplyValues.ScheduleReply reply = bridge.schedule(request);
     long answered = System.nanoTime();
     if (reply == null) {
@@ -327,6 +341,7 @@ public final class SchedulingLoop implements Runnable {
         : answered + TimeUnit.MILLISECONDS.toNanos(reply.callInMs);
     long applied = committer.applied.get();
     long refused = committer.refused.get();
+    clock.enter(LoopClock.Part.COMMIT);
     boolean more;
     synchronized (schedulerLock) {
       yarn.callTook(bridge.lastCallMs());

@@ -297,8 +297,13 @@ class YarnDrfSchedulerTest {
     stop();
     start(HandCommitted.class);
     RMApp app = submit("alice", "a");
-    AsyncApps.launch(rm, app);  // root.a holds its AM, root.b nothing: b is below a
+    assertEquals(2, allocate(AsyncApps.launch(rm, app), 2, 1024, 1).size());
+    RMApp other = submit("alice", "a");
+    AsyncApps.launch(rm, other);
+    scheduler.moveApplication(other.getApplicationId(), "b");
+    // root.a (weight 2) holds an AM and two tasks, root.b (weight 1) an AM: b is below a
     String appId = app.getApplicationId().toString();
+    String otherId = other.getApplicationId().toString();
     String node = nm.getNodeId().toString();
     java.util.Map<String, Long> task = new java.util.HashMap<>();
     task.put("memory-mb", 1024L);
@@ -313,20 +318,23 @@ class YarnDrfSchedulerTest {
       }
       committer.commit(java.util.Arrays.asList(
           new ReplyValues.Assignment("late-1", appId, node, "root.a", 5, 0, task),
+          new ReplyValues.Assignment("below-1", otherId, node, "root.b", 5, 0, task),
           new ReplyValues.Assignment("late-2", appId, node, "root.a", 5, 0, task)));
-      assertEquals(2, committer.deferred.get());
+      assertEquals(2, committer.deferred.get(), "only the assignments to the queue above");
       scheduler.lateAmAsks.collecting();  // the next call has seen b's AM ask
       committer.commit(java.util.Collections.singletonList(
           new ReplyValues.Assignment("seen-1", appId, node, "root.a", 5, 0, task)));
     }
     assertEquals(2, committer.deferred.get(), "once the AM ask is collected, nothing is deferred");
-    heartbeatUntil(() -> core.deltasOf("assignment_refused").size() >= 3);
+    heartbeatUntil(() -> core.deltasOf("assignment_refused").size() >= 4);
     java.util.Map<String, String> reasons = new java.util.HashMap<>();
     for (Messages.Delta d : core.deltasOf("assignment_refused")) {
       reasons.put(d.assignmentId, d.reason);
     }
     assertEquals(AssignmentCommitter.DEFERRED, reasons.get("late-1"));
     assertEquals(AssignmentCommitter.DEFERRED, reasons.get("late-2"));
+    // committed, not deferred: re-checked against YARN, which holds no such ask of b's app
+    assertTrue(reasons.get("below-1").contains("no longer outstanding"), reasons.get("below-1"));
     assertTrue(reasons.get("seen-1").contains("no longer outstanding"), reasons.get("seen-1"));
   }
 

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.hadoop.yarn.api.protocolrecords.SubmitApplicationRequest;
@@ -33,6 +34,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.util.resource.Resources;
+import org.yarndrf.shim.LoopClock;
 import org.yarndrf.shim.SchedulingLoop;
 import org.yarndrf.shim.ShimConf;
 import org.yarndrf.shim.YarnDrfScheduler;
@@ -52,9 +54,10 @@ import org.yarndrf.shim.YarnDrfScheduler;
  * [TIMEOUT_MS] (STATUS_PORT: the one SERVE_COMMAND's --status-port names, for the core's own
  * decision time, 0: none; TIMEOUT_MS: yarn-drf.bridge.timeout-ms, default the shim's)
  * Prints one JSON line: heartbeats and allocations per second over SECONDS after WARMUP_S, the
- * time in handle(NODE_UPDATE) (p50/p99), and the scheduling thread's calls and where their time
- * went (collect and commit under the scheduler's lock; the call: encoding, py4j, the core,
- * decoding).
+ * time in handle(NODE_UPDATE) (p50/p99), the scheduling thread's answered calls, where all of its
+ * time went ({@link LoopClock}: waiting, collect and commit under the scheduler's lock, the calls
+ * answered or not, resyncs), the CPU time of the RM's JVM and of the core, and the bridge's
+ * counters over the window and the whole run. Every figure is read at the window's two ends.
  */
 public final class ScaleDriver {
   private static final Resource NODE = Resources.createResource(16384, 16);
@@ -106,17 +109,25 @@ public final class ScaleDriver {
       h.start();
       a.start();
       Thread.sleep(warmupMs);
+      // The window: each figure's start and end are read back to back, the slow ones (an HTTP
+      // request, a walk of /proc) outside the loop clock's two reads, which bound the window.
+      double decided0 = decisionSeconds(statusPort);
+      long[] cpu0 = cpuNanos();
+      String bridge0 = scheduler.bridgeCounters();
+      long[] parts0 = scheduler.schedulingLoop().clock().read();
       long t0 = System.nanoTime();
       long hb0 = hb.count.get();
       long got0 = ams.allocated.get();
       hb.timing = true;
       loop.reset();
-      double decided0 = decisionSeconds(statusPort);
       Thread.sleep(measureMs);
-      double s = (System.nanoTime() - t0) / 1e9;
-      double decided = decisionSeconds(statusPort) - decided0;
       long hbN = hb.count.get() - hb0;
       long gotN = ams.allocated.get() - got0;
+      double s = (System.nanoTime() - t0) / 1e9;
+      long[] parts = scheduler.schedulingLoop().clock().read();
+      String bridge = scheduler.bridgeCounters();
+      long[] cpu = cpuNanos();
+      double decided = decisionSeconds(statusPort) - decided0;
       hb.stop = true;
       ams.stop = true;
       h.join();
@@ -125,10 +136,12 @@ public final class ScaleDriver {
       System.out.printf("{\"nodes\":%d,\"apps\":%d,\"asks_per_app\":%d,\"seconds\":%.1f,"
           + "\"heartbeats_per_s\":%.0f,\"allocations_per_s\":%.0f,"
           + "\"handle_p50_us\":%.2f,\"handle_p99_us\":%.2f,\"am_rounds\":%d,"
-          + "\"core_decide_ms_per_s\":%.1f,%s,\"bridge\":\"%s\"}%n",
+          + "\"core_decide_ms_per_s\":%.1f,\"rm_cpu_ms_per_s\":%.1f,\"core_cpu_ms_per_s\":%.1f,"
+          + "%s,\"loop_ms_per_s\":%s,\"bridge\":\"%s\",\"bridge_whole_run\":\"%s\"}%n",
           nodes, apps, asks, s, hbN / s, gotN / s,
           pct(handle, 50) / 1e3, pct(handle, 99) / 1e3, ams.rounds.get(), decided * 1e3 / s,
-          loop.json(s), scheduler.bridgeCounters());
+          (cpu[0] - cpu0[0]) / 1e6 / s, (cpu[1] - cpu0[1]) / 1e6 / s, loop.json(s), msPerSecond(parts0, parts),
+          since(bridge0, bridge), bridge);
     } finally {
       rm.stop();
     }
@@ -286,36 +299,30 @@ public final class ScaleDriver {
     }
   }
 
-  /** The scheduling thread's calls while measuring. */
+  /** The scheduling thread's answered calls while measuring: what they covered and their mean length. */
   private static final class CallTimes implements SchedulingLoop.Observer {
     private long calls;
     private long nodes;
     private long assignments;
-    private long collect;
     private long call;
-    private long commit;
 
     @Override
     public synchronized void called(SchedulingLoop.CallRecord c) {
       calls++;
       nodes += c.nodes;
       assignments += c.assignments;
-      collect += c.collectNanos;
       call += c.callNanos;
-      commit += c.commitNanos;
     }
 
     synchronized void reset() {
-      calls = nodes = assignments = collect = call = commit = 0;
+      calls = nodes = assignments = call = 0;
     }
 
     synchronized String json(double seconds) {
       return String.format("\"loop_calls_per_s\":%.1f,\"loop_nodes_per_call\":%.0f,"
-          + "\"loop_assignments_per_call\":%.1f,\"loop_collect_ms_per_s\":%.1f,"
-          + "\"loop_call_ms_per_s\":%.1f,\"loop_commit_ms_per_s\":%.1f,"
-          + "\"loop_call_mean_ms\":%.2f", calls / seconds, calls == 0 ? 0.0 : (double) nodes / calls,
-          calls == 0 ? 0.0 : (double) assignments / calls, collect / 1e6 / seconds,
-          call / 1e6 / seconds, commit / 1e6 / seconds, calls == 0 ? 0.0 : call / 1e6 / calls);
+          + "\"loop_assignments_per_call\":%.1f,\"loop_call_mean_ms\":%.2f", calls / seconds,
+          calls == 0 ? 0.0 : (double) nodes / calls, calls == 0 ? 0.0 : (double) assignments / calls,
+          calls == 0 ? 0.0 : call / 1e6 / calls);
     }
   }
 
@@ -327,6 +334,47 @@ public final class ScaleDriver {
     }
   }
 
+  /**
+   * Milliseconds per second in each part of the scheduling thread between two reads of its clock,
+   * per second of the window those reads bound: they sum to 1,000.
+   */
+  private static String msPerSecond(long[] from, long[] to) {
+    double seconds = 0;
+    for (int i = 0; i < to.length; i++) {
+      seconds += (to[i] - from[i]) / 1e9;
+    }
+    StringBuilder b = new StringBuilder();
+    for (LoopClock.Part p : LoopClock.Part.values()) {
+      b.append(b.length() == 0 ? "{" : ",").append(String.format("\"%s\":%.1f",
+          p.name().toLowerCase(Locale.ROOT), (to[p.ordinal()] - from[p.ordinal()]) / 1e6 / seconds));
+    }
+    return b.append("}").toString();
+  }
+
+  /** The bridge counters `now` with each count less what it was at `then` (the same text, the window's counts). */
+  private static String since(String then, String now) {
+    String[] a = then.split(" ");
+    String[] b = now.split(" ");
+    if (a.length != b.length) {
+      return now;
+    }
+    StringBuilder out = new StringBuilder();
+    for (int i = 0; i < b.length; i++) {
+      int eq = b[i].indexOf('=');
+      String text = b[i];
+      if (eq > 0 && a[i].startsWith(b[i].substring(0, eq + 1))) {
+        try {
+          text = b[i].substring(0, eq + 1)
+              + (Long.parseLong(b[i].substring(eq + 1)) - Long.parseLong(a[i].substring(eq + 1)));
+        } catch (NumberFormatException notCount) {
+          // not a count: as it is now
+        }
+      }
+      out.append(i == 0 ? "" : " ").append(text);
+    }
+    return out.toString();
+  }
+
   private static double pct(long[] v, double p) {
     if (v.length == 0) {
       return Double.NaN;
@@ -334,6 +382,37 @@ public final class ScaleDriver {
     long[] s = v.clone();
     Arrays.sort(s);
     return s[Math.min(s.length - 1, (int) (p / 100 * s.length))];
+  }
+
+  /**
+   * CPU time so far (ns) of this JVM (the RM and the driver's threads) and of its child processes
+   * (the core): unlike wall time, it does not grow when other processes take the CPU.
+   */
+  private static long[] cpuNanos() {
+    long rm = ((com.sun.management.OperatingSystemMXBean)
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    return new long[] {rm, childCpuNanos()};
+  }
+
+  /** CPU time (ns) of this JVM's child processes, from Linux's /proc (the shim is built for Java 8: no ProcessHandle). */
+  private static long childCpuNanos() {
+    String self = java.lang.management.ManagementFactory.getRuntimeMXBean().getName().split("@")[0];
+    long ticks = 0;
+    java.io.File[] procs = new java.io.File("/proc").listFiles((d, name) -> name.matches("[0-9]+"));
+    for (java.io.File p : procs == null ? new java.io.File[0] : procs) {
+      try {
+        String stat = new String(java.nio.file.Files.readAllBytes(new java.io.File(p, "stat").toPath()),
+            StandardCharsets.UTF_8);
+        // after the command's ")": state ppid ... utime (14th field of the line) stime (15th)
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        if (f[1].equals(self)) {
+          ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        }
+      } catch (java.io.IOException | RuntimeException gone) {
+        // the process ended meanwhile
+      }
+    }
+    return ticks * 10_000_000L;  // USER_HZ: 100 on Linux
   }
 
   /** The core's own time deciding (seconds, summed over calls), from its status server's /metrics. */
