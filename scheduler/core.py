@@ -131,6 +131,7 @@ class SchedulerCore(Decision):
         pool = SchedulerCore(self.config, self.types.names, self.policy.name, self.clock,
                              self._node_choice_name, self.max_app_priority)
         pool.partition, pool._aid = label, f"a{label}-"
+        pool.hold_changes = self.hold_changes
         return pool
 
     def headroom(self, app_id: str) -> dict[str, int] | None:

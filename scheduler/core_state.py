@@ -99,6 +99,10 @@ class CoreState:
         # home of the others' pools), and, in the home once the cluster has labels, the pools
         self.partition = DEFAULT
         self.partitions: Partitions | None = None
+        # The nodes whose hold (node.reserved) may have changed since the bridge last looked:
+        # it tells YARN of holds begun and ended (yarn_bridge.service) without scanning every node.
+        # A label's pool shares its core's set.
+        self.hold_changes: set[Node] = set()
         self._aid = "a"  # assignment ids: a pool's carry its label, so ids are unique in the cluster
 
     def _now(self, now: float | None) -> float:

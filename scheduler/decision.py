@@ -297,6 +297,7 @@ class Decision(Admission):
         if not fits(req.capability, free):
             return _RESERVED
         node.reserved, req.reserved_node = None, None
+        self.hold_changes.add(node)
         self.counters["reservations_satisfied"] += 1
         got = self._assign(app, req, node, now)
         self._requeue(app)

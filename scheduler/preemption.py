@@ -87,6 +87,7 @@ class PlannedCore(ShareSource, Protocol):
     nodes: dict[str, Node]
     containers: dict[str, Container]
     queues: dict[str, Queue]
+    hold_changes: set[Node]
 
     def is_placeable(self, shape: Vector) -> bool: ...
 
@@ -343,6 +344,7 @@ class Preemptor:
             self.counters["restored"] += 1
             if node not in self.holds:
                 node.reserved = req
+                core.hold_changes.add(node)
                 if req.reserved_node is None:
                     req.reserved_node = node
                 self.holds[node] = _Hold(req, 1)  # the round's settling sizes it to the room
@@ -406,6 +408,7 @@ class Preemptor:
             hold.containers = self._fitting(node, req, frozenset()) if wanted else 0
             if hold.containers and node.reserved is None:
                 node.reserved = req  # it served one container; the node stays held for the rest
+                self.core.hold_changes.add(node)
             if not hold.containers or node.reserved is not req:
                 del self.holds[node]
         self._trim(now, goals)
@@ -462,6 +465,7 @@ class Preemptor:
         if req is not None and req.reserved_node is node:
             self.core.unreserve(node)
         node.reserved = None
+        self.core.hold_changes.add(node)
 
     def _fitting(self, node: Node, req: Request, marked: Iterable[str], gone: Iterable[Container] = (),
                  exclude: Iterable[Container] = ()) -> int:
@@ -751,6 +755,7 @@ class Preemptor:
                 self.marks[c.id] = _Mark(v, req, node)
             self.counters["marked"] += len(out)
             node.reserved = req  # the core's reservation: nothing else starts here until req fits
+            core.hold_changes.add(node)
             if req.reserved_node is None:
                 req.reserved_node = node
             self.holds[node] = _Hold(req, acc.held[node])

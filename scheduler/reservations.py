@@ -37,6 +37,7 @@ class Reservations(HdrfKeys):
         if req is None:
             return False
         node.reserved, req.reserved_node = req, node
+        self.hold_changes.add(node)
         self.counters["reservations_made"] += 1
         log.info("reserved node %s for app %s request %s %s (queue %s first in fair order for %.0f s)",
                  node.id, req.app.id, req.key, self.types.format(req.capability), head.path,
@@ -110,4 +111,5 @@ class Reservations(HdrfKeys):
         if req is not None:
             req.reserved_node = None
             node.reserved = None
+            self.hold_changes.add(node)
             self.counters["reservations_dropped"] += 1

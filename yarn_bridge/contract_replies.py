@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-VERSION = 6
+VERSION = 7
 # One encoder for every reply: json.dumps with non-default arguments builds a new one per call.
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -27,7 +27,7 @@ def snapshot_reply(queues: list) -> str:
     return _encode({'v': VERSION, 'ok': True, 'queues': queues})
 
 
-def schedule_reply(seq: int, assignments: list, placements: list, queues: list | None = None, queues_built: list | None = None, queues_created: dict | None = None, headroom: list | None = None, am_diagnostics: list | None = None, preempt: list | None = None, kill: list | None = None, call_in_ms: int | None = None, preemption_state: dict | None = None) -> str:
+def schedule_reply(seq: int, assignments: list, placements: list, queues: list | None = None, queues_built: list | None = None, queues_created: dict | None = None, headroom: list | None = None, am_diagnostics: list | None = None, preempt: list | None = None, kill: list | None = None, call_in_ms: int | None = None, preemption_state: dict | None = None, holds: list | None = None, holds_ended: list[str] | None = None) -> str:
     """The call's decisions; each optional field only when it says something."""
     out: dict[str, Any] = {'v': VERSION, 'ok': True, 'seq': seq, 'assignments': assignments, 'placements': placements}
     if queues is not None:
@@ -48,6 +48,10 @@ def schedule_reply(seq: int, assignments: list, placements: list, queues: list |
         out['call_in_ms'] = call_in_ms
     if preemption_state is not None:
         out['preemption_state'] = preemption_state
+    if holds is not None:
+        out['holds'] = holds
+    if holds_ended is not None:
+        out['holds_ended'] = holds_ended
     return _encode(out)
 
 

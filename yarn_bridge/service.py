@@ -39,6 +39,7 @@ from scheduler.preemption_state import SavedState
 from scheduler.resources import Vector, fits
 from yarn_bridge import contract_tables as tables
 from yarn_bridge import protocol
+from yarn_bridge.holds import HoldsTold
 from yarn_bridge.reload import Reloader
 
 if TYPE_CHECKING:  # prometheus_client is imported only by a service with a status server
@@ -126,6 +127,7 @@ class CoreService:
         # The preemption state Java has (from a reply, or given back with the last snapshot): a
         # reply carries the core's only when it differs.
         self._state_sent = SavedState()
+        self._holds = HoldsTold()  # the core's holds as Java has them (as reserved containers)
         # The last schedule call applied: (epoch, seq, request text, reply). A shim whose call timed
         # out asks again with the same request, which gets this reply instead of being applied twice.
         self._last_call: tuple[int, int, str, str] | None = None
@@ -237,6 +239,7 @@ class CoreService:
         self._check_newest(epoch)
         core.preemption.carry(self.core.preemption)
         self._state_sent = self._restore(core, msg.preemption_state)
+        self._holds = HoldsTold()  # Java drops its reserved containers when it sends a snapshot
         self.core, self.epoch, self._last_call = core, epoch, None
         # Java keeps the AM diagnostics it has; the headrooms all go again with the next call.
         self._headroom_sent = {}
@@ -284,6 +287,7 @@ class CoreService:
         built = core.take_built()
         tree, grown = self._tree_changes(core, built)
         built_entries, created = grown or ((), None)
+        holds, holds_ended = self._holds.changes(core.hold_changes)
         changed = bool(assignments or msg.deltas or msg.started or msg.finished
                        or len(self._headroom_sent) != len(core.apps))
         self._headroom_owed |= changed
@@ -291,7 +295,7 @@ class CoreService:
                                         self._headroom_changes(core, now) if self._headroom_owed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
                                         plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now),
-                                        built_entries, created)
+                                        built_entries, created, holds, holds_ended)
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
             rtt = msg.rtt_ms

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.bridge.messages import NODE, ask, call, room, started
+from yarn_bridge import protocol
 from yarn_bridge.service import CoreService
 
 QUEUES = """
@@ -222,7 +223,7 @@ def test_a_move_takes_the_apps_usage_along_or_is_refused_with_the_targets_limit(
     assert "vcores 0 used + 5 of the app > max 4" in refused["reason"]
     schedule(svc, 4, finished=["c0", "completed", "c1", "completed"])
     moved = move(svc, "app_1", "small")
-    assert moved == {"v": 6, "ok": True, "accepted": True, "queue": "root.small", "reason": ""}
+    assert moved == {"v": protocol.VERSION, "ok": True, "accepted": True, "queue": "root.small", "reason": ""}
     queues = svc.core.snapshot()["queues"]
     assert queues["root.small"]["usage"]["vcores"] == 3 and queues["root.big"]["usage"]["vcores"] == 0
     told = {row[0]: row[1:] for row in schedule(svc, 5)["headroom"]}

@@ -135,7 +135,7 @@ class AssignmentCommitter {
     dirtyApps.add(attempt.getApplicationId());
   }
 
-  private static ApplicationId applicationId(String text) {
+  static ApplicationId applicationId(String text) {
     try {
       return ApplicationId.fromString(text);
     } catch (IllegalArgumentException e) {
@@ -144,12 +144,7 @@ class AssignmentCommitter {
   }
 
   private static SchedulerRequestKey keyFor(ShimAppAttempt attempt, ReplyValues.Assignment a) {
-    for (SchedulerRequestKey k : attempt.getSchedulerKeys()) {
-      if (k.getPriority().getPriority() == a.priority && k.getAllocationRequestId() == a.allocationId) {
-        return k;
-      }
-    }
-    return null;
+    return attempt.schedulerKey(a.priority, a.allocationId);
   }
 
   private String check(FiCaSchedulerNode node, ShimAppAttempt attempt, ReplyValues.Assignment a) {
@@ -214,8 +209,11 @@ class AssignmentCommitter {
     } else if (attempt.getOutstandingAsksCount(key, node.getRackName()) > 0) {
       type = NodeType.RACK_LOCAL;
     }
-    ContainerId containerId = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
-        attempt.getNewContainerId());
+    ContainerId containerId = scheduler.holds.takeReserved(node, attempt, key);
+    if (containerId == null) {
+      containerId = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
+          attempt.getNewContainerId());
+    }
     Container container = BuilderUtils.newContainer(containerId, node.getNodeID(),
         node.getRMNode().getHttpAddress(), capability, key.getPriority(), null,
         key.getAllocationRequestId());

@@ -11,9 +11,9 @@ import java.io.IOException;
  * the messages with these; ContractSpecTest checks {@link #SPEC_SHA256} against the spec.
  */
 public final class Contract {
-  public static final int VERSION = 6;
+  public static final int VERSION = 7;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "08c0821af3f1a78e1509c9df3285be4b3c75ada696de35481bf66e7d4dbc17cc";
+  public static final String SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0";
 
   private Contract() {
   }
@@ -388,6 +388,25 @@ public final class Contract {
       }
     }
 
+    /**
+     * A node the core holds for one request (a schedule reply's "holds"): nothing else starts there
+     * until the request fits.
+     */
+    public static final class HoldRow {
+      public static final int NODE = 0;
+      public static final int APP = 1;
+      public static final int PRIORITY = 2;
+      public static final int ALLOCATION_ID = 3;
+      /**
+       * Where the tail begins: the size of one container of the request, one amount per resource
+       * type in the snapshot's `resources` order
+       */
+      public static final int TAIL = 4;
+
+      private HoldRow() {
+      }
+    }
+
     /** Why an app's AM waits (a schedule reply's "am_diagnostics"). */
     public static final class AmDiagnosticPair {
       public static final int APP = 0;
@@ -436,6 +455,8 @@ public final class Contract {
       public static final String KILL = "kill";
       public static final String CALL_IN_MS = "call_in_ms";
       public static final String PREEMPTION_STATE = "preemption_state";
+      public static final String HOLDS = "holds";
+      public static final String HOLDS_ENDED = "holds_ended";
 
       private Schedule() {
       }

@@ -58,6 +58,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
       types.add(ri.getName());
     }
     Messages.Snapshot s = new Messages.Snapshot(epoch, types);
+    scheduler.holds.releaseAll();  // the new core tells its own
     s.preemptionState = scheduler.preemptionStore.latest();
     s.labels.putAll(scheduler.nodeLabels.forSnapshot());
     for (FiCaSchedulerNode n : scheduler.getNodeTracker().getAllNodes()) {
@@ -126,9 +127,10 @@ final class LoopSide implements SchedulingLoop.Yarn {
   }
 
   /**
-   * The nodes due an offer (NodeOffers) whose free room fits some outstanding ask, into the
-   * request; the others due one are passed over until their next heartbeat, as a heartbeat on
-   * which CapacityScheduler finds nothing to place is.
+   * The nodes due an offer (NodeOffers) whose free room fits some outstanding ask, or that the
+   * core may reserve for a starved ask ({@link #mayHold}, as CapacityScheduler reserves at a
+   * heartbeat, and YARN shows the reservation: CoreHolds), into the request; the others due one are passed over until their next heartbeat, as a heartbeat
+   * on which CapacityScheduler finds nothing to place is.
    */
   private void offerNodes(Messages.Schedule req) {
     if (scheduler.offerBetweenHeartbeats) {
@@ -142,12 +144,23 @@ final class LoopSide implements SchedulingLoop.Yarn {
     scheduler.nodeOffers.offer(id -> {
       FiCaSchedulerNode n = scheduler.getNodeTracker().getNode(id);
       Resource free = n == null ? null : n.getUnallocatedResource();
-      if (free == null || !fitsAny(floors, free)) {
+      if (free == null || !fitsAny(floors, free) && !mayHold(n, free, floors)) {
         return false;
       }
       req.nodes.add(new Messages.NodeRow(YarnDrfScheduler.bridgeName(id), Messages.vector(free)));
       return true;
     });
+  }
+
+  /**
+   * Whether the core may reserve the node, whose free room fits no ask: it holds nothing yet, could
+   * hold one empty, and has some room (a full node waits for a container's end, so a saturated
+   * cluster's full nodes are not listed at every heartbeat).
+   */
+  private boolean mayHold(FiCaSchedulerNode n, Resource free, List<Resource> floors) {
+    return n.getReservedContainer() == null
+        && Resources.fitsIn(scheduler.getMinimumResourceCapability(), free)
+        && fitsAny(floors, n.getTotalResource());
   }
 
   private List<NodeId> nodeIds() {
@@ -162,9 +175,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
    * What a node's free room must fit one of for the core to place anything on it: each shape of
    * the outstanding asks no other fits inside (collectAsks has just brought the mirror up to
    * date with this call's asks, AM asks included), raised to YARN's minimum allocation; none
-   * when no ask waits. Nodes that fit none are not listed: at saturation they are most nodes,
-   * and the core would decide nothing for them. A starved queue loses nothing by it: its
-   * reservation or preemption hold needs the node only once some ask could take its room.
+   * when no ask waits.
    */
   private List<Resource> placeableFloors() {
     Resource minimum = scheduler.getMinimumResourceCapability();
@@ -244,6 +255,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
       scheduler.submissions.placed(p);
     }
     scheduler.committer.commit(reply.assignments);
+    scheduler.holds.apply(reply.holdsEnded, reply.holds);  // after: a hold served ends with it
     scheduler.preemptions.apply(reply.preempt, reply.kill);
     if (reply.preemptionState != null) {  // after the kills: a saved kill has reached YARN
       scheduler.preemptionStore.update(reply.preemptionState);

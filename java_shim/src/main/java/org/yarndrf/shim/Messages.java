@@ -389,6 +389,27 @@ public final class Messages {
     }
   }
 
+  /**
+   * A node the core began holding for one request of an app (its reservation, or a node it holds
+   * while preemption drains it), which YARN shows as a reserved container ({@link CoreHolds}).
+   */
+  public static final class Hold {
+    public final String node;
+    public final String app;
+    public final int priority;
+    public final long allocationId;
+    /** The size of one container of the request, in the snapshot's resource order. */
+    public final long[] amounts;
+
+    public Hold(String node, String app, int priority, long allocationId, long[] amounts) {
+      this.node = node;
+      this.app = app;
+      this.priority = priority;
+      this.allocationId = allocationId;
+      this.amounts = amounts;
+    }
+  }
+
   /** A schedule reply's "call_in_ms" when it has none: no call is due without a change. */
   public static final long NO_CALL_DUE = -1;
 
@@ -805,6 +826,46 @@ public final class Messages {
       amDiagnostics.put(pair.get(0).asText(), pair.get(1).asText());
     }
     return amDiagnostics;
+  }
+
+  /** A reply's "holds" rows: [node, app, priority, allocation id, amounts...]. */
+  static List<Hold> holds(JsonNode n, String field) throws MalformedReplyException {
+    List<Hold> out = new ArrayList<>();
+    for (JsonNode row : optionalArray(n, field)) {
+      if (!row.isArray() || row.size() < Rows.HoldRow.TAIL || !row.get(Rows.HoldRow.NODE).isTextual()
+          || !row.get(Rows.HoldRow.APP).isTextual()
+          || !row.get(Rows.HoldRow.PRIORITY).canConvertToInt()
+          || !row.get(Rows.HoldRow.ALLOCATION_ID).canConvertToLong()) {
+        throw new MalformedReplyException("holds row is not [node, app, priority, allocation id, "
+            + "amounts...]: " + abbreviate(row.toString()));
+      }
+      long[] amounts = new long[row.size() - Rows.HoldRow.TAIL];
+      for (int i = 0; i < amounts.length; i++) {
+        JsonNode v = row.get(Rows.HoldRow.TAIL + i);
+        if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
+          throw new MalformedReplyException("holds amount " + v + " is not an integer from 0 to "
+              + Long.MAX_VALUE + " in " + abbreviate(row.toString()));
+        }
+        amounts[i] = v.asLong();
+      }
+      out.add(new Hold(row.get(Rows.HoldRow.NODE).asText(), row.get(Rows.HoldRow.APP).asText(),
+          row.get(Rows.HoldRow.PRIORITY).asInt(), row.get(Rows.HoldRow.ALLOCATION_ID).asLong(),
+          amounts));
+    }
+    return out;
+  }
+
+  /** A reply's "holds_ended": node names. */
+  static List<String> holdsEnded(JsonNode n, String field) throws MalformedReplyException {
+    List<String> out = new ArrayList<>();
+    for (JsonNode node : optionalArray(n, field)) {
+      if (!node.isTextual()) {
+        throw new MalformedReplyException("holds_ended entry is not a node name: "
+            + abbreviate(node.toString()));
+      }
+      out.add(node.asText());
+    }
+    return out;
   }
 
   /**

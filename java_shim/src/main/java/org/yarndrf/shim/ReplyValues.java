@@ -14,7 +14,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
  */
 public final class ReplyValues {
   /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */
-  static final String SPEC_SHA256 = "08c0821af3f1a78e1509c9df3285be4b3c75ada696de35481bf66e7d4dbc17cc";
+  static final String SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0";
 
   private ReplyValues() {
   }
@@ -59,12 +59,22 @@ public final class ReplyValues {
     public final long callInMs;
     /** the core's preemption state, only when it changed */
     public final String preemptionState;
+    /**
+     * the nodes the core began holding since the last reply, or now holds for another request (the
+     * old hold ends)
+     */
+    public final List<Messages.Hold> holds;
+    /**
+     * the nodes whose hold ended since the last reply; a snapshot's new core starts with no hold
+     * the shim has (it drops them all)
+     */
+    public final List<String> holdsEnded;
 
     public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
         List<QueueSettings> queues, List<QueueSettings> queuesBuilt,
         Map<String, List<String>> queuesCreated, Map<String, long[]> headroom,
         Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
-        long callInMs, String preemptionState) {
+        long callInMs, String preemptionState, List<Messages.Hold> holds, List<String> holdsEnded) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
@@ -77,6 +87,8 @@ public final class ReplyValues {
       this.kill = kill;
       this.callInMs = callInMs;
       this.preemptionState = preemptionState;
+      this.holds = holds;
+      this.holdsEnded = holdsEnded;
     }
 
     /** Reads one, every field checked. */
@@ -96,7 +108,9 @@ public final class ReplyValues {
           Messages.items(n, Contract.Replies.Schedule.KILL,
               false, Preemption::read),
           Messages.callInMs(n, Contract.Replies.Schedule.CALL_IN_MS),
-          Messages.preemptionState(n, Contract.Replies.Schedule.PREEMPTION_STATE));
+          Messages.preemptionState(n, Contract.Replies.Schedule.PREEMPTION_STATE),
+          Messages.holds(n, Contract.Replies.Schedule.HOLDS),
+          Messages.holdsEnded(n, Contract.Replies.Schedule.HOLDS_ENDED));
     }
   }
 

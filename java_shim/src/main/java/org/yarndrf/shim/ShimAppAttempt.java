@@ -69,6 +69,16 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
     return askedAt;
   }
 
+  /** The request key of the attempt's asks with this priority and allocation id, or null. */
+  SchedulerRequestKey schedulerKey(int priority, long allocationId) {
+    for (SchedulerRequestKey k : getSchedulerKeys()) {
+      if (k.getPriority().getPriority() == priority && k.getAllocationRequestId() == allocationId) {
+        return k;
+      }
+    }
+    return null;
+  }
+
   /** An update the AM asked for is refused: its next allocate response says why. */
   void refuseUpdate(UpdateContainerError error) {
     addToUpdateContainerErrors(error);

@@ -136,6 +136,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private BridgeClient bridge;
   AssignmentCommitter committer;
   final Preemptions preemptions = new Preemptions(this);
+  /** The core's holds, shown as YARN's reserved containers. */
+  final CoreHolds holds = new CoreHolds(this);
   /** Operators' moves and priority updates; the core's headroom and AM diagnostics. */
   final AppControls controls = new AppControls(this);
   /** Apps submitted and not yet placed by the core. */
@@ -745,6 +747,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (node == null) {
       return;
     }
+    holds.release(node);
     for (RMContainer c : node.getCopiedListOfRunningContainers()) {
       super.completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
           c.getContainerId(), SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
@@ -925,6 +928,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       super.completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
           c.getContainerId(), SchedulerUtils.COMPLETED_APPLICATION), RMContainerEventType.KILL);
     }
+    holds.attemptEnded(attempt);
     attempt.stop(finalState);
     dirtyApps.add(attemptId.getApplicationId());
   }
@@ -948,6 +952,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   protected synchronized void completedContainerInternal(RMContainer rmContainer,
       ContainerStatus status, RMContainerEventType event) {
+    if (rmContainer.getState() == RMContainerState.RESERVED) {
+      holds.killed(rmContainer, status);  // a hold shown in YARN: nothing ran, the core is not told
+      return;
+    }
     Container container = rmContainer.getContainer();
     ShimAppAttempt application = getCurrentAttemptForContainer(container.getId());
     FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(container.getNodeId());

@@ -130,7 +130,7 @@ class ContractTest {
       assertEquals(compact(message), ServiceCodec.scheduleReplyText(r.seq, r.assignments, r.placements,
           message.get("queues"), message.get("queues_built"), message.get("queues_created"), r.headroom, r.amDiagnostics, r.preempt,
           r.kill, r.callInMs,
-          r.preemptionState),
+          r.preemptionState, r.holds, r.holdsEnded),
           example.get("name").asText());
     }
     JsonNode first = examples("schedule.reply.json").get(0).get("message");
@@ -215,7 +215,7 @@ class ContractTest {
       assertEquals(compact(message), ServiceCodec.scheduleReplyText(r.seq, r.assignments, r.placements,
           message.get("queues"), message.get("queues_built"), message.get("queues_created"), r.headroom, r.amDiagnostics, r.preempt,
           r.kill, r.callInMs,
-          r.preemptionState),
+          r.preemptionState, r.holds, r.holdsEnded),
           example.get("name").asText());
     }
     assertEquals(2, told.size());

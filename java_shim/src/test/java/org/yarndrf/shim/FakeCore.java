@@ -64,6 +64,9 @@ final class FakeCore implements CoreChannel {
   volatile long callInMs = Messages.NO_CALL_DUE;
   /** Sent once with the next schedule reply: the core's preemption state (compact JSON). */
   volatile String stateNext;
+  /** Sent once with the next schedule reply: holds begun and ended. */
+  volatile List<Messages.Hold> holdsNext = Collections.emptyList();
+  volatile List<String> holdsEndedNext = Collections.emptyList();
   /** The wall clock restored marks are due by (ms since 1970); -1: the real one. */
   volatile long nowMs = -1;
   /** Marks a snapshot gave back, by container: each its saved mark; told and running ones. */
@@ -227,10 +230,15 @@ final class FakeCore implements CoreChannel {
     headroom = null;
     String state = stateNext;
     stateNext = null;
+    List<Messages.Hold> holds = holdsNext;
+    List<String> holdsEnded = holdsEndedNext;
+    holdsNext = Collections.emptyList();
+    holdsEndedNext = Collections.emptyList();
     return ServiceCodec.scheduleReplyText(s.seq, out, placements, tree, null, null,
         room == null ? Collections.<String, long[]>emptyMap() : room, amDiagnostics,
         preempt, kill, due == Messages.NO_CALL_DUE ? callInMs
-            : callInMs == Messages.NO_CALL_DUE ? due : Math.min(due, callInMs), state);
+            : callInMs == Messages.NO_CALL_DUE ? due : Math.min(due, callInMs), state, holds,
+        holdsEnded);
   }
 
   /** The marks of a snapshot's preemption state, waiting for their containers. */

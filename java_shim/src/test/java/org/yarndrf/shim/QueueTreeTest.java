@@ -113,7 +113,7 @@ class QueueTreeTest {
   private static java.util.List<QueueSettings> entries(String json) throws Exception {
     java.util.List<QueueSettings> out = new java.util.ArrayList<>();
     for (JsonNode spec : Messages.JSON.readTree(json)) {
-      out.add(Messages.scheduleReply("{\"v\":6,\"ok\":true,\"seq\":1,\"assignments\":[],"
+      out.add(Messages.scheduleReply("{\"v\":" + Messages.VERSION + ",\"ok\":true,\"seq\":1,\"assignments\":[],"
           + "\"placements\":[],\"queues_built\":[" + spec + "]}").queuesBuilt.get(0));
     }
     return out;
@@ -145,7 +145,7 @@ class QueueTreeTest {
   }
 
   private static ReplyValues.ScheduleReply reply(String fields) throws Exception {
-    return Messages.scheduleReply("{\"v\":6,\"ok\":true,\"seq\":1,\"assignments\":[],"
+    return Messages.scheduleReply("{\"v\":" + Messages.VERSION + ",\"ok\":true,\"seq\":1,\"assignments\":[],"
         + "\"placements\":[]," + fields + "}");
   }
 

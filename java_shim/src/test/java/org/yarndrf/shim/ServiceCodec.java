@@ -246,6 +246,17 @@ final class ServiceCodec {
       List<Placement> placements, JsonNode queues, JsonNode queuesBuilt, JsonNode queuesCreated,
       Map<String, long[]> headroom, Map<String, String> amDiagnostics, List<Preemption> preempt,
       List<Preemption> kill, long callInMs, String preemptionState) {
+    return scheduleReplyText(seq, assignments, placements, queues, queuesBuilt, queuesCreated,
+        headroom, amDiagnostics, preempt, kill, callInMs, preemptionState,
+        Collections.<Messages.Hold>emptyList(), Collections.<String>emptyList());
+  }
+
+  /** As above, with "holds" and "holds_ended" only when not empty. */
+  static String scheduleReplyText(long seq, List<Assignment> assignments,
+      List<Placement> placements, JsonNode queues, JsonNode queuesBuilt, JsonNode queuesCreated,
+      Map<String, long[]> headroom, Map<String, String> amDiagnostics, List<Preemption> preempt,
+      List<Preemption> kill, long callInMs, String preemptionState, List<Messages.Hold> holds,
+      List<String> holdsEnded) {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = replyStart(out)) {
       g.writeNumberField("seq", seq);
@@ -299,6 +310,26 @@ final class ServiceCodec {
       if (preemptionState != null) {
         g.writeFieldName("preemption_state");
         g.writeRawValue(preemptionState);
+      }
+      if (!holds.isEmpty()) {
+        g.writeArrayFieldStart("holds");
+        for (Messages.Hold h : holds) {
+          g.writeStartArray();
+          g.writeString(h.node);
+          g.writeString(h.app);
+          g.writeNumber(h.priority);
+          g.writeNumber(h.allocationId);
+          writeLongs(g, h.amounts);
+          g.writeEndArray();
+        }
+        g.writeEndArray();
+      }
+      if (!holdsEnded.isEmpty()) {
+        g.writeArrayFieldStart("holds_ended");
+        for (String node : holdsEnded) {
+          g.writeString(node);
+        }
+        g.writeEndArray();
       }
       g.writeEndObject();
     } catch (IOException e) {
