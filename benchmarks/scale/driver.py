@@ -146,8 +146,11 @@ def between_heartbeats(text: str) -> list[bool]:
 
 def run(a: argparse.Namespace, between: bool) -> dict:
     """One run of the driver: its figures, with the setting they were measured under."""
+    # The RM writes its node-attribute store under the working directory: keep it in build/.
+    workdir = REPO / "build" / "scale-driver"
+    workdir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(java_command(a, free_port(), between), capture_output=True, text=True,
-                          timeout=a.warmup_s + a.seconds + 600)
+                          cwd=workdir, timeout=a.warmup_s + a.seconds + 600)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-5000:])
