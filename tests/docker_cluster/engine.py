@@ -3,7 +3,6 @@ project's private engine when it runs, else one the user already has), for the t
 and the benchmarks alike."""
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -12,9 +11,10 @@ ENGINE = ROOT / "docker" / "engine.sh"
 
 
 def engine_host() -> str | None:
-    """DOCKER_HOST as set, else the engine engine.sh selects, or None when no engine answers."""
-    if os.environ.get("DOCKER_HOST"):
-        return os.environ["DOCKER_HOST"]
+    """The engine engine.sh selects (the private one when it runs, else DOCKER_HOST or the default
+    socket if it answers), or None when no engine answers. `make images` builds in the engine the
+    same rule selects, so a DOCKER_HOST left pointing at another engine does not send the tests
+    where the images are not."""
     out = subprocess.run([str(ENGINE), "env"], capture_output=True, text=True)
     if out.returncode != 0:
         return None
