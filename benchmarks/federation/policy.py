@@ -2,6 +2,7 @@
 (issue 32 item 3; docs/federation.md, "Federation-wide DRF: the policy service").
 
     .venv/bin/python benchmarks/federation/policy.py [--runs 3] [--warmup 90] [--measure 120] [--json out.json]
+    .venv/bin/python benchmarks/federation/policy.py --report out.json   # the report of a saved run
 
 The federation of tests/docker_cluster/federation.py (SC-1: a CPU-rich and a memory-rich node;
 SC-2: one GPU node with two 10 GiB cards) and conf/docker-queues.yaml. The same workload runs
@@ -24,8 +25,9 @@ federation is filled (every queue has demand waiting: pending asks in some sub-c
 summed over both cores' /v1/queues over the federation's capacity), where it is (each
 sub-cluster's part), and its federation-wide weighted-DRF target, shape-aware
 (yarn_bridge.federation_policy.plan over the same reads and the cores' /v1/demand), with the
-pooled target beside it. A phase that is not filled within --warmup more seconds is measured
-anyway and marked `NOT FILLED`; samples taken while some queue had nothing waiting are counted.
+pooled target beside it. The means are over the filled samples (some queue waiting for nothing:
+not a full federation); a phase with fewer than half of its samples filled is marked `NOT FILLED`
+and left out of the medians. `--report JSON` prints the report of a saved run again.
 Prints each phase's means per queue, where each queue's containers were, the AMRM weights the
 policy's rounds compute from the readings (saved in a policy phase only), the load average, and
 the sum of the mean distances |share - target|; then per phase the median and range over the
@@ -124,7 +126,7 @@ def sample(fed) -> dict:
 
 def measure(fed, warmup: float, seconds: float, every: float) -> dict:
     """A phase's samples from the first filled one after `warmup` (waiting up to `warmup` more for
-    it), and their means per queue."""
+    it), and phase_result's means."""
     time.sleep(warmup)
     deadline = time.monotonic() + warmup
     first = sample(fed)
@@ -140,10 +142,16 @@ def measure(fed, warmup: float, seconds: float, every: float) -> dict:
         for q, r in samples[-1]["queues"].items():
             print(f"  {q:<20} share {r['share']:.3f} target {r['target']:.3f} (pooled {r['pooled']:.3f}) "
                   f"where {fmt(r['where'])} waits {sorted(sc for sc, w in r['waiting'].items() if w)}", flush=True)
+    return phase_result(samples)
+
+
+def phase_result(samples: list[dict]) -> dict:
+    """The means over a phase's filled samples; the phase counts (`filled`) when at least half of
+    its samples are."""
+    filled = [s for s in samples if s["filled"]]
     loads = [s["load"] for s in samples]
-    return {"filled": first["filled"], "filled_samples": sum(s["filled"] for s in samples),
-            "load": [min(loads), statistics.fmean(loads), max(loads)], "samples": samples,
-            "queues": means(samples)}
+    return {"filled": bool(filled) and 2 * len(filled) >= len(samples), "filled_samples": len(filled),
+            "load": [min(loads), statistics.fmean(loads), max(loads)], "samples": samples, "queues": means(filled)}
 
 
 def means(samples: list[dict]) -> dict[str, dict]:
@@ -169,16 +177,32 @@ def fmt(by_sc: dict[str, float]) -> str:
     return " ".join(f"{sc}:{v:.3f}" for sc, v in sorted(by_sc.items()))
 
 
-def policy_rounds(fed, interval: float, stop: threading.Event, saved: set[str]) -> None:
-    """The service's rounds until `stop`; `saved` collects every queue name it saved a policy under."""
+def policy_rounds(fed, interval: float, stop: threading.Event, applied: dict[str, str]) -> None:
+    """The service's rounds until `stop`; `applied` holds the spec it saved last for each queue name."""
     from yarn_bridge.federation_cli import one_round
     urls = [(sc_id, f"http://127.0.0.1:{sc.status_port()}") for sc_id, sc in fed.subclusters.items()]
     routeradmin = f"docker exec {fed.volume}-client yarn routeradmin"
-    applied: dict[str, str] = {}
     while not stop.is_set():
         one_round(urls, routeradmin, 0.0, False, applied)
-        saved.update(applied)
         stop.wait(interval)
+
+
+def phase(fed, name: str, policy: bool, interval: float, applied: dict[str, str], work) -> object:
+    """One phase: the policy's rounds (if `policy`) and the submit loops while `work()` runs, then
+    the loops and their apps stopped and the containers let end."""
+    stop = threading.Event()
+    rounds = threading.Thread(target=policy_rounds, args=(fed, interval, stop, applied), daemon=True)
+    if policy:
+        rounds.start()
+    start_loops(fed, name)
+    try:
+        return work()
+    finally:
+        stop.set()
+        if rounds.is_alive():
+            rounds.join()
+        stop_loops(fed)
+        time.sleep(SLEEP_S)
 
 
 def summary(runs: list[tuple[str, dict]]) -> str:
@@ -211,51 +235,62 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--measure", type=float, default=120)
     ap.add_argument("--sample", type=float, default=5)
     ap.add_argument("--interval", type=float, default=10, help="seconds between the policy's rounds")
-    ap.add_argument("--json", type=Path)
+    ap.add_argument("--prime", type=float, default=60,
+                    help="seconds of the policy with the workload before the first run, not measured (default 60)")
+    ap.add_argument("--json", type=Path, help="write every phase's samples and means here, after each phase")
+    ap.add_argument("--report", type=Path, metavar="JSON", help="print the report of a saved --json run; run nothing")
     args = ap.parse_args(argv)
+    if args.report:
+        print(report([(r["phase"], phase_result(r["samples"])) for r in json.loads(args.report.read_text())]))
+        return 0
     docker_host()
     from tests.docker_cluster.federation import Federation
 
     fed = Federation.create(YARN_DRF, ROOT / "conf" / "docker-queues.yaml")
     even = {sc: 1 / len(fed.subclusters) for sc in fed.subclusters}
     runs: list[tuple[str, dict]] = []
-    saved: set[str] = set()  # queue names a policy phase saved weights under: even again for static
+    applied: dict[str, str] = {}  # queue name -> the spec the policy saved last
     try:
         fed.start()
-        for i, phase in enumerate(["static", "policy"] * args.runs):
-            print(f"run {i // 2 + 1} phase {phase}", flush=True)
-            for name in ["*", *sorted(saved)]:
-                fed.save_policy(name, even, even)
-            stop = threading.Event()
-            rounds = threading.Thread(target=policy_rounds, args=(fed, args.interval, stop, saved), daemon=True)
-            if phase == "policy":
-                rounds.start()
-            start_loops(fed, f"{phase}{i}")
-            runs.append((phase, measure(fed, args.warmup, args.measure, args.sample)))
-            stop.set()
-            if rounds.is_alive():
-                rounds.join()
-            stop_loops(fed)
-            _, listed = fed.exec(["yarn", "routeradmin", "-policy", "-l"])
-            print(listed[-3000:], flush=True)
-            time.sleep(SLEEP_S)
+        if args.prime > 0:  # the service's first rounds: a policy phase starts with the weights it had
+            print(f"priming the policy for {args.prime:g} s (not measured)", flush=True)
+            phase(fed, "prime", True, args.interval, applied, lambda: time.sleep(args.prime))
+        for i, name in enumerate(["static", "policy"] * args.runs):
+            print(f"run {i // 2 + 1} phase {name}", flush=True)
+            # An app's asks are split by the weights in force when it starts: a static phase starts
+            # on even weights everywhere, a policy phase on the specs the service saved last
+            for queue in ["*", *sorted(applied)]:
+                if name == "static" or queue == "*":
+                    fed.save_policy(queue, even, even)
+                else:
+                    code, out = fed.exec(["yarn", "routeradmin", "-policy", "-s", applied[queue]])
+                    assert code == 0, out[-2000:]
+            runs.append((name, phase(fed, f"{name}{i}", name == "policy", args.interval, applied,
+                                     lambda: measure(fed, args.warmup, args.measure, args.sample))))
+            print("policy specs saved last:", *sorted(applied.values()), sep="\n  ", flush=True)
             if args.json:  # after every phase: a run cut short keeps what it measured
                 args.json.write_text(json.dumps([{"phase": p, **r} for p, r in runs], indent=1))
     finally:
         fed.stop()
-    print(f"\n{'run':<4} {'queue':<20} {'phase':<7} {'share':>7} {'target':>7} {'pooled':>7} {'|share-target|':>15} "
-          f"{'where':>24} {'policy weights':>24} samples")
+    print(report(runs))
+    return 0
+
+
+def report(runs: list[tuple[str, dict]]) -> str:
+    """Per run and phase: load average, whether filled, each queue's means; then summary()."""
+    lines = [f"{'run':<4} {'queue':<20} {'phase':<7} {'share':>7} {'target':>7} {'pooled':>7} {'|share-target|':>15} "
+             f"{'where':>24} {'policy weights':>24} samples"]
     for i, (phase, r) in enumerate(runs):
-        print(f"{i // 2 + 1:<4} {phase:<7} load average {r['load'][0]:.1f}-{r['load'][2]:.1f} (mean {r['load'][1]:.1f}), "
-              f"{'filled' if r['filled'] else 'NOT FILLED'}, {r['filled_samples']}/{len(r['samples'])} samples filled")
+        lines.append(f"{i // 2 + 1:<4} {phase:<7} load average {r['load'][0]:.1f}-{r['load'][2]:.1f} "
+                     f"(mean {r['load'][1]:.1f}), {'filled' if r['filled'] else 'NOT FILLED'}, "
+                     f"{r['filled_samples']}/{len(r['samples'])} samples filled")
         for q in WORKLOAD:
             m = r["queues"].get(q)
             if m:
-                print(f"{i // 2 + 1:<4} {q:<20} {phase:<7} {m['share']:7.3f} {m['target']:7.3f} "
-                      f"{m['pooled_target']:7.3f} {m['distance']:15.3f} {fmt(m['where']):>24} "
-                      f"{fmt(m['policy_weights']):>24} {m['samples']:7d}")
-    print("\n" + summary(runs))
-    return 0
+                lines.append(f"{i // 2 + 1:<4} {q:<20} {phase:<7} {m['share']:7.3f} {m['target']:7.3f} "
+                             f"{m['pooled_target']:7.3f} {m['distance']:15.3f} {fmt(m['where']):>24} "
+                             f"{fmt(m['policy_weights']):>24} {m['samples']:7d}")
+    return "\n".join(["", *lines, "", summary(runs)])
 
 
 if __name__ == "__main__":
