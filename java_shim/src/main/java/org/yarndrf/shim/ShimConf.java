@@ -99,6 +99,16 @@ public final class ShimConf {
   public static final boolean DEFAULT_OFFER_BETWEEN_HEARTBEATS = false;
 
   /**
+   * true (default): an assignment to a queue above one whose app asked for its AM while the call
+   * was out is given back for the next call, which sees the AM (LateAmAsks). false: the reply is
+   * committed whole. Giving back costs the loop the work of the assignments given back: while AMs
+   * arrive faster than a call takes, about half of them (benchmarks/RESULTS.md, "The 5,000-node
+   * shortfall").
+   */
+  public static final String DEFER_BEHIND_LATE_AMS = PREFIX + "scheduler.defer-behind-late-ams";
+  public static final boolean DEFAULT_DEFER_BEHIND_LATE_AMS = true;
+
+  /**
    * The RM id whose per-RM keys apply: this RM's HA id (HAUtil, as for its addresses), or null
    * without HA.
    */

@@ -339,6 +339,36 @@ class YarnDrfSchedulerTest {
   }
 
   @Test
+  void withoutDeferBehindLateAmsAReplyIsCommittedWholeThoughAQueueBelowAskedForAnAm()
+      throws Exception {
+    stop();
+    start(HandCommitted.class);
+    scheduler.deferBehindLateAms = false;  // yarn-drf.scheduler.defer-behind-late-ams false
+    RMApp app = submit("alice", "a");
+    assertEquals(1, allocate(AsyncApps.launch(rm, app), 1, 1024, 1).size());
+    String appId = app.getApplicationId().toString();
+    java.util.Map<String, Long> task = new java.util.HashMap<>();
+    task.put("memory-mb", 1024L);
+    task.put("vcores", 1L);
+    AssignmentCommitter committer = HandCommitted.committer;
+    synchronized (scheduler) {
+      ShimQueue a = (ShimQueue) scheduler.currentAttempt(app.getApplicationId()).getQueue();
+      for (ShimQueue q : a.getParent().getChildren()) {
+        if (q.getQueueName().equals("root.b")) {
+          scheduler.lateAmAsks.asked(q);  // root.b (empty) is below root.a
+        }
+      }
+      committer.commit(java.util.Collections.singletonList(new ReplyValues.Assignment(
+          "late-1", appId, nm.getNodeId().toString(), "root.a", 5, 0, task)));
+    }
+    assertEquals(0, committer.deferred.get());
+    heartbeatUntil(() -> !core.deltasOf("assignment_refused").isEmpty());
+    // committed: re-checked against YARN, which holds no such ask any more
+    assertTrue(core.deltasOf("assignment_refused").get(0).reason.contains("no longer outstanding"),
+        core.deltasOf("assignment_refused").get(0).reason);
+  }
+
+  @Test
   void assignmentsThatDoNotFitTheNodeAreRefused() throws Exception {
     RMApp app = submit("alice", "a");
     MockAM am = AsyncApps.launch(rm, app);
