@@ -362,10 +362,18 @@ class YarnDrfSchedulerTest {
           "late-1", appId, nm.getNodeId().toString(), "root.a", 5, 0, task)));
     }
     assertEquals(0, committer.deferred.get());
-    heartbeatUntil(() -> !core.deltasOf("assignment_refused").isEmpty());
+    heartbeatUntil(() -> refusalOf("late-1") != null);
     // committed: re-checked against YARN, which holds no such ask any more
-    assertTrue(core.deltasOf("assignment_refused").get(0).reason.contains("no longer outstanding"),
-        core.deltasOf("assignment_refused").get(0).reason);
+    assertTrue(refusalOf("late-1").contains("no longer outstanding"), refusalOf("late-1"));
+  }
+
+  private String refusalOf(String assignmentId) {
+    for (Messages.Delta d : core.deltasOf("assignment_refused")) {
+      if (assignmentId.equals(d.assignmentId)) {
+        return d.reason;
+      }
+    }
+    return null;
   }
 
   @Test
