@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                          "for more): its own queue YAML (same queues and weights, other settings, "
                          "e.g. max-am-share) and/or yarn-site properties; its column is "
                          "yarn-drf:LABEL, e.g. --variant am0.01:am.yaml --variant "
-                         "nodefer::yarn-drf.scheduler.defer-behind-late-ams=false")
+                         "nodefer::yarn-drf.scheduler.max-deferred-share=0")
     add_run_args(ap, timeout_s=900)
     args = ap.parse_args(argv)
     schedulers = checked_run_args(ap, args)

@@ -9,9 +9,9 @@ import run
 
 def test_a_variant_names_its_column_queue_file_and_properties(tmp_path: Path) -> None:
     default = tmp_path / "queues.yaml"
-    v = run.parse_variant("nodefer::yarn-drf.scheduler.defer-behind-late-ams=false", default)
+    v = run.parse_variant("nodefer::yarn-drf.scheduler.max-deferred-share=0", default)
     assert (v.column, v.queues, v.conf) == (
-        "yarn-drf:nodefer", default, {"yarn-drf.scheduler.defer-behind-late-ams": "false"})
+        "yarn-drf:nodefer", default, {"yarn-drf.scheduler.max-deferred-share": "0"})
     v = run.parse_variant(f"am:{tmp_path / 'am.yaml'}", default)
     assert (v.queues, v.conf) == (tmp_path / "am.yaml", {})
 

@@ -99,14 +99,12 @@ public final class ShimConf {
   public static final boolean DEFAULT_OFFER_BETWEEN_HEARTBEATS = false;
 
   /**
-   * true (default): an assignment to a queue above one whose app asked for its AM while the call
-   * was out is given back for the next call, which sees the AM (LateAmAsks). false: the reply is
-   * committed whole. Giving back costs the loop the work of the assignments given back: while AMs
-   * arrive faster than a call takes, about half of them (benchmarks/RESULTS.md, "The 5,000-node
-   * shortfall").
+   * The most of the scheduling loop's assignments that commits give back behind AMs asked for
+   * while a call was out (LateAmAsks, DeferralBudget): 1 (default) every such assignment, 0 none
+   * (the AM waits for the next call while the reply is committed whole).
    */
-  public static final String DEFER_BEHIND_LATE_AMS = PREFIX + "scheduler.defer-behind-late-ams";
-  public static final boolean DEFAULT_DEFER_BEHIND_LATE_AMS = true;
+  public static final String MAX_DEFERRED_SHARE = PREFIX + "scheduler.max-deferred-share";
+  public static final double DEFAULT_MAX_DEFERRED_SHARE = 1.0;
 
   /**
    * The RM id whose per-RM keys apply: this RM's HA id (HAUtil, as for its addresses), or null

@@ -338,12 +338,20 @@ class YarnDrfSchedulerTest {
     assertTrue(reasons.get("seen-1").contains("no longer outstanding"), reasons.get("seen-1"));
   }
 
+  /** yarn-drf.scheduler.max-deferred-share 0. */
+  public static class NeverDeferring extends HandCommitted {
+    @Override
+    AssignmentCommitter newCommitter(PendingEvents pending, java.util.Set<ApplicationId> dirty) {
+      maxDeferredShare = 0;
+      return super.newCommitter(pending, dirty);
+    }
+  }
+
   @Test
-  void withoutDeferBehindLateAmsAReplyIsCommittedWholeThoughAQueueBelowAskedForAnAm()
+  void withAMaxDeferredShareOfZeroAReplyIsCommittedWholeThoughAQueueBelowAskedForAnAm()
       throws Exception {
     stop();
-    start(HandCommitted.class);
-    scheduler.deferBehindLateAms = false;  // yarn-drf.scheduler.defer-behind-late-ams false
+    start(NeverDeferring.class);
     RMApp app = submit("alice", "a");
     assertEquals(1, allocate(AsyncApps.launch(rm, app), 1, 1024, 1).size());
     String appId = app.getApplicationId().toString();
