@@ -95,7 +95,7 @@ def analyse(records: Sequence[dict], capacity: Sequence[float],
     app_queue = {r["app"]: r["q"] for r in records if r["ev"] == "alloc"}
     am_key = {r["app"]: r["key"] for r in records
               if r["ev"] == "alloc" and r["c"].endswith("_000001")}
-    am_only_shapes = am_only_shapes(records)
+    am_shapes = am_only_shapes(records)
     started = {r["c"]: (r["q"], tuple(r["res"]), r["node"]) for r in records if r["ev"] == "alloc"}
     # each alloc belongs to the first call record after it (written when its commit ended)
     call_of: dict[int, dict] = {}
@@ -169,7 +169,7 @@ def analyse(records: Sequence[dict], capacity: Sequence[float],
         if violated:
             bad += 1
             lower = _lower_waiting(r, capacity, weights)
-            only_am = all(s in am_only_shapes for shapes in lower.values() for s in shapes)
+            only_am = all(s in am_shapes for shapes in lower.values() for s in shapes)
             am_only += only_am
             am_held += only_am and am_limit is not None and all(
                 held(p, s) for p, shapes in lower.items() for s in shapes)
