@@ -154,6 +154,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   int callBudgetMs;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
   boolean offerBetweenHeartbeats;
+  /** ShimConf.MAX_DEFERRED_SHARE (the committer's DeferralBudget). */
+  double maxDeferredShare;
 
   public final AtomicLong eventErrors = new AtomicLong();
 
@@ -200,6 +202,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.callBudgetMs = this.conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS);
     this.offerBetweenHeartbeats = this.conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
         ShimConf.DEFAULT_OFFER_BETWEEN_HEARTBEATS);
+    this.maxDeferredShare = this.conf.getDouble(ShimConf.MAX_DEFERRED_SHARE,
+        ShimConf.DEFAULT_MAX_DEFERRED_SHARE);
     this.committer = newCommitter(events, dirtyApps);
     this.queuesFile = new QueuesFile(this.conf.getTrimmed(ShimConf.QUEUES_FILE), this.conf,
         rmContext);
