@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
@@ -84,6 +85,7 @@ final class CoreLauncher {
       // First: the child's start (Python's imports) overlaps the rest of this one.
       supervisor = supervisor(conf, port, tokenFile, dir, ports, queuesFile);
       supervisor.start();
+      warmUp(token);
     }
     try {
       IntSupplier bridgePort = ports == null ? () -> port : ports::bridgePort;
@@ -173,6 +175,20 @@ final class CoreLauncher {
           conf.getInt(ShimConf.RESTART_AFTER_FAILURES, ShimConf.DEFAULT_RESTART_AFTER_FAILURES),
           afterMs, why -> supervisor.restartUnresponsive(why, afterMs));
     }
+  }
+
+  /**
+   * While the child starts, a thread loads what the first call needs on this side (the JSON codec,
+   * py4j's client, the handshake's crypto): in a fresh RM under load the first snapshot took
+   * seconds from the child's port file to its answer, nearly all of it here.
+   */
+  private static void warmUp(String token) {
+    Thread t = new Thread(() -> {
+      Messages.encode(new Messages.Snapshot(0, Collections.<String>emptyList()));
+      Py4jChannel.warmUp(InetAddress.getLoopbackAddress(), token);
+    }, "yarn-drf-warm-up");
+    t.setDaemon(true);
+    t.start();
   }
 
   private static String newToken() {
