@@ -225,6 +225,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    */
   @Override
   public void serviceStart() throws Exception {
+    long started = System.nanoTime();
     if (bridge == null) {
       bridge = CoreLauncher.connect(conf, queuesFile);
     }
@@ -235,7 +236,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     loop = new SchedulingLoop(this, new LoopSide(this), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
-    bridge.awaitFirstAnswer(
+    bridge.awaitFirstAnswer(started,
         conf.getLong(ShimConf.START_TIMEOUT_MS, ShimConf.DEFAULT_START_TIMEOUT_MS));
     if (awaitingNodes && rmContext instanceof RMContextImpl) {
       // YARN starts a restarted RM's wait for its NodeManagers when it recovers, before it starts
