@@ -13,7 +13,7 @@ import java.io.IOException;
 public final class Contract {
   public static final int VERSION = 7;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0";
+  public static final String SPEC_SHA256 = "2068991627db3ec70ef3168b16f9e68657b502cd6f772b2711a671a9eb01b1a1";
 
   private Contract() {
   }
@@ -457,6 +457,7 @@ public final class Contract {
       public static final String PREEMPTION_STATE = "preemption_state";
       public static final String HOLDS = "holds";
       public static final String HOLDS_ENDED = "holds_ended";
+      public static final String CARRIED = "carried";
 
       private Schedule() {
       }

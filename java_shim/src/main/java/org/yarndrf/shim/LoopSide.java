@@ -94,6 +94,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
 
   @Override
   public void resynced(List<QueueSettings> tree) {
+    scheduler.nodeOffers.coreCarries(0);  // a new core, or none: no node waits in it
     if (tree == null) {
       // The next snapshot carries everything: what was queued meanwhile would only pile up.
       scheduler.nodeLabels.forget();
@@ -255,6 +256,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
       scheduler.submissions.placed(p);
     }
     scheduler.committer.commit(reply.assignments);
+    scheduler.nodeOffers.coreCarries(reply.carried);
     scheduler.holds.apply(reply.holdsEnded, reply.holds);  // after: a hold served ends with it
     scheduler.preemptions.apply(reply.preempt, reply.kill);
     if (reply.preemptionState != null) {  // after the kills: a saved kill has reached YARN

@@ -910,6 +910,11 @@ public final class Messages {
     return n.has(field) ? integer(n, field, 0, Long.MAX_VALUE) : NO_CALL_DUE;
   }
 
+  /** A count from 0, or 0 when absent. */
+  static long countOrZero(JsonNode n, String field) throws MalformedReplyException {
+    return n.has(field) ? integer(n, field, 0, Long.MAX_VALUE) : 0;
+  }
+
   /** The preemption state: absent (null), or an object, kept as compact JSON. */
   static String preemptionState(JsonNode n, String field) throws MalformedReplyException {
     JsonNode state = n.get(field);

@@ -215,6 +215,11 @@ public final class SchedulingLoop implements Runnable {
     return t == null || !t.isAlive();
   }
 
+  /** What the loop's thread is doing (WAITING: until woken, TIMED_WAITING: a timer): for tests. */
+  synchronized Thread.State threadState() {
+    return thread == null ? Thread.State.NEW : thread.getState();
+  }
+
   /** Something changed in YARN: the loop makes a call soon. Cheap; any thread. */
   public synchronized void wake() {
     if (!work) {
@@ -293,8 +298,8 @@ public final class SchedulingLoop implements Runnable {
       return;
     }
     if (bridge.needsResync()) {
-      if (!bridge.mayCall() && pending.isEmpty()) {
-        return;  // backing off after a failure; awaitWork waits out the rest
+      if (!bridge.mayResync() && pending.isEmpty()) {
+        return;  // the child is not listening yet, or backing off after a failure: awaitWork waits
       }
       clock.enter(LoopClock.Part.RESYNC);
       Messages.Snapshot snapshot;
@@ -373,10 +378,11 @@ public final class SchedulingLoop implements Runnable {
     }
     long waitMs = 0;  // 0: until woken
     if (bridge.needsResync()) {
-      if (bridge.mayCall()) {
+      if (bridge.mayResync()) {
         return true;  // a snapshot is due (a failed reload, a restarted core): no change may come
       }
-      waitMs = Math.max(1, bridge.retryInMs());
+      // Not listening yet: until its port file wakes the loop (BridgeClient.watchChild).
+      waitMs = bridge.coreListening() ? Math.max(1, bridge.retryInMs()) : 0;
     } else if (!ready) {
       waitMs = READY_POLL_MS;
     } else {

@@ -154,6 +154,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   int callBudgetMs;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
   boolean offerBetweenHeartbeats;
+  /** ShimConf.MAX_DEFERRED_SHARE (the committer's DeferralBudget). */
+  double maxDeferredShare;
 
   public final AtomicLong eventErrors = new AtomicLong();
 
@@ -200,6 +202,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.callBudgetMs = this.conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS);
     this.offerBetweenHeartbeats = this.conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
         ShimConf.DEFAULT_OFFER_BETWEEN_HEARTBEATS);
+    this.maxDeferredShare = this.conf.getDouble(ShimConf.MAX_DEFERRED_SHARE,
+        ShimConf.DEFAULT_MAX_DEFERRED_SHARE);
     this.committer = newCommitter(events, dirtyApps);
     this.queuesFile = new QueuesFile(this.conf.getTrimmed(ShimConf.QUEUES_FILE), this.conf,
         rmContext);
@@ -221,6 +225,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    */
   @Override
   public void serviceStart() throws Exception {
+    long started = System.nanoTime();
     if (bridge == null) {
       bridge = CoreLauncher.connect(conf, queuesFile);
     }
@@ -231,7 +236,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     loop = new SchedulingLoop(this, new LoopSide(this), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
-    bridge.awaitFirstAnswer(
+    bridge.awaitFirstAnswer(started,
         conf.getLong(ShimConf.START_TIMEOUT_MS, ShimConf.DEFAULT_START_TIMEOUT_MS));
     if (awaitingNodes && rmContext instanceof RMContextImpl) {
       // YARN starts a restarted RM's wait for its NodeManagers when it recovers, before it starts

@@ -305,17 +305,10 @@ class YarnDrfSchedulerTest {
     String appId = app.getApplicationId().toString();
     String otherId = other.getApplicationId().toString();
     String node = nm.getNodeId().toString();
-    java.util.Map<String, Long> task = new java.util.HashMap<>();
-    task.put("memory-mb", 1024L);
-    task.put("vcores", 1L);
+    java.util.Map<String, Long> task = oneVcoreTask();
     AssignmentCommitter committer = HandCommitted.committer;
     synchronized (scheduler) {  // the lock the loop collects under: no collection in between
-      ShimQueue a = (ShimQueue) scheduler.currentAttempt(app.getApplicationId()).getQueue();
-      for (ShimQueue q : a.getParent().getChildren()) {
-        if (q.getQueueName().equals("root.b")) {
-          scheduler.lateAmAsks.asked(q);
-        }
-      }
+      amAskedSinceTheCollection(app, "root.b");
       committer.commit(java.util.Arrays.asList(
           new ReplyValues.Assignment("late-1", appId, node, "root.a", 5, 0, task),
           new ReplyValues.Assignment("below-1", otherId, node, "root.b", 5, 0, task),
@@ -336,6 +329,61 @@ class YarnDrfSchedulerTest {
     // committed, not deferred: re-checked against YARN, which holds no such ask of b's app
     assertTrue(reasons.get("below-1").contains("no longer outstanding"), reasons.get("below-1"));
     assertTrue(reasons.get("seen-1").contains("no longer outstanding"), reasons.get("seen-1"));
+  }
+
+  /** yarn-drf.scheduler.max-deferred-share 0. */
+  public static class NeverDeferring extends HandCommitted {
+    @Override
+    AssignmentCommitter newCommitter(PendingEvents pending, java.util.Set<ApplicationId> dirty) {
+      maxDeferredShare = 0;
+      return super.newCommitter(pending, dirty);
+    }
+  }
+
+  @Test
+  void withAMaxDeferredShareOfZeroAReplyIsCommittedWholeThoughAQueueBelowAskedForAnAm()
+      throws Exception {
+    stop();
+    start(NeverDeferring.class);
+    RMApp app = submit("alice", "a");
+    assertEquals(1, allocate(AsyncApps.launch(rm, app), 1, 1024, 1).size());
+    String appId = app.getApplicationId().toString();
+    AssignmentCommitter committer = HandCommitted.committer;
+    synchronized (scheduler) {
+      amAskedSinceTheCollection(app, "root.b");  // root.b (empty) is below root.a
+      committer.commit(java.util.Collections.singletonList(new ReplyValues.Assignment(
+          "late-1", appId, nm.getNodeId().toString(), "root.a", 5, 0, oneVcoreTask())));
+    }
+    assertEquals(0, committer.deferred.get());
+    heartbeatUntil(() -> refusalOf("late-1") != null);
+    // committed: re-checked against YARN, which holds no such ask any more
+    assertTrue(refusalOf("late-1").contains("no longer outstanding"), refusalOf("late-1"));
+  }
+
+  private static java.util.Map<String, Long> oneVcoreTask() {
+    java.util.Map<String, Long> task = new java.util.HashMap<>();
+    task.put("memory-mb", 1024L);
+    task.put("vcores", 1L);
+    return task;
+  }
+
+  /** An app of `leaf`, a sibling of `app`'s queue, asked for its AM since the collection. */
+  private void amAskedSinceTheCollection(RMApp app, String leaf) {
+    ShimQueue queue = (ShimQueue) scheduler.currentAttempt(app.getApplicationId()).getQueue();
+    for (ShimQueue q : queue.getParent().getChildren()) {
+      if (q.getQueueName().equals(leaf)) {
+        scheduler.lateAmAsks.asked(q);
+      }
+    }
+  }
+
+  private String refusalOf(String assignmentId) {
+    for (Messages.Delta d : core.deltasOf("assignment_refused")) {
+      if (assignmentId.equals(d.assignmentId)) {
+        return d.reason;
+      }
+    }
+    return null;
   }
 
   @Test
