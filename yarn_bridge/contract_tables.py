@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 VERSION = 7
-SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0"
+SPEC_SHA256 = "878ea74b348b09b34d0d90f5ef00e5bb9f829135f8f19c9439cbd353d9823259"
 REQUEST_TYPES = ('snapshot', 'schedule', 'reload', 'move')
 # What a value of each checked type must be (a refusal names it).
 WHAT = {'text': 'a string', 'name': 'a non-empty string', 'texts': 'a list of strings', 'long': 'an integer from 0 to 2^63-1', 'key': 'an integer (a Java long)', 'milliseconds': 'a number of milliseconds from 0', 'wall_ms': 'milliseconds since 1970 (an integer from 0 to 2^53-1)', 'reason': "'fair-share' or 'min-share'", 'list': 'a list', 'rows': 'a list of rows', 'pairs': 'a list of pairs (even length)', 'amounts': 'an object of amounts', 'labels': 'an object of node label names to booleans (exclusive)', 'any': 'any JSON value (checked where it is read)'}

@@ -14,7 +14,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
  */
 public final class ReplyValues {
   /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */
-  static final String SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0";
+  static final String SPEC_SHA256 = "878ea74b348b09b34d0d90f5ef00e5bb9f829135f8f19c9439cbd353d9823259";
 
   private ReplyValues() {
   }
@@ -111,6 +111,34 @@ public final class ReplyValues {
           Messages.preemptionState(n, Contract.Replies.Schedule.PREEMPTION_STATE),
           Messages.holds(n, Contract.Replies.Schedule.HOLDS),
           Messages.holdsEnded(n, Contract.Replies.Schedule.HOLDS_ENDED));
+    }
+  }
+
+  /** A reload applied or refused. */
+  public static final class ReloadReply {
+    /** whether the file was installed */
+    public final boolean accepted;
+    /** accepted: queues added, removed, changed and draining */
+    public final String changes;
+    /** accepted: the new tree */
+    public final List<QueueSettings> queues;
+    /** refused: every error, each naming its field and line */
+    public final List<String> errors;
+
+    public ReloadReply(boolean accepted, String changes, List<QueueSettings> queues,
+        List<String> errors) {
+      this.accepted = accepted;
+      this.changes = changes;
+      this.queues = queues;
+      this.errors = errors;
+    }
+
+    /** Reads one, every field checked. */
+    static ReloadReply read(JsonNode n) throws MalformedReplyException {
+      return new ReloadReply(Messages.bool(n, Contract.Replies.Reload.ACCEPTED),
+          Messages.jsonText(n, Contract.Replies.Reload.CHANGES),
+          Messages.queuesIfAccepted(n, Contract.Replies.Reload.QUEUES),
+          Messages.errorsIfRefused(n, Contract.Replies.Reload.ERRORS));
     }
   }
 
