@@ -40,6 +40,7 @@ class Run:
     rack_local: int
     other_local: int
     seconds: float  # the app's elapsed time in the RM (submission to finish)
+    am_host: str  # the host (HDFS's name for it) of the NodeManager that ran the job's AM
 
     @property
     def data_local_fraction(self) -> float:
@@ -94,6 +95,29 @@ def random_baseline(blocks: list[tuple[str, ...]], hdfs: Hdfs) -> Baseline:
     return Baseline(data / len(blocks), rack / len(blocks), variance / len(blocks))
 
 
+def data_local_ceiling(blocks: list[tuple[str, ...]], slots: dict[str, int], am_host: str) -> int:
+    """The most maps that can run data-local at once: a map needs a free vcore (`slots`: each
+    host's, one a map) on a host of its block, and the AM's host has one vcore fewer. Where the AM
+    runs moves it: an AM on a host whose blocks outnumber its vcores costs a data-local map that no
+    locality rule can win back without waiting for a map to end. A maximum matching of blocks to
+    vcores (augmenting paths), so replicas on several hosts count right."""
+    free = {h: n - (h == am_host) for h, n in slots.items()}
+    holder: dict[tuple[str, int], int] = {}  # (host, vcore) -> the block matched to it
+
+    def place(b: int, seen: set[tuple[str, int]]) -> bool:
+        for h in blocks[b]:
+            for v in range(max(free.get(h, 0), 0)):
+                slot = (h, v)
+                if slot not in seen:
+                    seen.add(slot)
+                    if slot not in holder or place(holder[slot], seen):
+                        holder[slot] = b
+                        return True
+        return False
+
+    return sum(place(b, set()) for b in range(len(blocks)))
+
+
 def wordcount(cluster: Cluster, data: Input, output: str, queue: str = "root.research.dev") -> Run:
     """Runs wordcount over the input, checks its result, and returns its locality counters and
     time. Speculative maps are off: each split's map runs once, so the counters count splits. The
@@ -113,7 +137,16 @@ def wordcount(cluster: Cluster, data: Input, output: str, queue: str = "root.res
     assert submitted, out[-3000:]
     app = cluster.rest(f"/apps/{submitted.group(1)}")["app"]
     assert app["finalStatus"] == "SUCCEEDED", app
-    return Run(seconds=app["elapsedTime"] / 1000, **counters)
+    am_address = app.get("amHostHttpAddress", "").rsplit(":", 1)[0]
+    return Run(seconds=app["elapsedTime"] / 1000, am_host=_host_name(cluster, am_address), **counters)
+
+
+def _host_name(cluster: Cluster, address: str) -> str:
+    """A NodeManager's host name (as HDFS names it) from the address the RM reports it by."""
+    for node in cluster.nodes():
+        if address in (node.get("nodeHostName"), node.get("nodeHTTPAddress", "").rsplit(":", 1)[0]):
+            return node.get("nodeHostName", address)
+    return address
 
 
 def _counter(output: str, label: str) -> int:
