@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 VERSION = 7
-SPEC_SHA256 = "2068991627db3ec70ef3168b16f9e68657b502cd6f772b2711a671a9eb01b1a1"
+SPEC_SHA256 = "4df3e377dd8aa1003436126207094277582e10e71ed1e30d8919466c12f4526a"
 REQUEST_TYPES = ('snapshot', 'schedule', 'reload', 'move')
 # What a value of each checked type must be (a refusal names it).
 WHAT = {'text': 'a string', 'name': 'a non-empty string', 'texts': 'a list of strings', 'long': 'an integer from 0 to 2^63-1', 'key': 'an integer (a Java long)', 'milliseconds': 'a number of milliseconds from 0', 'wall_ms': 'milliseconds since 1970 (an integer from 0 to 2^53-1)', 'reason': "'fair-share' or 'min-share'", 'list': 'a list', 'rows': 'a list of rows', 'pairs': 'a list of pairs (even length)', 'amounts': 'an object of amounts', 'labels': 'an object of node label names to booleans (exclusive)', 'any': 'any JSON value (checked where it is read)'}

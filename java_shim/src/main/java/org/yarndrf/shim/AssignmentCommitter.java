@@ -84,7 +84,7 @@ class AssignmentCommitter {
 
   private void giveBack(ReplyValues.Assignment a) {
     deferred.incrementAndGet();
-    events.add(Messages.Delta.assignmentRefused(a.id, DEFERRED));
+    events.add(RequestValues.Delta.assignmentRefused(a.id, DEFERRED));
     FiCaSchedulerNode node = scheduler.nodeNamed(a.node);
     if (node != null) {
       scheduler.offerAgain(node.getNodeID());
@@ -131,7 +131,7 @@ class AssignmentCommitter {
     if (refusal != null) {
       refused.incrementAndGet();
       LOG.info("yarn-drf: refused assignment {} on {}: {}", a.id, a.node, refusal);
-      events.add(Messages.Delta.assignmentRefused(a.id, refusal));
+      events.add(RequestValues.Delta.assignmentRefused(a.id, refusal));
       return;
     }
     applied.incrementAndGet();
@@ -162,7 +162,7 @@ class AssignmentCommitter {
           + ") is no longer outstanding";
     }
     Resource capability = ask.getPerAllocationResource();
-    Map<String, Long> asked = Messages.amounts(capability);
+    Map<String, Long> asked = YarnRecords.amounts(capability);
     for (Map.Entry<String, Long> e : asked.entrySet()) {
       if (a.resources.getOrDefault(e.getKey(), 0L).longValue() != e.getValue()) {
         return "resources " + a.resources + " differ from the request " + asked;

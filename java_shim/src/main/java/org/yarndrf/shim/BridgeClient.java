@@ -31,10 +31,10 @@ final class BridgeClient {
 
   /** What came of a reload: the core's reply, or none (then whether the call timed out). */
   static final class ReloadOutcome {
-    final Messages.ReloadReply reply;
+    final ReplyValues.ReloadReply reply;
     final boolean timedOut;
 
-    ReloadOutcome(Messages.ReloadReply reply, boolean timedOut) {
+    ReloadOutcome(ReplyValues.ReloadReply reply, boolean timedOut) {
       this.reply = reply;
       this.timedOut = timedOut;
     }
@@ -170,9 +170,15 @@ final class BridgeClient {
     session.resyncNext(why);
   }
 
+  /** Nodes, apps, containers and asks: what the core's work on a snapshot grows with. */
+  private static long items(RequestValues.Snapshot s) {
+    return s.nodes.size() + s.apps.size() + s.containers.size() + s.asks.size();
+  }
+
   /** Sends YARN's full state; returns the core's queue tree, or null if the core did not take it. */
-  List<QueueSettings> resync(Messages.Snapshot snapshot) {
-    int timeoutMs = snapshotChannel == null ? slowTimeoutMs : snapshotChannel.sizeFor(snapshot.items());
+  List<QueueSettings> resync(RequestValues.Snapshot snapshot) {
+    int timeoutMs = snapshotChannel == null ? slowTimeoutMs
+        : snapshotChannel.sizeFor(items(snapshot));
     long sent = System.nanoTime();
     List<QueueSettings> queues = session.exchangeSlow("snapshot", Messages.encode(snapshot),
         Messages::snapshotReply);
@@ -197,7 +203,7 @@ final class BridgeClient {
    * when the last retry times out too, or the core refuses the request, is its state unknown:
    * then the session needs a resync.
    */
-  ReplyValues.ScheduleReply schedule(Messages.Schedule request) {
+  ReplyValues.ScheduleReply schedule(RequestValues.Schedule request) {
     if (lastRoundTripNanos > 0) {
       request.rttMs = lastRoundTripNanos / 1e6;
     }
@@ -240,15 +246,18 @@ final class BridgeClient {
 
   /** `yarn rmadmin -refreshQueues`: the core re-reads its queue file (`path`: what YARN names). */
   ReloadOutcome reload(String path) {
-    Messages.ReloadReply reply = session.exchangeSlow("reload",
-        Messages.encode(new Messages.Reload(epoch, path)), Messages::reloadReply);
+    RequestValues.Reload request = new RequestValues.Reload(epoch);
+    request.path = path;
+    ReplyValues.ReloadReply reply = session.exchangeSlow("reload", Messages.encode(request),
+        Messages::reloadReply);
     return new ReloadOutcome(reply, reply == null && session.lastCallTimedOut());
   }
 
   /** `yarn application -movetoqueue`: the core's answer, or null after a failure. */
   ReplyValues.MoveReply move(String app, String queue, String user, List<String> groups) {
-    return session.exchangeSlow("move", Messages.encode(new Messages.Move(epoch, app, queue, user,
-        groups)), Messages::moveReply);
+    RequestValues.Move request = new RequestValues.Move(epoch, app, queue, user);
+    request.groups.addAll(groups);
+    return session.exchangeSlow("move", Messages.encode(request), Messages::moveReply);
   }
 
   /** How long a snapshot or reload call may take now, in milliseconds. */

@@ -184,7 +184,7 @@ final class CoreLauncher {
    */
   private static void warmUp(String token) {
     Thread t = new Thread(() -> {
-      Messages.encode(new Messages.Snapshot(0, Collections.<String>emptyList()));
+      Messages.encode(new RequestValues.Snapshot(0, Collections.<String>emptyList()));
       Py4jChannel.warmUp(InetAddress.getLoopbackAddress(), token);
     }, "yarn-drf-warm-up");
     t.setDaemon(true);

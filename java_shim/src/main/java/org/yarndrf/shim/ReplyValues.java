@@ -14,7 +14,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
  */
 public final class ReplyValues {
   /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */
-  static final String SPEC_SHA256 = "2068991627db3ec70ef3168b16f9e68657b502cd6f772b2711a671a9eb01b1a1";
+  static final String SPEC_SHA256 = "4df3e377dd8aa1003436126207094277582e10e71ed1e30d8919466c12f4526a";
 
   private ReplyValues() {
   }
@@ -119,6 +119,34 @@ public final class ReplyValues {
           Messages.holds(n, Contract.Replies.Schedule.HOLDS),
           Messages.holdsEnded(n, Contract.Replies.Schedule.HOLDS_ENDED),
           Messages.countOrZero(n, Contract.Replies.Schedule.CARRIED));
+    }
+  }
+
+  /** A reload applied or refused. */
+  public static final class ReloadReply {
+    /** whether the file was installed */
+    public final boolean accepted;
+    /** accepted: queues added, removed, changed and draining */
+    public final String changes;
+    /** accepted: the new tree */
+    public final List<QueueSettings> queues;
+    /** refused: every error, each naming its field and line */
+    public final List<String> errors;
+
+    public ReloadReply(boolean accepted, String changes, List<QueueSettings> queues,
+        List<String> errors) {
+      this.accepted = accepted;
+      this.changes = changes;
+      this.queues = queues;
+      this.errors = errors;
+    }
+
+    /** Reads one, every field checked. */
+    static ReloadReply read(JsonNode n) throws MalformedReplyException {
+      return new ReloadReply(Messages.bool(n, Contract.Replies.Reload.ACCEPTED),
+          Messages.jsonText(n, Contract.Replies.Reload.CHANGES),
+          Messages.queuesIfAccepted(n, Contract.Replies.Reload.QUEUES),
+          Messages.errorsIfRefused(n, Contract.Replies.Reload.ERRORS));
     }
   }
 

@@ -55,7 +55,7 @@ public final class SchedulingLoop implements Runnable {
     boolean hasOutstandingAsks();
 
     /** YARN's whole state; everything queued before it is superseded by it. */
-    Messages.Snapshot snapshot(long epoch);
+    RequestValues.Snapshot snapshot(long epoch);
 
     /** After a snapshot: the core's queue tree, or null if the core did not take it. */
     void resynced(List<QueueSettings> queues);
@@ -65,7 +65,7 @@ public final class SchedulingLoop implements Runnable {
      * while !mayAllocate), or
      * null when nothing changed and `force` is false.
      */
-    Messages.Schedule collect(long epoch, long seq, boolean force);
+    RequestValues.Schedule collect(long epoch, long seq, boolean force);
 
     /** Re-checks and commits the core's answer. */
     void commit(ReplyValues.ScheduleReply reply);
@@ -94,8 +94,8 @@ public final class SchedulingLoop implements Runnable {
     public final long callNanos;
     public final long commitNanos;
 
-    CallRecord(Messages.Schedule req, ReplyValues.ScheduleReply reply, long applied, long refused,
-        long collectNanos, long callNanos, long commitNanos) {
+    CallRecord(RequestValues.Schedule req, ReplyValues.ScheduleReply reply, long applied,
+        long refused, long collectNanos, long callNanos, long commitNanos) {
       this.nodes = req.nodes.size();
       this.heartbeats = req.heartbeats;
       this.changes = req.deltas.size() + req.started.size() + req.finished.size() / 2
@@ -302,7 +302,7 @@ public final class SchedulingLoop implements Runnable {
         return;  // the child is not listening yet, or backing off after a failure: awaitWork waits
       }
       clock.enter(LoopClock.Part.RESYNC);
-      Messages.Snapshot snapshot;
+      RequestValues.Snapshot snapshot;
       synchronized (schedulerLock) {
         snapshot = yarn.snapshot(bridge.newEpoch());
       }
@@ -323,7 +323,7 @@ public final class SchedulingLoop implements Runnable {
     }
     clock.enter(LoopClock.Part.COLLECT);
     long start = System.nanoTime();
-    Messages.Schedule request;
+    RequestValues.Schedule request;
     synchronized (schedulerLock) {
       request = yarn.collect(bridge.epoch(), ++seq, force);
     }
