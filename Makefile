@@ -55,8 +55,9 @@ test-pure: venv
 demo: cluster-demo
 
 # The bridge's tables from its one spec, yarn_bridge/contract.yaml: the Python field tables and reply encoders, the Java
-# constants and docs/bridge.md's field tables and version history (tests/bridge/test_contract_spec.py
-# and the JUnit ContractSpecTest fail while they are stale).
+# constants, request and reply value classes (and the tests' request readers and reply writers) and docs/bridge.md's
+# field tables and version history (tests/bridge/test_contract_spec.py and the JUnit ContractSpecTest fail while they
+# are stale).
 contract: venv
 	$(PY) -m yarn_bridge.contract_gen
 

@@ -125,7 +125,7 @@ class NodesAndContainers(Asks):
         """Takes the node out of this core's capacity; its containers stay counted."""
         self.unreserve(node)  # (a preemption hold on it ends at the next round: not this core's node)
         del self.nodes[node.id]
-        self._nodes_left += 1
+        self._carried.remove(node)
         self._set_capacity(vsub(self.capacity, node.capacity))
 
     def update_node(self, node_id: str, capacity: Mapping[str, int]) -> None:
@@ -152,7 +152,7 @@ class NodesAndContainers(Asks):
             self.container_finished(cid, "lost")
         self.unreserve(node)
         del self.nodes[node_id]
-        self._nodes_left += 1
+        self._carried.remove(node)
         self._set_capacity(vsub(self.capacity, node.capacity))
         return lost
 

@@ -18,7 +18,7 @@ from itertools import count
 from scheduler.config import QueueConfig
 from scheduler.locality import Offer
 from scheduler.model import App, Container, Node, Queue, Request, User
-from scheduler.multinode import get_node_choice
+from scheduler.multinode import NodeQueue, get_node_choice
 from scheduler.partitions import DEFAULT, Partitions
 from scheduler.placement import QueueView
 from scheduler.policies import get_policy
@@ -49,12 +49,8 @@ class CoreState:
         self.node_choice = get_node_choice(node_choice)
         self._node_choice_name = node_choice
         self._rotation = 0  # on_nodes: where the next call starts in its list of nodes
-        self._carried: list[Node] = []  # on_nodes: the nodes a call stopped at its limit did not finish
-        # Nodes removed or detached so far, and its value when the carried nodes were last known
-        # to be the cluster's: a call re-checks them only after some node left (they can be
-        # nearly every node, and a check of each at every call cost more than the call decided).
-        self._nodes_left = 0
-        self._carried_checked = 0
+        # on_nodes: the nodes calls stopped at their limit did not finish (a node that leaves, leaves it)
+        self._carried = NodeQueue()
         self._offer: Offer | None = None  # inside on_nodes: the call's nodes (scheduler.locality)
         # The nodes given an AM container by the current offer (a call, or a heartbeat alone), and
         # the nodes that may still have room for another (_am_room_elsewhere; None: not listed yet).

@@ -15,6 +15,7 @@ from scheduler.admission import Admission
 from scheduler.heap import KeyedHeap
 from scheduler.locality import Offer, choose
 from scheduler.model import App, Assignment, Node, Queue, Request, User
+from scheduler.multinode import NodeQueue
 from scheduler.queue_limits import am_room, max_room, within_max
 from scheduler.resources import Vector, fits, fits_any, vmin
 
@@ -50,32 +51,25 @@ class Decision(Admission):
         nodes = [n for n in map(self.nodes.get, node_ids) if n is not None]
         if len(nodes) < len(node_ids):
             self._ignore("on_nodes", f"{len(node_ids) - len(nodes)} unknown node(s)")
-        carried, self._carried = self._carried, []
-        if carried:
-            # (a carried node may have heartbeated again, or have left the cluster)
-            again = set(carried)
-            nodes = [n for n in nodes if n not in again]
-            if self._carried_checked != self._nodes_left:
-                carried = [n for n in carried if self.nodes.get(n.id) is n]
-        self._carried_checked = self._nodes_left
-        if not nodes and not carried:
+        queue = self._carried
+        nodes = [n for n in nodes if n not in queue]  # (a carried node that heartbeated again keeps its place)
+        if not nodes and not queue:
             return []
         if self._stale:
             self._refresh()
-        start = 0
         if nodes:  # (a call that only goes on with carried nodes is not a new turn)
             start = self._rotation % len(nodes)
             self._rotation += 1
-        order = carried + nodes[start:] + nodes[:start]
-        self._offer = Offer(order)
+            for node in nodes[start:] + nodes[:start]:
+                queue.add(node)
+        self._offer = Offer(queue)
         self._am_nodes.clear()
         self._am_candidates = None
         held_on = [(self.nodes[n], v) for n, v in (held or {}).items() if n in self.nodes]
         for node, v in held_on:
             node.allocated = self._vadd(node.allocated, v)
         try:
-            out, self._carried = self.node_choice(self, order, self._now(now), limit)
-            return out
+            return self.node_choice(self, queue, self._now(now), limit)
         finally:
             self._offer = None
             for node, v in held_on:
@@ -84,11 +78,19 @@ class Decision(Admission):
     @property
     def carrying(self) -> bool:
         """Whether the last call stopped at its limit with nodes left for the next one."""
-        return bool(self._carried) or (self.partitions is not None and self.partitions.carrying)
+        return self.carried > 0
+
+    @property
+    def carried(self) -> int:
+        """The nodes the last calls left for the next ones, which decide for them first: the shim
+        lists fewer new nodes while they wait (a node listed again keeps its place)."""
+        return len(self._carried) + (self.partitions.carried if self.partitions is not None else 0)
 
     def defer(self, node_ids: Sequence[str]) -> None:
         """Nodes a call reached its limit before deciding for: the next call decides for them first."""
-        self._carried += [n for n in map(self.nodes.get, node_ids) if n is not None]
+        for node in map(self.nodes.get, node_ids):
+            if node is not None:
+                self._carried.add(node)
 
     def decide_as_guest(self, nodes: list[Node], now: float, limit: int) -> list[Assignment]:
         """Decides for nodes of a non-exclusive partition its own asks left room on (borrowed:
@@ -97,7 +99,7 @@ class Decision(Admission):
         if not nodes or not self.apps:
             return []
         timeout, self.timeout = self.timeout, None
-        carried, self._carried = self._carried, []  # its own nodes wait for its own next call
+        carried, self._carried = self._carried, NodeQueue()  # its own nodes wait for its own next call
         for node in nodes:
             self.nodes[node.id] = node
         self._placeable.clear()

@@ -32,7 +32,7 @@ times that interval.)
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Final
 
 from scheduler.model import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Node, Request
@@ -167,7 +167,7 @@ class Offer:
 
     __slots__ = ("nodes", "_hosts", "_racks", "_local", "_rack_local")
 
-    def __init__(self, nodes: Sequence[Node]) -> None:
+    def __init__(self, nodes: Collection[Node]) -> None:
         self.nodes = nodes
         self._hosts: dict[str, list[Node]] | None = None  # host and node id -> the call's nodes
         self._racks: dict[str, list[Node]] | None = None

@@ -20,7 +20,8 @@ is decided; the functions here only choose the node it decides for.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from operator import sub
 from typing import Protocol
 
@@ -45,26 +46,71 @@ class Deciding(Protocol):
 # many rooms a busy, heterogeneous cluster has.
 MAX_ROOMS = 64
 
-# (core, nodes, now, limit): the assignments for those nodes, at most `limit` of them (0: no
-# limit), and the nodes a call stopped at its limit did not finish, in the order to go on with
-Decided = tuple[list[Assignment], list[Node]]
-NodeChoice = Callable[[Deciding, Sequence[Node], float, int], Decided]
+
+class NodeQueue:
+    """The nodes a schedule call decides for, in order: those earlier calls stopped at their limit
+    before finishing first, then the call's own. A node is in it once however often it is listed
+    (it keeps its place), and a call takes from the front only the nodes it finished, so a call
+    costs what it lists and decides, not what waits (the 10,000-node driver's calls, cut at 64
+    assignments, left thousands of nodes for the next ones: copying and checking them at every
+    call cost more than its decisions)."""
+
+    __slots__ = ("_order", "_members")
+
+    def __init__(self) -> None:
+        self._order: deque[Node] = deque()
+        self._members: set[Node] = set()
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self._order)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._members
+
+    def add(self, node: Node) -> None:
+        """At the back, unless it is in already."""
+        if node not in self._members:
+            self._members.add(node)
+            self._order.append(node)
+
+    def finished(self, count: int) -> None:
+        """The first `count` nodes were decided for: they leave."""
+        for _ in range(count):
+            self._members.discard(self._order.popleft())
+
+    def remove(self, node: Node) -> None:
+        """The node left the cluster (rare: O(the queue))."""
+        if node in self._members:
+            self._members.discard(node)
+            self._order.remove(node)
 
 
-def each_node(core: Deciding, nodes: Sequence[Node], now: float, limit: int = 0) -> Decided:
+# (core, the call's nodes, now, limit): the assignments for those nodes, at most `limit` of them
+# (0: no limit); the nodes the call did not finish stay in the queue, in the order to go on with
+NodeChoice = Callable[[Deciding, NodeQueue, float, int], list[Assignment]]
+
+
+def each_node(core: Deciding, nodes: NodeQueue, now: float, limit: int = 0) -> list[Assignment]:
     """The per-node decision for every node in turn, each until nothing more fits it (or the
-    call made `limit` assignments: the node it stopped on and those after it are unfinished)."""
+    call made `limit` assignments: the node it stopped on and those after it stay, unfinished)."""
     out: list[Assignment] = []
-    for i, node in enumerate(nodes):
+    done = 0
+    for node in nodes:
         if not core.root.shapes:
-            break  # nothing pending anywhere
+            done = len(nodes)  # nothing pending anywhere: no node waits for more
+            break
         out += core.on_heartbeat(node.id, now, limit=limit - len(out) if limit else 0)
         if limit and len(out) >= limit:
-            return out, list(nodes[i:])
-    return out, []
+            break
+        done += 1
+    nodes.finished(done)
+    return out
 
 
-def best_fit(core: Deciding, nodes: Sequence[Node], now: float, limit: int = 0) -> Decided:
+def best_fit(core: Deciding, nodes: NodeQueue, now: float, limit: int = 0) -> list[Assignment]:
     """One container at a time, each on the node where the request fairness serves next fits best.
 
     A node leaves the call once the per-node decision finds nothing more for it. While the head
@@ -89,7 +135,11 @@ def best_fit(core: Deciding, nodes: Sequence[Node], now: float, limit: int = 0) 
             free.update(core.nodes[got[0].node_id])  # (locality may have placed it on another node of the call)
         else:
             free.drop(node)
-    return out, free.nodes() if limit and len(out) >= limit else []
+    unfinished = free.nodes() if limit and len(out) >= limit else []
+    nodes.finished(len(nodes))
+    for node in unfinished:
+        nodes.add(node)
+    return out
 
 
 def fairness_head(core: Deciding) -> tuple[App, Request] | None:
@@ -113,7 +163,7 @@ class FreeRoom:
     request equally well, so best fit compares rooms, not nodes. `first` follows the call's order;
     within a room, nodes are in the order they came to have it."""
 
-    def __init__(self, core: Deciding, nodes: Sequence[Node]) -> None:
+    def __init__(self, core: Deciding, nodes: Iterable[Node]) -> None:
         self._sub = core.types.sub
         # per resource, 1 / the cluster's amount: shapes compare shares, whatever the units
         self._inv = tuple(1.0 / c if c else 0.0 for c in core.capacity)

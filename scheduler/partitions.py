@@ -286,9 +286,9 @@ class Partitions:
         return out
 
     @property
-    def carrying(self) -> bool:
-        """Whether some partition's pool has nodes the last call did not finish."""
-        return any(pool.carrying for pool in self.pools.values())
+    def carried(self) -> int:
+        """The nodes of the partitions' pools that the last calls did not finish."""
+        return sum(pool.carried for pool in self.pools.values())
 
     def borrowed_kills(self, now: float) -> list[Victim]:
         """Borrowed containers to kill so that a waiting ask of a non-exclusive partition fits:

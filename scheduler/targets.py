@@ -82,13 +82,13 @@ class TargetInput:
         """Every queue's targets (see the module doc). Runs once per input."""
         additive = self.aggregate is sum
         fill(self.root, additive)
-        reached, reached_users = self.replay.compute()
+        reached = self.replay.compute()
         cap = self.capacity
         none = tuple(0.0 for _ in cap)
         out = {}
         for node in fill_nodes(self.root):
-            alloc = reached.get(node.path, none)
-            users = {name: UserTarget(reached_users.get((node.path, name), none), pooled, user.raw)
+            alloc = reached.queues.get(node.path, none)
+            users = {name: UserTarget(reached.users.get((node.path, name), none), pooled, user.raw)
                      for (name, user), pooled in zip(node.users, user_fill(node, additive))}
             out[node.path] = Target(
                 allocation=alloc,
@@ -162,9 +162,8 @@ class ReplayInput:
                 "apps": [[a.id, a.user, a.leaf, a.priority, [[p, list(s), c] for p, s, c in a.asks]]
                          for a in self.apps]}
 
-    def compute(self) -> _Reached:
-        """Each queue's allocation once the replay settles, and each user's in a leaf with users
-        (by (leaf, user)); cached while the input is the same."""
+    def compute(self) -> Reached:
+        """Where the replay settles (see Reached); cached while the input is the same."""
         global _last
         if _last is not None and _last[0] == self.key:
             return _last[1]
@@ -173,8 +172,18 @@ class ReplayInput:
         return result
 
 
-_Reached = tuple[dict[str, tuple[float, ...]], dict[tuple[str, str], tuple[float, ...]]]
-_last: tuple[tuple, _Reached] | None = None
+@dataclass(frozen=True)
+class Reached:
+    """Where the replay settles: each queue's allocation, each user's in a leaf with users (by
+    (leaf, user)), and each leaf's allocation on each node it holds containers on (a federation's
+    policy tells from it which sub-cluster a leaf's target is in)."""
+
+    queues: dict[str, tuple[float, ...]]
+    users: dict[tuple[str, str], tuple[float, ...]]
+    placed: dict[str, dict[str, tuple[float, ...]]]  # leaf -> node id -> allocation
+
+
+_last: tuple[tuple, Reached] | None = None
 
 
 def _live_spec(q: Queue) -> QueueSpec:
@@ -186,7 +195,7 @@ def _live_spec(q: Queue) -> QueueSpec:
                    parent=bool(q.children) or q.spec.parent)
 
 
-def _replay(inp: ReplayInput) -> _Reached:
+def _replay(inp: ReplayInput) -> Reached:
     """The decisions' own churn from the live placement: the running containers stay where they
     are; what apps ask for fills the free room; then every running container but the AMs (which
     end only with their apps, so where they run is given) ends once, in turn, its app asks for it
@@ -218,9 +227,14 @@ def _replay(inp: ReplayInput) -> _Reached:
         core.update_request(app_id, key[0], shape, asked + 1, allocation_id=key[1])  # it asks for it again
         core.on_heartbeat(node_id)
     _settle(core, [n[0] for n in nodes])
-    return ({path: tuple(u / scale for u in q.usage) for path, q in core.queues.items()},
-            {(path, user.name): tuple(u / scale for u in user.usage)
-             for path, q in core.queues.items() if q.users for user in q.users.values()})
+    placed: dict[str, dict[str, tuple[float, ...]]] = {}
+    for c in core.containers.values():
+        on = placed.setdefault(c.app.queue.path, {})
+        on[c.node.id] = tuple(a + r / scale for a, r in zip(on.get(c.node.id, core.types.zero), c.resources))
+    return Reached({path: tuple(u / scale for u in q.usage) for path, q in core.queues.items()},
+                   {(path, user.name): tuple(u / scale for u in user.usage)
+                    for path, q in core.queues.items() if q.users for user in q.users.values()},
+                   placed)
 
 
 def _admit(core: SchedulerCore, spec: _ReplayApp) -> None:

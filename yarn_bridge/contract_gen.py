@@ -5,7 +5,9 @@
 
 It writes the Python field tables and typed items (yarn_bridge/contract_tables.py) and reply
 encoders (contract_replies.py), the Java reply value classes and their readers (ReplyValues.java)
-and, for the tests' fake core, their writers (ReplyWriters.java, test sources),
+and, for the tests' fake core, their writers (ReplyWriters.java, test sources), the Java request
+value classes and their writers (RequestValues.java) and, for the fake core, their readers
+(RequestReaders.java, test sources; contract_java_requests.py writes both),
 the Java constants (java_shim/.../Contract.java: the version, request types, delta ops, field names and row
 positions, and the spec's SHA-256, which the Java test ContractSpecTest compares with the spec) and
 the field tables and version history of docs/bridge.md, between its "generated" markers. The
@@ -22,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from scheduler.bounded_yaml import read_yaml
+from yarn_bridge.contract_java_requests import (JAVA_REQUEST_READERS, JAVA_REQUEST_VALUES, java_request_readers,
+                                                java_request_values)
+from yarn_bridge.contract_naming import camel, constant, javadoc, member
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = Path("yarn_bridge/contract.yaml")
@@ -62,14 +67,11 @@ def generate(spec_text: str, page: str) -> dict[Path, str]:
     return {PYTHON_TABLES: python_tables(spec, sha), PYTHON_REPLIES: python_replies(spec),
             JAVA_CONSTANTS: java_constants(spec, sha), JAVA_REPLY_VALUES: java_reply_values(spec, sha),
             JAVA_REPLY_WRITERS: java_reply_writers(spec, sha),
+            JAVA_REQUEST_VALUES: java_request_values(spec, sha), JAVA_REQUEST_READERS: java_request_readers(spec, sha),
             BRIDGE_PAGE: page_with_tables(spec, page)}
 
 
 # ---------------------------------------------------------------------------- Python
-
-
-def _camel(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_"))
 
 
 def _field_rows(fields: list[dict[str, Any]]) -> str:
@@ -122,19 +124,19 @@ def python_tables(spec: dict[str, Any], sha: str) -> str:
         f"STATE_VERSION = {spec['reply_items']['preemption_state']['version']}",
     ]
     for key, m in requests.items():
-        lines += _named_tuple(_camel(key), m["meaning"].strip(), [*envelope[1:], *m["fields"]], types)
+        lines += _named_tuple(camel(key), m["meaning"].strip(), [*envelope[1:], *m["fields"]], types)
     for key, m in spec["items"].items():
-        lines += _named_tuple(_camel(key), m["meaning"].strip(), m["fields"], types)
+        lines += _named_tuple(camel(key), m["meaning"].strip(), m["fields"], types)
     for key, m in spec["deltas"].items():
         same = [item for item, i in spec["items"].items() if i["fields"] == m["fields"]]
         if same:  # (a delta that carries a whole object is that object's item)
-            lines += ["", "", f"{_camel(key)} = {_camel(same[0])}"]
+            lines += ["", "", f"{camel(key)} = {camel(same[0])}"]
         else:
-            lines += _named_tuple(_camel(key), f"The {key} delta: {m['meaning'].strip()}.", m["fields"], types)
+            lines += _named_tuple(camel(key), f"The {key} delta: {m['meaning'].strip()}.", m["fields"], types)
     lines += ["", "", "# The typed item of each request type and delta op.",
-              "REQUEST_ITEMS = {" + ", ".join(f"{k!r}: {_camel(k)}" for k in requests) + "}",
-              "DELTA_ITEMS = {" + ", ".join(f"{k!r}: {_camel(k)}" for k in spec["deltas"]) + "}",
-              "OBJECT_ITEMS = {" + ", ".join(f"{k!r}: {_camel(k)}" for k in spec["items"]) + "}"]
+              "REQUEST_ITEMS = {" + ", ".join(f"{k!r}: {camel(k)}" for k in requests) + "}",
+              "DELTA_ITEMS = {" + ", ".join(f"{k!r}: {camel(k)}" for k in spec["deltas"]) + "}",
+              "OBJECT_ITEMS = {" + ", ".join(f"{k!r}: {camel(k)}" for k in spec["items"]) + "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -211,21 +213,17 @@ def _docstring(text: str) -> list[str]:
 # ---------------------------------------------------------------------------- Java
 
 
-def _constant(name: str) -> str:
-    return name.upper()
-
-
 def java_constants(spec: dict[str, Any], sha: str) -> str:
     requests = [k for k in spec["requests"] if k != "envelope"]
     lines = [
         "// Generated from yarn_bridge/contract.yaml by `make contract` (python -m yarn_bridge.contract_gen).",
         "// Do not edit: edit the spec and regenerate.",
         "package org.yarndrf.shim;", "",
-        "import com.fasterxml.jackson.core.JsonGenerator;", "import java.io.IOException;", "",
         "/**",
         " * The bridge's wire contract as the spec states it: the version, the request types, the delta",
-        " * ops, every object's field names and every row's positions. {@link Messages} builds and reads",
-        " * the messages with these; ContractSpecTest checks {@link #SPEC_SHA256} against the spec.",
+        " * ops, every object's field names and every row's positions. The generated value classes",
+        " * (RequestValues, ReplyValues) write and read the messages with these; ContractSpecTest checks",
+        " * {@link #SPEC_SHA256} against the spec.",
         " */",
         "public final class Contract {",
         f"  public static final int VERSION = {spec['version']};",
@@ -234,12 +232,12 @@ def java_constants(spec: dict[str, Any], sha: str) -> str:
         "  private Contract() {", "  }", "",
         "  /** The request types. */",
         "  public static final class Types {",
-        *[f'    public static final String {_constant(k)} = "{k}";' for k in requests],
+        *[f'    public static final String {constant(k)} = "{k}";' for k in requests],
         "", "    private Types() {", "    }", "  }", "",
         "  /** The delta ops, and the field that names a delta's op. */",
         "  public static final class Ops {",
         '    public static final String OP = "op";',
-        *[f'    public static final String {_constant(k)} = "{k}";' for k in spec["deltas"]],
+        *[f'    public static final String {constant(k)} = "{k}";' for k in spec["deltas"]],
         "", "    private Ops() {", "    }", "  }",
     ]
     for section, _ in SECTIONS:
@@ -248,35 +246,19 @@ def java_constants(spec: dict[str, Any], sha: str) -> str:
         for key, m in spec[section].items():
             same = [item for item, i in spec["items"].items() if section == "deltas" and i["fields"] == m["fields"]]
             if same:  # (a delta that carries a whole object: its fields are the object's, Items)
-                lines += ["", f"    // {key}: the fields of Items.{_camel(same[0])}"]
+                lines += ["", f"    // {key}: the fields of Items.{camel(same[0])}"]
                 continue
-            lines += ["", *_javadoc("    ", m["meaning"]), f"    public static final class {_camel(key)} {{"]
+            lines += ["", *javadoc("    ", m["meaning"]), f"    public static final class {camel(key)} {{"]
             if section == "rows":
-                lines += [f"      public static final int {_constant(f['name'])} = {i};" for i, f in enumerate(m["fields"])]
+                lines += [f"      public static final int {constant(f['name'])} = {i};" for i, f in enumerate(m["fields"])]
                 if "tail" in m:
-                    lines += [*_javadoc("      ", f"Where the tail begins: {m['tail']}"),
+                    lines += [*javadoc("      ", f"Where the tail begins: {m['tail']}"),
                               f"      public static final int TAIL = {len(m['fields'])};"]
-                if "java_class" in m:
-                    lines += _java_row_writer(m["java_class"], m["fields"])
             else:
-                lines += [f'      public static final String {_constant(f["name"])} = "{f["name"]}";' for f in m["fields"]]
-            lines += ["", f"      private {_camel(key)}() {{", "      }", "    }"]
+                lines += [f'      public static final String {constant(f["name"])} = "{f["name"]}";' for f in m["fields"]]
+            lines += ["", f"      private {camel(key)}() {{", "      }", "    }"]
         lines += ["", f"    private {group}() {{", "    }", "  }"]
     return "\n".join([*lines, "}"]) + "\n"
-
-
-# How the generated row writers write a value of each type.
-JAVA_WRITES = {"text": "writeString", "name": "writeString", "long": "writeNumber", "key": "writeNumber",
-               "int": "writeNumber", "bool": "writeBoolean"}
-
-
-def _java_row_writer(java_class: str, fields: list[dict[str, Any]]) -> list[str]:
-    lines = ["", "      /** Writes the row's fixed elements, in position order; its tail is the caller's. */",
-             f"      static void writeFixed(JsonGenerator g, Messages.{java_class} r) throws IOException {{"]
-    for f in fields:
-        member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
-        lines.append(f"        g.{JAVA_WRITES[f['type']]}(r.{member});")
-    return [*lines, "      }"]
 
 
 # How the generated reply readers read a field of each type (Messages' checked readers: a value
@@ -316,7 +298,7 @@ def java_reply_values(spec: dict[str, Any], sha: str) -> str:
     for section, group in (("replies", "Replies"), ("reply_items", "ReplyItems")):
         for key, m in spec[section].items():
             if "java_class" in m:
-                lines += _java_value_class(m["java_class"], f"{group}.{_camel(key)}", m, spec)
+                lines += _java_value_class(m["java_class"], f"{group}.{camel(key)}", m, spec)
     return "\n".join([*lines, "}"]) + "\n"
 
 
@@ -340,15 +322,14 @@ def _java_value_class(name: str, group: str, item: dict[str, Any], spec: dict[st
         if not (f.get("required") or reads_absent):
             kind = JAVA_BOXED.get(kind, kind)  # (absent: null)
             read = f"n.hasNonNull({{f}}) ? {read} : null"
-        member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
-        members.append((member, kind, read.format(f=f"Contract.{group}.{_constant(f['name'])}"), f))
-    lines = ["", *_javadoc("  ", item["meaning"]), f"  public static final class {name} {{"]
-    for member, kind, _, f in members:
-        lines += [*_javadoc("    ", f["meaning"]), f"    public final {kind} {member};"]
-    params = ", ".join(f"{kind}\0{member}".replace(", ", ",\0") for member, kind, _, _ in members)  # (\0: no break)
+        members.append((member(f), kind, read.format(f=f"Contract.{group}.{constant(f['name'])}"), f))
+    lines = ["", *javadoc("  ", item["meaning"]), f"  public static final class {name} {{"]
+    for name_, kind, _, f in members:
+        lines += [*javadoc("    ", f["meaning"]), f"    public final {kind} {name_};"]
+    params = ", ".join(f"{kind}\0{name_}".replace(", ", ",\0") for name_, kind, _, _ in members)  # (\0: no break)
     signature = textwrap.wrap(f"public {name}({params}) {{", 100 - 4, subsequent_indent="    ")
     lines += ["", *(f"    {line}".replace("\0", " ") for line in signature)]
-    lines += [f"      this.{member} = {member};" for member, _, _, _ in members]
+    lines += [f"      this.{name_} = {name_};" for name_, _, _, _ in members]
     lines += ["    }", *_java_short_constructor(name, members)]
     lines += ["", "    /** Reads one, every field checked. */",
               f"    static {name} read(JsonNode n) throws MalformedReplyException {{"]
@@ -364,7 +345,7 @@ def _java_value_class(name: str, group: str, item: dict[str, Any], spec: dict[st
 JAVA_WRITES_FIELD = {"text": "g.writeStringField({f}, {v})", "name": "g.writeStringField({f}, {v})",
                      "reason": "g.writeStringField({f}, {v})", "bool": "g.writeBooleanField({f}, {v})",
                      "int": "g.writeNumberField({f}, {v})", "key": "g.writeNumberField({f}, {v})",
-                     "long": "g.writeNumberField({f}, {v})", "amounts": "writeAmounts(g, {f}, {v})",
+                     "long": "g.writeNumberField({f}, {v})", "amounts": "RequestValues.writeAmounts(g, {f}, {v})",
                      "cards": "writeInts(g, {f}, {v})"}
 JAVA_LEFT_OUT = {"cards": "{v}.isEmpty()"}
 
@@ -377,7 +358,7 @@ def java_reply_writers(spec: dict[str, Any], sha: str) -> str:
         "// Do not edit: edit the spec and regenerate.",
         "package org.yarndrf.shim;", "",
         "import com.fasterxml.jackson.core.JsonGenerator;", "import java.io.IOException;",
-        "import java.util.List;", "import java.util.Map;", "",
+        "import java.util.List;", "",
         "/** Writes the objects of {@link ReplyValues} as the core does: the spec's fields in its order. */",
         "final class ReplyWriters {",
         "  /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */",
@@ -391,21 +372,16 @@ def java_reply_writers(spec: dict[str, Any], sha: str) -> str:
         lines += ["", f"  static void write(JsonGenerator g, ReplyValues.{name} x) throws IOException {{",
                   "    g.writeStartObject();"]
         for f in m["fields"]:
-            member = f.get("java") or _camel(f["name"])[0].lower() + _camel(f["name"])[1:]
+            value = f"x.{member(f)}"
             write = JAVA_WRITES_FIELD[f["type"]].format(
-                f=f"Contract.ReplyItems.{_camel(key)}.{_constant(f['name'])}", v=f"x.{member}") + ";"
+                f=f"Contract.ReplyItems.{camel(key)}.{constant(f['name'])}", v=value) + ";"
             if _written_always(f):
                 lines.append(f"    {write}")
                 continue
-            left_out = JAVA_LEFT_OUT.get(f["type"], "{v} == null").format(v=f"x.{member}")
+            left_out = JAVA_LEFT_OUT.get(f["type"], "{v} == null").format(v=value)
             lines += [f"    if (!({left_out})) {{", f"      {write}", "    }"]
         lines += ["    g.writeEndObject();", "  }"]
     lines += [
-        "", "  private static void writeAmounts(JsonGenerator g, String field, Map<String, Long> amounts)",
-        "      throws IOException {",
-        "    g.writeObjectFieldStart(field);",
-        "    for (Map.Entry<String, Long> e : amounts.entrySet()) {",
-        "      g.writeNumberField(e.getKey(), e.getValue());", "    }", "    g.writeEndObject();", "  }",
         "", "  private static void writeInts(JsonGenerator g, String field, List<Integer> values)",
         "      throws IOException {",
         "    g.writeArrayFieldStart(field);",
@@ -420,23 +396,14 @@ def _java_short_constructor(name: str, members: list[tuple[str, str, str, dict[s
     optional = [f for _, _, _, f in members if not _written_always(f)]
     if not optional or any("java_read" in f for f in optional):
         return []
-    given = [(member, kind) for member, kind, _, f in members if _written_always(f)]
-    params = ", ".join(f"{kind}\0{member}".replace(", ", ",\0") for member, kind in given)
+    given = [(name_, kind) for name_, kind, _, f in members if _written_always(f)]
+    params = ", ".join(f"{kind}\0{name_}".replace(", ", ",\0") for name_, kind in given)
     signature = textwrap.wrap(f"public {name}({params}) {{", 100 - 4, subsequent_indent="    ")
-    values = ", ".join(member if _written_always(f) else JAVA_ABSENT.get(f["type"], "null")
-                       for member, _, _, f in members)
+    values = ", ".join(name_ if _written_always(f) else JAVA_ABSENT.get(f["type"], "null")
+                       for name_, _, _, f in members)
     call = textwrap.wrap(f"this({values});", 100 - 6, subsequent_indent="    ")
     return ["", "    /** Without the optional fields: absent. */", *(f"    {line}".replace("\0", " ") for line in signature),
             *(f"      {line}" for line in call), "    }"]
-
-
-def _javadoc(indent: str, text: str) -> list[str]:
-    """A Javadoc comment of `text`, on one line if it fits in 100 characters, else wrapped."""
-    text = " ".join(text.split()).replace("*/", "* /").replace("@", "{@literal @}")
-    if len(indent) + len(text) + 7 <= 100:
-        return [f"{indent}/** {text} */"]
-    wrapped = textwrap.wrap(text, 100 - len(indent) - 3)
-    return [f"{indent}/**", *[f"{indent} * {line}" for line in wrapped], f"{indent} */"]
 
 
 # ---------------------------------------------------------------------------- docs/bridge.md

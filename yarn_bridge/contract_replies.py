@@ -27,7 +27,7 @@ def snapshot_reply(queues: list) -> str:
     return _encode({'v': VERSION, 'ok': True, 'queues': queues})
 
 
-def schedule_reply(seq: int, assignments: list, placements: list, queues: list | None = None, queues_built: list | None = None, queues_created: dict | None = None, headroom: list | None = None, am_diagnostics: list | None = None, preempt: list | None = None, kill: list | None = None, call_in_ms: int | None = None, preemption_state: dict | None = None, holds: list | None = None, holds_ended: list[str] | None = None) -> str:
+def schedule_reply(seq: int, assignments: list, placements: list, queues: list | None = None, queues_built: list | None = None, queues_created: dict | None = None, headroom: list | None = None, am_diagnostics: list | None = None, preempt: list | None = None, kill: list | None = None, call_in_ms: int | None = None, preemption_state: dict | None = None, holds: list | None = None, holds_ended: list[str] | None = None, carried: int | None = None) -> str:
     """The call's decisions; each optional field only when it says something."""
     out: dict[str, Any] = {'v': VERSION, 'ok': True, 'seq': seq, 'assignments': assignments, 'placements': placements}
     if queues is not None:
@@ -52,6 +52,8 @@ def schedule_reply(seq: int, assignments: list, placements: list, queues: list |
         out['holds'] = holds
     if holds_ended is not None:
         out['holds_ended'] = holds_ended
+    if carried is not None:
+        out['carried'] = carried
     return _encode(out)
 
 

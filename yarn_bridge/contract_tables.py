@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 VERSION = 7
-SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0"
+SPEC_SHA256 = "4df3e377dd8aa1003436126207094277582e10e71ed1e30d8919466c12f4526a"
 REQUEST_TYPES = ('snapshot', 'schedule', 'reload', 'move')
 # What a value of each checked type must be (a refusal names it).
 WHAT = {'text': 'a string', 'name': 'a non-empty string', 'texts': 'a list of strings', 'long': 'an integer from 0 to 2^63-1', 'key': 'an integer (a Java long)', 'milliseconds': 'a number of milliseconds from 0', 'wall_ms': 'milliseconds since 1970 (an integer from 0 to 2^53-1)', 'reason': "'fair-share' or 'min-share'", 'list': 'a list', 'rows': 'a list of rows', 'pairs': 'a list of pairs (even length)', 'amounts': 'an object of amounts', 'labels': 'an object of node label names to booleans (exclusive)', 'any': 'any JSON value (checked where it is read)'}
@@ -48,7 +48,7 @@ STATE_ITEMS: dict[str, tuple[Field, ...]] = {
 # Rows (JSON arrays): the names of their fixed leading elements, by position; then their tail.
 ROWS = {'container_row': ('container', 'app', 'node', 'priority', 'allocation_id', 'assignment_id'), 'ask_row': ('id', 'count', 'app', 'priority', 'allocation_id', 'location', 'relax_locality'), 'node_row': ('node',), 'finished_pair': ('container', 'state'), 'count_pair': ('id', 'count'), 'headroom_row': ('app',), 'hold_row': ('node', 'app', 'priority', 'allocation_id'), 'am_diagnostic_pair': ('app', 'text')}
 # The replies (after the envelope's, first) and the objects in them: their fields, in the order they are written.
-REPLIES = {'envelope': ('v', 'ok', 'error'), 'snapshot': ('queues',), 'schedule': ('seq', 'assignments', 'placements', 'queues', 'queues_built', 'queues_created', 'headroom', 'am_diagnostics', 'preempt', 'kill', 'call_in_ms', 'preemption_state', 'holds', 'holds_ended'), 'reload': ('accepted', 'changes', 'queues', 'errors'), 'move': ('accepted', 'queue', 'reason')}
+REPLIES = {'envelope': ('v', 'ok', 'error'), 'snapshot': ('queues',), 'schedule': ('seq', 'assignments', 'placements', 'queues', 'queues_built', 'queues_created', 'headroom', 'am_diagnostics', 'preempt', 'kill', 'call_in_ms', 'preemption_state', 'holds', 'holds_ended', 'carried'), 'reload': ('accepted', 'changes', 'queues', 'errors'), 'move': ('accepted', 'queue', 'reason')}
 REPLY_ITEMS = {'assignment': ('assignment_id', 'app', 'node', 'queue', 'priority', 'allocation_id', 'resources', 'cards'), 'placement': ('app', 'accepted', 'queue', 'reason'), 'preemption': ('container', 'app', 'node', 'queue', 'for_queue', 'reason', 'kill_in_ms'), 'queue_entry': ('name', 'leaf', 'weight', 'max', 'max_fraction', 'submit_acl', 'admin_acl', 'draining', 'max_container', 'labels', 'default_label'), 'preemption_state': ('v', 'marks', 'leaves'), 'mark': ('container', 'node', 'app', 'priority', 'allocation_id', 'reason', 'marked_at_ms', 'deadline_ms', 'waiting_until_ms'), 'leaf': ('queue', 'below_fair_since_ms', 'below_min_since_ms', 'starved', 'waiting_until_ms')}
 STATE_VERSION = 1
 

@@ -76,9 +76,8 @@ def one_round(subclusters: list[tuple[str, str]], routeradmin: str, alpha: float
         print(f"{n}: its demand fits no sub-cluster (a resource no sub-cluster has); no policy", file=sys.stderr)
     ok = True
     for leaf, names in policy_names(plans).items():
-        w = plans[leaf].weights
         for name in names:
-            spec = policy_spec(name, w, w, alpha)
+            spec = policy_spec(name, plans[leaf].router, plans[leaf].weights, alpha)
             if applied.get(name) == spec:
                 continue
             cmd = routeradmin_command(routeradmin, spec)
@@ -137,7 +136,11 @@ def save(cmd: list[str]) -> tuple[int, str]:
 
 
 def weights_table(plans: dict[str, QueuePlan], subclusters: list[str]) -> str:
-    head = f"{'queue':<28} {'share':>7} {'target':>7}  " + "  ".join(f"{sc:>8}" for sc in subclusters)
-    rows = [f"{p.name:<28} {p.share:7.3f} {p.target_share:7.3f}  "
-            + "  ".join(f"{p.weights.get(sc, 0.0):8.4f}" for sc in subclusters) for p in plans.values()]
+    """Each leaf's share, target, and AMRM then router weights per sub-cluster."""
+    def cells(w: dict[str, float]) -> str:
+        return "  ".join(f"{w.get(sc, 0.0):8.4f}" for sc in subclusters)
+    names = "  ".join(f"{sc:>8}" for sc in subclusters)
+    head = f"{'queue':<28} {'share':>7} {'target':>7}  AMRM {names}  router {names}"
+    rows = [f"{p.name:<28} {p.share:7.3f} {p.target_share:7.3f}       {cells(p.weights)}         {cells(p.router)}"
+            for p in plans.values()]
     return "\n".join([head, *rows])

@@ -11,15 +11,23 @@ queue tree, weights, usage, demand, capacity) and computes, per leaf queue:
    of hierarchical weighted DRF (scheduler.pooled) over the federation's total capacity and each
    leaf's demand summed over the sub-clusters: it ignores node shapes, so it promises a CPU queue
    the vcores of a GPU node that a GPU queue's containers, which fit nowhere else, hold;
-2. a **plan** that puts that target where it fits: leaves that fit the fewest sub-clusters are
-   placed first (a GPU queue fits only the sub-cluster with `gpu-mem`), each split over the
-   sub-clusters it fits in proportion to the room left there;
-3. its **weights**: each sub-cluster's part of what the queue still lacks of its plan there (the
-   plan minus its usage there, as a share of the federation); a queue that lacks nothing keeps
-   its plan's proportions. A sub-cluster without a resource the queue's demand uses gets 0.
+2. a **plan**: where that target is, sub-cluster by sub-cluster. Shape-aware, it is where the
+   replay put the leaf's containers (each replayed node is one sub-cluster's); pooled, leaves that
+   fit the fewest sub-clusters are placed first (a GPU queue fits only the sub-cluster with
+   `gpu-mem`), each split over the sub-clusters it fits in proportion to the room left there;
+3. its **AMRM weights** (how an app's asks are split): each sub-cluster's part of what the queue
+   still lacks of its plan there (the plan minus its usage there, as a share of the federation); a
+   queue that lacks nothing keeps its plan's proportions. A sub-cluster without a resource the
+   queue's demand uses gets 0, and so does one where a queue that fits fewer sub-clusters lacks
+   some of its plan (the wider queue yields it: that core orders queues by their shares of *its*
+   nodes, where the wider queue's part looks small);
+4. its **router weights** (where its new apps, and so their AMs, are homed): its AMRM weights over
+   the *open* sub-clusters, those where no leaf that fits only some sub-clusters fits (no GPU
+   sub-cluster while a GPU queue is active), or its AMRM weights when none is open. An AM asks for memory and vcores only, and each core
+   divides its own nodes by the shares *it* sees: an AM homed in the only sub-cluster a GPU queue
+   fits takes room that queue's containers cannot find elsewhere, and (the GPU queue's own AMs)
+   raises the GPU queue's share there, so that core serves the others first.
 
-The router weights (where the queue's new apps are homed) and the AMRM weights (how an app's asks
-are split) are the same: homing an app where its queue has room keeps its AM beside its containers.
 A queue fits a sub-cluster when the sub-cluster has some of every resource the queue's demand
 uses (a leaf's demand mixing GPU and CPU apps counts as a GPU queue). Queue max limits and min
 shares are not part of the federation-wide fill (each core keeps applying them to its own nodes).
@@ -86,7 +94,8 @@ class QueuePlan:
     name: str
     share: float  # dominant share of the whole federation now
     target_share: float  # dominant share of its federation-wide target
-    weights: dict[str, float]  # sub-cluster id -> weight (router and AMRM), summing to 1
+    weights: dict[str, float]  # sub-cluster id -> AMRM weight, summing to 1
+    router: dict[str, float]  # sub-cluster id -> router weight, summing to 1
 
 
 # ---------------------------------------------------------------------------- bounded parsing
@@ -208,26 +217,60 @@ def plan(statuses: list[SubClusterStatus], demands: list[SubClusterDemand] | Non
              for n, q in queues.items() if q.leaf}
     demand = {n: tuple(sum(col) for col in zip(*(s.queues[n].demand for s in statuses if n in s.queues)))
               for n in usage}
-    target = (reachable_targets(queues, demand, types, demands) if demands is not None
-              else federation_targets(queues, demand, types, total))
     active = [n for n in usage if any(demand[n])]
     fits = {n: [s for s in statuses if all(c > 0 for c, d in zip(s.capacity, demand[n]) if d > 0)] for n in active}
-    placed = _place(sorted(active, key=lambda n: (len(fits[n]), n)), fits, target)
-    plans, unfit = {}, []
-    for n in active:
-        if not fits[n]:
-            unfit.append(n)
-            continue
+    if demands is not None:
+        target, placed = reachable_targets(queues, demand, types, demands)
+    else:
+        target = federation_targets(queues, demand, types, total)
+        placed = _place(sorted(active, key=lambda n: (len(fits[n]), n)), fits, target)
+    unfit = sorted(n for n in active if not fits[n])
+    fitting = {n: [s.id for s in fits[n]] for n in active if fits[n]}
+    # each leaf's plan and what it lacks of it, by sub-cluster it fits
+    there = {n: {sc: placed[n].get(sc, _zero(types)) for sc in scs} for n, scs in fitting.items()}
+    lack = {n: {sc: _dominant(tuple(max(0.0, p - u) for p, u in zip(there[n][sc], usage[n][sc])), total)
+                for sc in scs} for n, scs in fitting.items()}
+    # sub-clusters no leaf needs more than the others: none of the leaves that fit only some fits there
+    open_ = [s.id for s in statuses if not any(s.id in scs for scs in fitting.values() if len(scs) < len(statuses))]
+    plans = {}
+    for n, scs in fitting.items():
+        weights = amrm_weights([s.id for s in statuses], lack[n], there[n], total,
+                               yielded={sc for sc in scs for m, other in fitting.items()
+                                        if len(other) < len(scs) and lack[m].get(sc, 0.0) > _EPS})
         used = tuple(sum(col) for col in zip(*usage[n].values()))
-        lack = {s.id: _dominant(tuple(max(0.0, p - u) for p, u in zip(placed[n][s.id], usage[n][s.id])), total)
-                for s in fits[n]}
-        if sum(lack.values()) <= _EPS:  # nothing lacking: keep the plan's proportions
-            lack = {s.id: _dominant(placed[n][s.id], total) for s in fits[n]}
-        if sum(lack.values()) <= _EPS:  # no target at all: spread over where it fits
-            lack = {s.id: 1.0 for s in fits[n]}
-        weights = normalized({s.id: lack.get(s.id, 0.0) for s in statuses})
-        plans[n] = QueuePlan(n, _dominant(used, total), _dominant(target[n], total), weights)
-    return plans, sorted(unfit)
+        plans[n] = QueuePlan(n, _dominant(used, total), _dominant(target[n], total), weights,
+                             router_weights(weights, open_))
+    return plans, unfit
+
+
+def amrm_weights(subclusters: list[str], lack: dict[str, float], plan: dict[str, tuple[float, ...]],
+                 total: tuple[float, ...], yielded: set[str]) -> dict[str, float]:
+    """A leaf's AMRM weights: in proportion to what it lacks of its plan in each sub-cluster it
+    fits (`lack`, `plan`: by those sub-clusters), but none in a sub-cluster it yields, where a leaf
+    that fits fewer sub-clusters lacks some of its own plan: each core serves the leaf that is
+    poorest by *its* shares, and a CPU queue with a small part in the GPU sub-cluster is poorer
+    there than the GPU queue, whatever their federation-wide shares. Lacking nothing, a leaf keeps
+    its plan's proportions; without a plan, it is spread evenly; over the sub-clusters it does not
+    yield, or over all it fits when it yields every one."""
+    free = [sc for sc in lack if sc not in yielded] or list(lack)
+    raw = {sc: lack[sc] for sc in free}
+    if sum(raw.values()) <= _EPS:
+        raw = {sc: _dominant(plan[sc], total) for sc in free}
+    if sum(raw.values()) <= _EPS:
+        raw = dict.fromkeys(free, 1.0)
+    return normalized({sc: raw.get(sc, 0.0) for sc in subclusters})
+
+
+def router_weights(amrm: dict[str, float], open_: list[str]) -> dict[str, float]:
+    """Where a leaf's apps are homed: its AMRM weights over the open sub-clusters, those that no
+    leaf fitting only some sub-clusters fits (evenly over them where its asks go elsewhere); its
+    AMRM weights when none is open."""
+    if not open_:
+        return amrm
+    home = {sc: amrm[sc] for sc in open_}
+    if sum(home.values()) <= _EPS:
+        home = {sc: 1.0 for sc in open_}
+    return normalized({sc: home.get(sc, 0.0) for sc in amrm})
 
 
 def federation_targets(queues: dict[str, QueueStatus], demand: dict[str, tuple[float, ...]],
@@ -250,11 +293,13 @@ def federation_targets(queues: dict[str, QueueStatus], demand: dict[str, tuple[f
 
 
 def reachable_targets(queues: dict[str, QueueStatus], demand: dict[str, tuple[float, ...]],
-                      types: tuple[str, ...], demands: list[SubClusterDemand]) -> dict[str, tuple[float, ...]]:
-    """Each leaf's shape-aware federation-wide target: the cores' reachable-target replay
-    (scheduler.targets) over every sub-cluster's nodes, containers and asks as one cluster. An app
-    with parts in several sub-clusters (its home and its unmanaged AMs) is one app with every
-    part's asks, wherever the AMRM weights sent them. Users, limits and locality are each core's."""
+                      types: tuple[str, ...], demands: list[SubClusterDemand]
+                      ) -> tuple[dict[str, tuple[float, ...]], dict[str, dict[str, tuple[float, ...]]]]:
+    """Each leaf's shape-aware federation-wide target, and its part in each sub-cluster: the cores'
+    reachable-target replay (scheduler.targets) over every sub-cluster's nodes, containers and asks
+    as one cluster. An app with parts in several sub-clusters (its home and its unmanaged AMs) is
+    one app with every part's asks, wherever the AMRM weights sent them. Users, limits and locality
+    are each core's."""
     children: dict[str | None, list[str]] = {}
     for n, q in queues.items():
         children.setdefault(q.parent, []).append(n)
@@ -272,9 +317,16 @@ def reachable_targets(queues: dict[str, QueueStatus], demand: dict[str, tuple[fl
     # (each core lists every app that holds a container, so every container's app is here)
     running = [r for d in demands for r in d.running if r[0] in apps]
     inp = ReplayInput.of(types, config, [n for d in demands for n in d.nodes], running, list(apps.values()))
-    reached, _ = inp.compute()
+    reached = inp.compute()
     zero = _zero(types)
-    return {n: reached.get(n, zero) for n in demand}
+    subcluster = {n[0]: d.id for d in demands for n in d.nodes}
+    placed: dict[str, dict[str, tuple[float, ...]]] = {n: {} for n in demand}
+    for leaf, on in reached.placed.items():
+        for node, alloc in on.items():
+            if leaf in placed:
+                sc = subcluster[node]
+                placed[leaf][sc] = tuple(a + b for a, b in zip(placed[leaf].get(sc, zero), alloc))
+    return {n: reached.queues.get(n, zero) for n in demand}, placed
 
 
 def _spec(queues: dict[str, QueueStatus], children: dict[str | None, list[str]], name: str) -> QueueSpec:

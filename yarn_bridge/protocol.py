@@ -376,7 +376,7 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
                    now: float = 0.0, call_in_ms: int | None = None,
                    state: dict[str, Any] | None = None, queues_built: Sequence[dict[str, Any]] = (),
                    queues_created: dict[str, list[str]] | None = None,
-                   holds: Sequence[list[Any]] = (), holds_ended: Sequence[str] = ()) -> str:
+                   holds: Sequence[list[Any]] = (), holds_ended: Sequence[str] = (), carried: int = 0) -> str:
     """Most calls assign nothing, place nothing and change nothing else: their reply is a format
     away, not an encoding. `queues` (the whole list) only when Java has not had the core's tree
     since a reload or resync, `queues_built` (the entries of the queues built since, and of the
@@ -388,17 +388,18 @@ def schedule_reply(seq: int, assignments: list[dict[str, Any]], placements: list
     ones a new RM tells again); "call_in_ms" only when the core wants a call by then without a
     change in YARN (a preemption round or kill due); "preemption_state" (`state`, from
     preemption_state) only when it changed; "holds" rows and "holds_ended" nodes (yarn_bridge.holds)
-    only when the core's holds changed."""
+    only when the core's holds changed; "carried" only when the core goes on with nodes it did
+    not finish."""
     preempt = [_victim(v, now) for v in (*plan.mark, *plan.retold)] if plan is not None else []
     kill = [_victim(v, now) for v in plan.kill] if plan is not None else []
     if queues is None and call_in_ms is None and state is None and not (
             assignments or placements or queues_built or queues_created or headroom or am_diagnostics or preempt
-            or kill or holds or holds_ended):
+            or kill or holds or holds_ended or carried):
         return _EMPTY_SCHEDULE_REPLY % seq
     return replies.schedule_reply(seq, assignments, placements, queues, queues_built or None,
                                   queues_created or None, headroom or None,
                                   am_diagnostics or None, preempt or None, kill or None, call_in_ms, state,
-                                  holds or None, holds_ended or None)
+                                  holds or None, holds_ended or None, carried or None)
 
 
 def reload_applied(changes: dict[str, list[str]], queues: list[dict[str, Any]]) -> str:

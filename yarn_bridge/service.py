@@ -295,7 +295,7 @@ class CoreService:
                                         self._headroom_changes(core, now) if self._headroom_owed else [],
                                         self._am_diagnostic_changes(core) if self._am_told else [],
                                         plan, now, self._call_in_ms(core, now), self._state_change(core, plan, now),
-                                        built_entries, created, holds, holds_ended)
+                                        built_entries, created, holds, holds_ended, core.carried)
         self.counters["nodes_offered"] += len(nodes)
         if self.metrics is not None:
             rtt = msg.rtt_ms

@@ -187,31 +187,55 @@ def shapes(rows: Iterable[Sequence[int]]) -> dict[tuple[int, ...], int]:
     return out
 
 
-def shortfalls(samples: Sequence[dict], nodes: Sequence[Vector], capacity: Vector,
-               types: Sequence[str], weights: Mapping[str, float],
-               max_samples: int = 100) -> tuple[dict[str, float], float]:
-    """Per queue, mean over the samples of max(0, target - held) dominant share; and the
-    containers running / the containers of the targets, over the same samples (how full the
-    scheduler kept the cluster against the node-aware DRFH placement of the same demand).
-    Evenly spaced samples, at most max_samples of them (each is a full placement of the demand)."""
-    step = max(1, -(-len(samples) // max_samples))
-    picked = samples[::step]
-    total: dict[str, float] = {}
-    running = placed = 0
-    for s in picked:
+class SampleTarget(NamedTuple):
+    """One sample against its node-aware DRFH target: per queue the target's and the held
+    dominant share (fractions of the cluster), the containers running and in the target."""
+    t_ms: float
+    target: dict[str, float]
+    held: dict[str, float]
+    running: int
+    placed: int
+
+
+def evenly_spaced(samples: Sequence[dict], most: int) -> Sequence[dict]:
+    """At most `most` of the samples, evenly spaced (each target is a full placement)."""
+    return samples[::max(1, -(-len(samples) // most))]
+
+
+def sample_targets(samples: Iterable[dict], nodes: Sequence[Vector], capacity: Vector,
+                   types: Sequence[str], weights: Mapping[str, float]) -> list[SampleTarget]:
+    """Each sample against the node-aware DRFH placement of its demand (module doc)."""
+    out = []
+    for s in samples:
         demand = {}
         for q, v in s["queues"].items():
             d = shapes(v.get("running_shapes", []))
             for shape, n in shapes(v.get("pending_shapes", [])).items():
                 d[shape] = d.get(shape, 0) + n
             demand[q] = d
-        target, count = _drfh_targets_counted(nodes, demand, capacity, weights)
-        placed += count
-        for q, v in s["queues"].items():
-            running += sum(n for *_, n in v.get("running_shapes", []))
-            held = dominant([v["used"].get(r, 0) for r in types], capacity)
-            total[q] = total.get(q, 0.0) + max(0.0, dominant(target[q], capacity) - held)
+        target, placed = _drfh_targets_counted(nodes, demand, capacity, weights)
+        out.append(SampleTarget(
+            s.get("t_ms", 0), {q: dominant(target[q], capacity) for q in s["queues"]},
+            {q: dominant([v["used"].get(r, 0) for r in types], capacity) for q, v in s["queues"].items()},
+            sum(n for v in s["queues"].values() for *_, n in v.get("running_shapes", [])), placed))
+    return out
+
+
+def shortfalls(samples: Sequence[dict], nodes: Sequence[Vector], capacity: Vector,
+               types: Sequence[str], weights: Mapping[str, float],
+               max_samples: int = 100) -> tuple[dict[str, float], float]:
+    """Per queue, mean over the samples of max(0, target - held) dominant share; and the
+    containers running / the containers of the targets, over the same samples (how full the
+    scheduler kept the cluster against the node-aware DRFH placement of the same demand).
+    Evenly spaced samples, at most max_samples of them."""
+    picked = sample_targets(evenly_spaced(samples, max_samples), nodes, capacity, types, weights)
     if not picked:
         return {}, float("nan")
+    total: dict[str, float] = {}
+    for p in picked:
+        for q, held in p.held.items():
+            total[q] = total.get(q, 0.0) + max(0.0, p.target[q] - held)
+    running = sum(p.running for p in picked)
+    placed = sum(p.placed for p in picked)
     return ({q: t / len(picked) for q, t in sorted(total.items())},
             running / placed if placed else float("nan"))

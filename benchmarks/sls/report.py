@@ -144,7 +144,8 @@ def _ratio(a: float, b: float) -> str:
 
 def table(results: dict[str, dict], title: str) -> str:
     """One markdown table: a row per figure, a column per scheduler, yarn-drf's ratios last."""
-    have = [c for c in COLUMNS if c in results]
+    # the three schedulers first, then yarn-drf's variants (run.py --variant) in their order
+    have = [c for c in COLUMNS if c in results] + [c for c in results if c not in COLUMNS]
 
     def row(name: str, get, digits: int = 2) -> str:
         vals = [get(results[c]) for c in have]

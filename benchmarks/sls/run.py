@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import confgen
 import netns
@@ -132,6 +133,33 @@ def yarn_drf_conf(args: argparse.Namespace) -> dict[str, str]:
     return conf
 
 
+class Variant(NamedTuple):
+    """A further yarn-drf run of one invocation (--variant): its column, queue YAML and the
+    yarn-site properties it adds to the yarn-drf runs' own."""
+    label: str
+    queues: Path
+    conf: dict[str, str]
+
+    @property
+    def column(self) -> str:
+        return f"yarn-drf:{self.label}"
+
+
+def parse_variant(text: str, default_queues: Path) -> Variant:
+    """LABEL[:QUEUES][:KEY=VALUE,...] (--variant); an empty QUEUES is the invocation's --queues."""
+    label, _, rest = text.partition(":")
+    queues, _, props = rest.partition(":")
+    if not label or "/" in label:
+        raise ValueError(f"--variant: a label (no '/') first, got {text!r}")
+    conf = {}
+    for kv in filter(None, props.split(",")):
+        key, eq, value = kv.partition("=")
+        if not eq or not key.startswith("yarn-drf."):
+            raise ValueError(f"--variant {label}: expected yarn-drf.KEY=VALUE, got {kv!r}")
+        conf[key] = value
+    return Variant(label, Path(queues).resolve() if queues else default_queues, conf)
+
+
 def checked_run_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
     """Makes the run's paths absolute (the JVM runs in the run's own directory), checks that SLS
     can run here; returns the schedulers asked for."""
@@ -151,14 +179,15 @@ def checked_run_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> l
 
 
 def run_or_reuse(scheduler: str, dir_: Path, args: argparse.Namespace, nodes: Path,
-                 trace: Path) -> tuple[Path, int]:
-    """One scheduler's SLS output directory and attempts: an earlier invocation's with --reuse
-    when it left one, else a new run."""
+                 trace: Path, variant: Variant | None = None) -> tuple[Path, int]:
+    """One scheduler's (or yarn-drf variant's) SLS output directory and attempts: an earlier
+    invocation's with --reuse when it left one, else a new run."""
     earlier = finished_run(dir_, args.retries) if args.reuse else None
     return earlier or run_with_retries(
-        scheduler, dir_, args.retries, nodes=nodes, trace=trace, queues=args.queues,
+        scheduler, dir_, args.retries, nodes=nodes, trace=trace,
+        queues=variant.queues if variant else args.queues,
         timeout_s=args.timeout_s, heap_mb=args.heap_mb, timer_window=args.timer_window,
-        yarn_drf_conf=yarn_drf_conf(args))
+        yarn_drf_conf=yarn_drf_conf(args) | (variant.conf if variant else {}))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,12 +203,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load", type=float, default=0.5,
                     help="each queue's work as a fraction of the cluster over --duration-s")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--variant", action="append", default=[], metavar="LABEL[:QUEUES][:KEY=VALUE,...]",
+                    help="one more yarn-drf run after the schedulers, in the same invocation (repeat "
+                         "for more): its own queue YAML (same queues and weights, other settings, "
+                         "e.g. max-am-share) and/or yarn-site properties; its column is "
+                         "yarn-drf:LABEL, e.g. --variant am0.01:am.yaml --variant "
+                         "nodefer::yarn-drf.scheduler.max-deferred-share=0")
     add_run_args(ap, timeout_s=900)
     args = ap.parse_args(argv)
     schedulers = checked_run_args(ap, args)
+    try:
+        variants = [parse_variant(v, args.queues) for v in args.variant]
+    except ValueError as e:
+        ap.error(str(e))
+    if len({v.label for v in variants}) < len(variants):
+        ap.error("--variant: each label once")
     sizes = [int(n) for n in args.sizes.split(",")]
     task_s = tuple(float(x) for x in args.task_s.split(","))
     weights = confgen.weights(args.queues)
+    for v in variants:
+        if confgen.weights(v.queues) != weights:
+            ap.error(f"--variant {v.label}: its queues or weights differ from --queues'")
     all_results: dict[str, dict] = {}
     tables = []
     for n in sizes:
@@ -187,12 +231,15 @@ def main(argv: list[str] | None = None) -> int:
         nodes, trace = workload.write(size_dir, n, args.duration_s, args.arrival_s,
                                       args.tasks_per_job, task_s, args.load, args.seed)
         print(f"sls: {n} nodes, {len(workload.job_queues(trace))} jobs", flush=True)
+        runs = [(s, s, None) for s in schedulers]
+        runs += [(v.column, "yarn-drf", v) for v in variants]
         results = {}
-        for s in schedulers:
-            sls_out, attempts = run_or_reuse(s, size_dir / s, args, nodes, trace)
-            results[s] = report.analyse(sls_out, weights, workload.node_vectors(nodes))
-            results[s]["attempts"] = attempts
-            results[s]["sls_dir"] = str(sls_out)
+        for column, s, variant in runs:
+            dir_ = size_dir / (column.replace(":", "-"))
+            sls_out, attempts = run_or_reuse(s, dir_, args, nodes, trace, variant)
+            results[column] = report.analyse(sls_out, weights, workload.node_vectors(nodes))
+            results[column]["attempts"] = attempts
+            results[column]["sls_dir"] = str(sls_out)
         all_results[str(n)] = results
         tables.append(report.table(results, f"{n} simulated nodes"))
     (args.out / "results.json").write_text(json.dumps(all_results, indent=2) + "\n")

@@ -22,7 +22,10 @@ commit. Each violation goes to the first category that explains it:
 
 Calls are read only for yarn-drf (the others have none): their runs get the total and the
 AM-only count. "AM only" (every lower-share queue with a fitting ask waited only for an AM) is
-counted across the categories too. An AM is the first container of an attempt (id ..._000001); its
+counted across the categories too, and with --max-am-share, of those, "held by the AM-share limit":
+every such queue already ran AMs and one more would take them past that share of the cluster in
+some resource (yarn-drf's rule, scheduler/queue_limits.am_room, for leaves that may hold the whole
+cluster): yarn-drf's own limit held those AMs back, which the violation rule still counts. An AM is the first container of an attempt (id ..._000001); its
 request key marks the app's AM asks.
 """
 from __future__ import annotations
@@ -86,12 +89,13 @@ class Ledger:
 
 
 def analyse(records: Sequence[dict], capacity: Sequence[float],
-            weights: Mapping[str, float]) -> dict:
-    """The breakdown of one run's violations (module doc)."""
+            weights: Mapping[str, float], max_am_share: float | None = None) -> dict:
+    """The breakdown of one run's violations (module doc); max_am_share: the leaves' AM-share
+    limit the run had, to count the violations it explains (None: not counted)."""
     app_queue = {r["app"]: r["q"] for r in records if r["ev"] == "alloc"}
     am_key = {r["app"]: r["key"] for r in records
               if r["ev"] == "alloc" and r["c"].endswith("_000001")}
-    am_only_shapes = _am_only_shapes(records)
+    am_shapes = am_only_shapes(records)
     started = {r["c"]: (r["q"], tuple(r["res"]), r["node"]) for r in records if r["ev"] == "alloc"}
     # each alloc belongs to the first call record after it (written when its commit ended)
     call_of: dict[int, dict] = {}
@@ -134,11 +138,21 @@ def analyse(records: Sequence[dict], capacity: Sequence[float],
     counts: Counter = Counter()
     by_size: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     first_in_call = [0, 0]  # violations among calls' first containers, those containers
-    am_only = containers = bad = 0
+    am_only = am_held = containers = bad = 0
+    am_used: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(capacity))
+    am_limit = [max_am_share * c for c in capacity] if max_am_share is not None else None
+
+    def held(q: str, am: tuple) -> bool:
+        used = am_used[q]
+        return any(used) and not fairness.fits([u + a for u, a in zip(used, am)], am_limit)
+
     given: dict[int, Counter] = defaultdict(Counter)  # per call: (queue, shape) given so far
     given_used: dict[int, dict[str, list[float]]] = defaultdict(dict)
     am_nodes: dict[int, set] = defaultdict(set)
     for i, r in enumerate(records):
+        if r["ev"] == "end" and r["c"] in started and r["c"].endswith("_000001"):
+            q, shape, _ = started[r["c"]]
+            _add(am_used[q], shape, -1)
         if r["ev"] != "alloc":
             continue
         containers += 1
@@ -155,8 +169,10 @@ def analyse(records: Sequence[dict], capacity: Sequence[float],
         if violated:
             bad += 1
             lower = _lower_waiting(r, capacity, weights)
-            only_am = all(s in am_only_shapes for shapes in lower.values() for s in shapes)
+            only_am = all(s in am_shapes for shapes in lower.values() for s in shapes)
             am_only += only_am
+            am_held += only_am and am_limit is not None and all(
+                held(p, s) for p, shapes in lower.items() for s in shapes)
             if call is not None:
                 counts[_category(r, call, lower, only_am, at_collection[ci], given[ci],
                                  given_used[ci], am_nodes[ci], node_ends, share)] += 1
@@ -166,10 +182,13 @@ def analyse(records: Sequence[dict], capacity: Sequence[float],
             _add(given_used[ci].setdefault(r["q"], [0.0] * len(capacity)), shape, 1)
             if am_key.get(r["app"]) == r["key"]:
                 am_nodes[ci].add(r["node"])
+        if r["c"].endswith("_000001"):
+            _add(am_used[r["q"]], r["res"], 1)
     return {
         "containers": containers, "violations": bad,
         "per_1000": 1000 * bad / containers if containers else float("nan"),
         "am_only": am_only, "has_calls": has_calls,
+        "am_held": am_held if am_limit is not None else None,
         "categories": {c: counts[c] for c in CATEGORIES} if has_calls else {},
         "by_call_size": {k: {"violations": by_size[k][0], "containers": by_size[k][1]}
                          for k in map(size_bucket, (lo for lo, _ in SIZES)) if k in by_size},
@@ -191,7 +210,7 @@ def _lower_waiting(r: dict, capacity: Sequence[float], weights: Mapping[str, flo
             and any(s[-1] > 0 and fairness.fits(s[:-1], r["free"]) for s in v["pending"])}
 
 
-def _am_only_shapes(records: Iterable[dict]) -> set[tuple]:
+def am_only_shapes(records: Iterable[dict]) -> set[tuple]:
     """The shapes of AMs that no task of the run has (the probe's pending rows carry shapes, not
     request keys: an ask of such a shape is an AM's)."""
     am, task = set(), set()
@@ -233,6 +252,9 @@ def report(name: str, a: dict) -> str:
     lines = [f"{name}: {a['violations']} violations in {a['containers']} containers "
              f"({a['per_1000']:.1f} per 1,000); a lower-share queue waited only for an AM in "
              f"{a['am_only']} ({_pct(a['am_only'], a['violations'])})"]
+    if a["am_held"] is not None:
+        lines.append(f"  held by the AM-share limit: {a['am_held']} ({_pct(a['am_held'], a['violations'])}); "
+                     f"the rest {1000 * (a['violations'] - a['am_held']) / a['containers']:.1f} per 1,000")
     for c, n in a["categories"].items():
         lines.append(f"  {c}: {n} ({_pct(n, a['violations'])})")
     if a["has_calls"]:
@@ -255,13 +277,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path, help="SLS output directories (with probe.jsonl, bench.json)")
     ap.add_argument("--queues", type=Path, default=HERE / "queues.yaml")
+    ap.add_argument("--max-am-share", type=float, default=None,
+                    help="the leaves' max-am-share in the runs: count the violations it explains")
     ap.add_argument("--json", action="store_true", help="print the breakdowns as JSON")
     args = ap.parse_args(argv)
     weights = confgen.weights(args.queues)
     out = {}
     for run in args.runs:
         cap = json.loads((run / "bench.json").read_text())["cluster"]
-        out[str(run)] = analyse(fairness.read_records(run / "probe.jsonl"), list(cap.values()), weights)
+        out[str(run)] = analyse(fairness.read_records(run / "probe.jsonl"), list(cap.values()), weights,
+                                args.max_am_share)
         if not args.json:
             print(report(str(run), out[str(run)]))
     if args.json:

@@ -1,7 +1,8 @@
 """The contract's one spec, yarn_bridge/contract.yaml, and what `make contract` generates from it:
 the Python tables (contract_tables.py) and reply encoders (contract_replies.py), the Java constants
-(Contract.java; the JUnit ContractSpecTest checks its fingerprint of the spec) and reply value
-classes (ReplyValues.java), and docs/bridge.md's field tables and version history. A generated file that differs from what the spec generates now fails, with the head of
+(Contract.java; the JUnit ContractSpecTest checks its fingerprint of the spec), reply value
+classes (ReplyValues.java) and request value classes with their writers (RequestValues.java), the
+tests' Java reply writers and request readers, and docs/bridge.md's field tables and version history. A generated file that differs from what the spec generates now fails, with the head of
 the diff; so does a spec edited without regenerating."""
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def test_every_generated_file_is_what_the_spec_generates_now():
 
 # Every generated file but the Python reply encoders carries the spec's fingerprint: stale after any edit.
 FINGERPRINTED = (contract_gen.PYTHON_TABLES, contract_gen.JAVA_CONSTANTS, contract_gen.JAVA_REPLY_VALUES,
-                 contract_gen.JAVA_REPLY_WRITERS, contract_gen.BRIDGE_PAGE)
+                 contract_gen.JAVA_REPLY_WRITERS, contract_gen.JAVA_REQUEST_VALUES, contract_gen.JAVA_REQUEST_READERS,
+                 contract_gen.BRIDGE_PAGE)
 
 
 @pytest.mark.parametrize("after, added, also", [
@@ -125,3 +127,34 @@ def test_every_golden_reply_has_the_specs_fields_in_the_specs_order():
                         assert in_spec_order(list(item), tables.REPLY_ITEMS[kind]), (example["name"], list(item))
                         seen.add(kind)
     assert seen == {"assignment", "placement", "preemption", "queue_entry", "mark", "leaf"}
+
+
+@pytest.mark.parametrize("after, added, constant, member, written, read", [
+    ('{name: rack, type: text, since: 1, meaning: "its rack (absent: /default-rack)"}',
+     "{name: zone, type: text, since: 7, meaning: a new node field}",
+     'ZONE = "zone";', "public String zone;",
+     ["if (x.zone != null) {", "g.writeStringField(Contract.Items.Node.ZONE, x.zone);",
+      "public NodeInfo withZone(String zone) {"],
+     ".withZone(text(n.get(Contract.Items.Node.ZONE)))"),
+    ('{name: places, type: texts, required: true, since: 6, meaning: "node ids (host:port) and racks"}',
+     "{name: until_ms, type: wall_ms, since: 7, meaning: a new delta field}",
+     'UNTIL_MS = "until_ms";', "public final long untilMs;",
+     ["g.writeNumberField(Contract.Deltas.Blacklist.UNTIL_MS, untilMs);",
+      "public static Delta blacklist(String app, List<String> places, long untilMs) {"],
+     "number(d.get(Contract.Deltas.Blacklist.UNTIL_MS))"),
+])
+def test_a_request_field_added_to_the_spec_is_in_the_generated_java_value_class_writer_and_tests_reader(
+        after, added, constant, member, written, read):
+    """The Java request side follows the spec: a new field gets its constant, its member, its write
+    (an optional one left out when null) and its read in the tests' reader."""
+    text = (ROOT / contract_gen.SPEC).read_text()
+    field = f"      - {after}\n"
+    assert field in text
+    files = contract_gen.generate(text.replace(field, f"{field}      - {added}\n"),
+                                  (ROOT / contract_gen.BRIDGE_PAGE).read_text())
+    values = files[contract_gen.JAVA_REQUEST_VALUES]
+    assert f"public static final String {constant}" in files[contract_gen.JAVA_CONSTANTS]
+    assert member in values
+    for line in written:
+        assert line in values, line
+    assert read in files[contract_gen.JAVA_REQUEST_READERS]

@@ -209,6 +209,21 @@ def test_a_call_assigns_at_most_its_bound_and_the_next_call_goes_on_with_its_nod
     assert len({a["assignment_id"] for a in first + second + third}) == 7
 
 
+def test_a_reply_says_how_many_nodes_the_core_goes_on_with_and_a_node_listed_again_counts_once(queues_file):
+    """The shim lists only as many new nodes as make up its bound with the nodes the core goes on
+    with (NodeOffers): the 10,000-node driver listed ~500 a call to place 64 containers on 4."""
+    svc = CoreService(queues_file, max_assignments_per_call=3)
+    nodes = [{"node": f"n{i}:1", "capacity": NODE, "rack": "/r1"} for i in range(4)]
+    assert snapshot(svc, nodes=nodes, apps=[{"app": "app_1", "user": "alice", "queue": "root.cpu", "groups": []}])["ok"]
+    replies = [schedule(svc, nodes=[n["node"] for n in nodes], asks=[ask(1, "app_1", 20)])]
+    replies.append(schedule(svc, nodes=["n3:1", "n1:1"]))  # heartbeated again while carried: no new turn
+    while replies[-1].get("carried"):
+        replies.append(schedule(svc, nodes=()))
+    # 8 containers fill a node: n0 takes three calls, n1 three, n2 the last two; then nothing waits
+    assert [r.get("carried") for r in replies] == [4, 4, 3, 3, 3, 2, None]
+    assert [a["node"] for r in replies for a in r["assignments"]] == ["n0:1"] * 8 + ["n1:1"] * 8 + ["n2:1"] * 4
+
+
 def test_a_node_ask_names_a_host_and_its_container_goes_to_that_hosts_nodemanager_in_the_call(queues_file):
     """The shim sends an AM's node asks as YARN has them, by host (ResourceRequest's resource
     name), and lists nodes by id (host:port): the core matches them, and takes the node-local one

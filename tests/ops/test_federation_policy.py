@@ -8,6 +8,7 @@ import json
 import math
 import sys
 import threading
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from yarn_bridge.cli import main
 from benchmarks.sls.fairness import dominant, drfh_targets
 from scheduler.config import QueueConfig, QueueSpec
 from scheduler.core import SchedulerCore
-from scheduler.targets import targets
+from scheduler.targets import ReplayInput, targets
 from yarn_bridge.federation_policy import (QueueStatus, StatusError, federation_targets, normalized, parse_demand,
                                            parse_status, plan, policy_names, policy_spec)
 
@@ -166,12 +167,10 @@ def split_federations(draw):
     return nodes, home, k, weights, apps
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(fed=split_federations())
-def test_the_shape_aware_target_is_one_core_s_reachable_target_over_every_subcluster_s_nodes(fed):
-    """The oracle: a single core holding every node of every sub-cluster and every app's asks
-    whole, un-federated; its reachable target (scheduler.targets, the core's own) is what the
-    merged replay must give each leaf, however the nodes and an app's asks are split."""
+def split_statuses(fed, usage: dict[tuple[str, int], tuple] | None = None) -> tuple[list, list, SchedulerCore]:
+    """A drawn federation's statuses (each leaf's usage in each sub-cluster from `usage`, by
+    (leaf, sub-cluster index)) and demand documents, and the oracle's core: one core holding every
+    node of every sub-cluster and every app's asks whole, un-federated."""
     nodes, home, k, weights, apps = fed
     parents = sorted({leaf.rsplit(".", 1)[0] for leaf in weights} - {"root"})
     tree = [queue("root", None, leaf=False), *(queue(p, "root", leaf=False) for p in parents),
@@ -183,10 +182,10 @@ def test_the_shape_aware_target_is_one_core_s_reachable_target_over_every_subclu
     for sc in range(k):
         mine = [n for n, h in zip(nodes, home) if h == sc]
         cap = tuple(sum(shape[j] for _, shape in mine) for j in range(3))
-        statuses.append(parse_status(f"SC-{sc}", {**status(cap, []), "queues": tree}))
+        held = [{**q, "usage": dict(zip(TYPES, (usage or {}).get((q["name"], sc), (0, 0, 0))))} for q in tree]
+        statuses.append(parse_status(f"SC-{sc}", {**status(cap, []), "queues": held}))
         asks = [(a, leaf, [(shape, parts[sc])]) for a, leaf, shape, parts in apps if parts[sc]]
         demands.append(parse_demand(f"SC-{sc}", demand_doc(mine, asks), tuple(TYPES)))
-    got, _ = plan(statuses, demands)
 
     def spec(path: str) -> QueueSpec:
         kids = [q["name"] for q in tree if q["parent"] == path]
@@ -205,11 +204,119 @@ def test_the_shape_aware_target_is_one_core_s_reachable_target_over_every_subclu
         for a, leaf, shape, parts in apps:
             if parts[sc]:
                 core.update_request(a, 1, dict(zip(TYPES, shape)), parts[sc], allocation_id=sc)
+    return statuses, demands, core
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fed=split_federations())
+def test_the_shape_aware_target_is_one_core_s_reachable_target_over_every_subcluster_s_nodes(fed):
+    """The oracle: a single core holding every node of every sub-cluster and every app's asks
+    whole, un-federated; its reachable target (scheduler.targets, the core's own) is what the
+    merged replay must give each leaf, however the nodes and an app's asks are split."""
+    statuses, demands, core = split_statuses(fed)
+    got, _ = plan(statuses, demands)
     want = targets(core)
-    capacity = tuple(sum(shape[j] for _, shape in nodes) for j in range(3))
+    capacity = tuple(sum(shape[j] for _, shape in fed[0]) for j in range(3))
     for leaf, p in got.items():
         assert p.target_share == pytest.approx(max(x / c for x, c in zip(want[leaf].allocation, capacity) if c),
                                                abs=1e-9), (leaf, got, want[leaf])
+
+
+def oracle_weights(statuses: list, placed: dict[str, dict[str, tuple]]) -> dict[str, tuple[dict, dict]]:
+    """The weights as the policy's rule states them, written apart: per active leaf (AMRM, router).
+    A leaf fits the sub-clusters with some of every resource it asks for; it lacks, in each, the
+    dominant share (of the federation) of its plan there above its usage there. It yields a
+    sub-cluster where a leaf that fits fewer sub-clusters lacks anything. Its AMRM weights follow its
+    lack where it does not yield (all it fits, if it yields all), else its plan, else evenly. Its
+    router weights are its AMRM weights over the sub-clusters no such narrower leaf fits (evenly
+    there if those are 0), or its AMRM weights when every sub-cluster is one a narrow leaf fits."""
+    ids = [s.id for s in statuses]
+    total = [sum(s.capacity[j] for s in statuses) for j in range(3)]
+
+    def share(v) -> float:
+        return max([v[j] / total[j] for j in range(3) if total[j] > 0] or [0.0])
+    demand = {}
+    for s in statuses:
+        for name, q in s.queues.items():
+            if q.leaf:
+                demand[name] = [a + b for a, b in zip(demand.get(name, [0, 0, 0]), q.demand)]
+    fits = {n: [s.id for s in statuses if all(s.capacity[j] > 0 for j in range(3) if d[j] > 0)]
+            for n, d in demand.items() if any(d)}
+    fits = {n: f for n, f in fits.items() if f}
+    lack = {}
+    for n, where in fits.items():
+        lack[n] = {}
+        for s in statuses:
+            if s.id in where:
+                want = placed.get(n, {}).get(s.id, (0, 0, 0))
+                lack[n][s.id] = share([max(0.0, want[j] - s.queues[n].usage[j]) for j in range(3)])
+    narrow_fit = {sc for n, where in fits.items() if len(where) < len(ids) for sc in where}
+    open_ = [sc for sc in ids if sc not in narrow_fit]
+    out = {}
+    for n, where in fits.items():
+        yielded = [sc for sc in where if any(len(fits[m]) < len(where) and lack[m].get(sc, 0) > 1e-9 for m in fits)]
+        free = [sc for sc in where if sc not in yielded] or where
+        raw = {sc: lack[n][sc] for sc in free}
+        if sum(raw.values()) <= 1e-9:
+            raw = {sc: share(placed.get(n, {}).get(sc, (0, 0, 0))) for sc in free}
+        if sum(raw.values()) <= 1e-9:
+            raw = {sc: 1.0 for sc in free}
+        amrm = {sc: raw.get(sc, 0.0) / sum(raw.values()) for sc in ids}
+        router = amrm
+        if open_:
+            home = {sc: amrm[sc] for sc in open_}
+            if sum(home.values()) <= 1e-9:
+                home = {sc: 1.0 for sc in open_}
+            router = {sc: home.get(sc, 0.0) / sum(home.values()) for sc in ids}
+        out[n] = (amrm, router)
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fed=split_federations(), data=st.data())
+def test_the_weights_follow_the_one_core_plan_yielding_to_narrower_queues_and_homing_apps_off_their_subclusters(
+        fed, data):
+    """The AMRM and router weights against oracle_weights, the plan being where the oracle's one
+    core (every node, every app's asks whole) puts each leaf's containers in its reachable target,
+    and each leaf's usage in each sub-cluster drawn at random."""
+    k, leaves = fed[2], list(fed[3])
+    usage = {(leaf, sc): data.draw(st.tuples(st.integers(0, 8192), st.integers(0, 8), st.integers(0, 5120)))
+             for leaf in leaves for sc in range(k)}
+    statuses, demands, core = split_statuses(fed, usage)
+    got, _ = plan(statuses, demands)
+    placed: dict[str, dict[str, tuple]] = {}
+    for leaf, on in ReplayInput(core).compute().placed.items():
+        mine = placed.setdefault(leaf, {})
+        for node, alloc in on.items():
+            sc = node.split("/", 1)[0]
+            mine[sc] = tuple(a + b for a, b in zip(mine.get(sc, (0, 0, 0)), alloc))
+    want = oracle_weights(statuses, placed)
+    assert set(got) == set(want)
+    for leaf, (amrm, router) in want.items():
+        assert got[leaf].weights == pytest.approx(amrm, abs=2e-6), (leaf, got[leaf], want[leaf])
+        assert got[leaf].router == pytest.approx(router, abs=2e-6), (leaf, got[leaf], want[leaf])
+
+
+def test_the_cpu_queues_leave_the_gpu_subcluster_to_the_gpu_queue_while_it_lacks_its_target_there():
+    """The benchmark's ml at one container: each core orders queues by their shares of its own
+    nodes, so prod's and dev's asks in SC-2, where their parts are small, were served before ml's
+    (which fit nowhere else), and every AM homed in SC-2 (ml's own, with its asks) took vcores
+    there. Now the CPU queues send no asks to SC-2 while ml lacks its plan there, and every app is
+    homed in SC-1, which ml does not fit."""
+    statuses, demands = benchmark_federation()
+    plans, _ = plan(statuses, demands)
+    assert plans["root.research.ml"].weights == {"SC-1": 0.0, "SC-2": 1.0}
+    for leaf in ("root.prod", "root.research.dev"):
+        assert plans[leaf].weights == {"SC-1": 1.0, "SC-2": 0.0}, plans[leaf]
+    for p in plans.values():
+        assert p.router == {"SC-1": 1.0, "SC-2": 0.0}, p
+    # once ml holds its plan in SC-2 (two containers: its target there), prod asks there again
+    # for its own part of the GPU node
+    assert plans["root.research.ml"].target_share == pytest.approx(2 * ML[2] / 20480)
+    held = replace(statuses[1].queues["root.research.ml"], usage=tuple(2.0 * x for x in ML))
+    statuses[1] = replace(statuses[1], queues={**statuses[1].queues, "root.research.ml": held})
+    plans, _ = plan(statuses, demands)
+    assert plans["root.prod"].weights["SC-2"] > 0
 
 
 # ---------------------------------------------------------------------------- the weights
@@ -237,10 +344,10 @@ def test_every_queue_s_weights_sum_to_one_and_a_subcluster_missing_a_resource_it
     statuses = [parse_status(f"SC-{i}", d) for i, d in enumerate(docs)]
     plans, unfit = plan(statuses)
     for name, p in plans.items():
-        spec = policy_spec(name, p.weights, p.weights)
+        spec = policy_spec(name, p.router, p.weights)
         _, router, amrm, _ = spec.split(";")
         assert abs(sum_weights(router) - 1) <= 1e-6 and abs(sum_weights(amrm) - 1) <= 1e-6, spec
-        assert all(w >= 0 for w in p.weights.values())
+        assert all(w >= 0 for w in p.weights.values()) and all(w >= 0 for w in p.router.values())
         demand = [sum(s.queues[name].demand[j] for s in statuses) for j in range(3)]
         for s in statuses:
             if any(d > 0 and c == 0 for d, c in zip(demand, s.capacity)):
@@ -393,7 +500,8 @@ def test_one_round_saves_each_active_queue_under_both_names_and_skips_unchanged_
         calls = [json.loads(line) for line in log.read_text().splitlines()]
         assert sorted(c[2].split(";")[0] for c in calls) == ["ml", "prod", "root.ml", "root.prod"]
         assert all(c[:2] == ["-policy", "-s"] for c in calls)
-        assert next(c[2] for c in calls if c[2].startswith("ml;")) == "ml;SC-1:0.0,SC-2:1.0;SC-1:0.0,SC-2:1.0;0.0"
+        # ml's asks go to SC-2, the only sub-cluster with gpu-mem; its apps are homed in SC-1 (router weights)
+        assert next(c[2] for c in calls if c[2].startswith("ml;")) == "ml;SC-1:1.0,SC-2:0.0;SC-1:0.0,SC-2:1.0;0.0"
         applied: dict[str, str] = {}
         assert federation_cli.one_round([("SC-1", a.url), ("SC-2", b.url)], routeradmin, 0.0, False, applied)
         assert federation_cli.one_round([("SC-1", a.url), ("SC-2", b.url)], routeradmin, 0.0, False, applied)

@@ -76,6 +76,19 @@ def test_table_reports_yarn_drf_as_ratios_of_the_others(tmp_path: Path) -> None:
     assert row.split("|")[-3:-1] == [" 3.00x ", " 3.00x "]
 
 
+def test_yarn_drf_variants_are_columns_after_the_three_schedulers(tmp_path: Path) -> None:
+    base = {"node_update": {}, "allocate": {}, "containers_per_s": 100.0,
+            "utilisation": {r: 0.5 for r in report.RESOURCES}, "gap_mean": 0.1, "gap_max": 0.2,
+            "jain_mean": 0.9, "jct": {}, "jobs": 3, "containers_allocated": 30, "saturated_s": 5.0,
+            "wall_s": 9.0, "ask_to_alloc_ms": {"p50": 5.0, "p99": 50.0}, "violations_per_1000": 4.0,
+            "shortfall": {}, "fill_vs_target": 0.9, "probe_ms": 3.0}
+    variant = dict(base, containers_per_s=50.0)
+    text = report.table({"yarn-drf:x": variant, "capacity": base, "yarn-drf": base}, "t")
+    assert "| figure | capacity | yarn-drf | yarn-drf:x | yarn-drf / capacity |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| containers/s"))
+    assert row.split("|")[2:5] == [" 100.0 ", " 100.0 ", " 50.0 "]
+
+
 def test_violations_and_ask_times_come_from_the_probe_records(tmp_path: Path) -> None:
     samples = [{"t_ms": 0, "containers_allocated": 0, "queues": {"a": _q({}, 1)}},
                {"t_ms": 1000, "containers_allocated": 2, "queues": {"a": _q({}, 1)}}]

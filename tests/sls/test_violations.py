@@ -21,7 +21,7 @@ def _ask(t: float, app: str, res: list[int], n: int = 1, key: str = "20/0") -> d
     return {"ev": "ask", "t": t, "app": app, "key": key, "n": n, "res": res}
 
 
-def _run(a_asks_at: float) -> dict:
+def _run(a_asks_at: float, max_am_share: float | None = None) -> dict:
     """b (share 0.5) gets a task at t=20 in a call collected at t=10 while a (share 0.1) waits for
     the AM of its second app, asked at `a_asks_at`."""
     records = [
@@ -41,7 +41,7 @@ def _run(a_asks_at: float) -> dict:
                {"a": [[1, 1, 1]], "b": [[2, 1, 3]]}, key="0/0"),
         {"ev": "call", "collected": 10, "t": 22, "assignments": 2, "applied": 2},
     ]
-    return violations.analyse(records, CAP, WEIGHTS)
+    return violations.analyse(records, CAP, WEIGHTS, max_am_share)
 
 
 def test_an_am_asked_after_the_calls_collection_is_counted_apart_from_the_cores_own_choices() -> None:
@@ -59,3 +59,10 @@ def test_an_am_the_core_saw_at_collection_and_passed_over_is_the_cores_own_choic
     assert seen["categories"]["ask after collection"] == 0
     assert seen["by_call_size"] == {"1-2": {"violations": 1, "containers": 2},
                                     "3-9": {"violations": 0, "containers": 3}}
+
+
+def test_a_violation_for_an_am_that_the_am_share_limit_held_is_counted_as_held() -> None:
+    # a runs one AM <1, 1> of the cluster's <10, 10>: a limit of 0.1 holds its second AM, 0.2 not
+    assert _run(a_asks_at=15, max_am_share=0.1)["am_held"] == 1
+    assert _run(a_asks_at=15, max_am_share=0.2)["am_held"] == 0
+    assert _run(a_asks_at=15)["am_held"] is None

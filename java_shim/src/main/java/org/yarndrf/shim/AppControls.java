@@ -67,7 +67,7 @@ final class AppControls {
       scheduler.rmContext().getStateStore().updateApplicationStateSynchronously(state, false,
           future);
       application.setPriority(priority);
-      scheduler.events.add(Messages.Delta.appPriority(applicationId.toString(),
+      scheduler.events.add(RequestValues.Delta.appPriority(applicationId.toString(),
           priority.getPriority()));
       LOG.info("yarn-drf: priority of {} set to {}", applicationId, priority.getPriority());
     }
@@ -161,7 +161,7 @@ final class AppControls {
   void headroom(Map<String, long[]> headroom) {
     for (Map.Entry<String, long[]> e : headroom.entrySet()) {
       ShimAppAttempt attempt = attemptOf(e.getKey());
-      Resource room = Messages.resource(e.getValue());
+      Resource room = YarnRecords.resource(e.getValue());
       if (attempt != null && room != null) {
         attempt.setHeadroom(room);
       }

@@ -218,14 +218,14 @@ public final class AskMirror {
    * while it waits for its AM container, else null.
    */
   public synchronized void diff(String appId, List<ResourceRequest> current, Integer amPriority,
-      List<Messages.AskRow> asks, List<Long> counts, List<Long> amAsks) {
+      List<RequestValues.AskRow> asks, List<Long> counts, List<Long> amAsks) {
     Map<Key, Ask> before = sent.getOrDefault(appId, Collections.emptyMap());
     Map<Key, Ask> now = new HashMap<>();
     for (ResourceRequest rr : current) {
       Key k = new Key(rr.getPriority().getPriority(), rr.getAllocationRequestId(),
           rr.getResourceName());
       int count = rr.getNumContainers();
-      long[] amounts = Messages.vector(rr.getCapability());
+      long[] amounts = YarnRecords.vector(rr.getCapability());
       boolean am = amPriority != null && amPriority == k.priority;
       String label = ResourceRequest.ANY.equals(k.location) ? rr.getNodeLabelExpression() : null;
       Ask was = before.get(k);
@@ -238,8 +238,8 @@ public final class AskMirror {
       } else {
         Ask a = new Ask(++lastId, count, amounts, rr.getRelaxLocality(), am, label);
         now.put(k, a);
-        asks.add(new Messages.AskRow(a.id, a.count, appId, k.priority, k.allocationId, k.location,
-            a.relax, a.amounts, a.label));
+        asks.add(new RequestValues.AskRow(a.id, a.count, appId, k.priority, k.allocationId,
+            k.location, a.relax, a.amounts).withLabel(a.label));
         if (am) {
           amAsks.add(a.id);
         }

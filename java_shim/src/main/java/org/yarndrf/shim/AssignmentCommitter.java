@@ -45,12 +45,14 @@ class AssignmentCommitter {
   final AtomicLong refused = new AtomicLong();
   /** Assignments given back unapplied, for the next call to decide again (LateAmAsks). */
   final AtomicLong deferred = new AtomicLong();
+  private final DeferralBudget budget;
 
   AssignmentCommitter(YarnDrfScheduler scheduler, PendingEvents events,
       Set<ApplicationId> dirtyApps) {
     this.scheduler = scheduler;
     this.events = events;
     this.dirtyApps = dirtyApps;
+    this.budget = new DeferralBudget(scheduler.maxDeferredShare);
   }
 
   /**
@@ -58,14 +60,16 @@ class AssignmentCommitter {
    * queue above one whose app asked for its AM since the call's collection (LateAmAsks), its node
    * to the next call. Those to the late AM's own queue and to queues below it are still
    * committed: DRF would serve them before the AM too, and giving them back costs the loop a
-   * call's work (at 5,000 nodes a cut reply gave back 57 assignments on average).
+   * call's work (at 5,000 nodes a cut reply gave back 57 assignments on average). At most
+   * yarn-drf.scheduler.max-deferred-share of them are given back (DeferralBudget).
    */
   void commit(List<ReplyValues.Assignment> assignments) {
     Resource cluster = scheduler.getClusterResource();
     for (ReplyValues.Assignment a : assignments) {
-      if (aboveALateAm(a, cluster)) {
+      if (aboveALateAm(a, cluster) && budget.take()) {
         giveBack(a);
       } else {
+        budget.committed();
         commit(a);
       }
     }
@@ -80,7 +84,7 @@ class AssignmentCommitter {
 
   private void giveBack(ReplyValues.Assignment a) {
     deferred.incrementAndGet();
-    events.add(Messages.Delta.assignmentRefused(a.id, DEFERRED));
+    events.add(RequestValues.Delta.assignmentRefused(a.id, DEFERRED));
     FiCaSchedulerNode node = scheduler.nodeNamed(a.node);
     if (node != null) {
       scheduler.offerAgain(node.getNodeID());
@@ -127,7 +131,7 @@ class AssignmentCommitter {
     if (refusal != null) {
       refused.incrementAndGet();
       LOG.info("yarn-drf: refused assignment {} on {}: {}", a.id, a.node, refusal);
-      events.add(Messages.Delta.assignmentRefused(a.id, refusal));
+      events.add(RequestValues.Delta.assignmentRefused(a.id, refusal));
       return;
     }
     applied.incrementAndGet();
@@ -158,7 +162,7 @@ class AssignmentCommitter {
           + ") is no longer outstanding";
     }
     Resource capability = ask.getPerAllocationResource();
-    Map<String, Long> asked = Messages.amounts(capability);
+    Map<String, Long> asked = YarnRecords.amounts(capability);
     for (Map.Entry<String, Long> e : asked.entrySet()) {
       if (a.resources.getOrDefault(e.getKey(), 0L).longValue() != e.getValue()) {
         return "resources " + a.resources + " differ from the request " + asked;

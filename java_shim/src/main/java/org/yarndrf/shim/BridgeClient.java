@@ -1,13 +1,14 @@
 package org.yarndrf.shim;
 
+import java.io.IOException;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.yarndrf.shim.bridge.CoreDir;
 import org.yarndrf.shim.bridge.CoreSession;
 import org.yarndrf.shim.bridge.MalformedReplyException;
+import org.yarndrf.shim.bridge.PortFileWatch;
 import org.yarndrf.shim.bridge.ReplyDecoder;
 import org.yarndrf.shim.bridge.ServePorts;
 import org.yarndrf.shim.bridge.ServeSupervisor;
@@ -30,17 +31,14 @@ final class BridgeClient {
 
   /** What came of a reload: the core's reply, or none (then whether the call timed out). */
   static final class ReloadOutcome {
-    final Messages.ReloadReply reply;
+    final ReplyValues.ReloadReply reply;
     final boolean timedOut;
 
-    ReloadOutcome(Messages.ReloadReply reply, boolean timedOut) {
+    ReloadOutcome(ReplyValues.ReloadReply reply, boolean timedOut) {
       this.reply = reply;
       this.timedOut = timedOut;
     }
   }
-
-  /** How often a start wait looks whether the child has exited. */
-  private static final long EXIT_POLL_MS = 50;
 
   private final CoreSession session;
   /** The channel of snapshots and reloads, sized by each snapshot; null over a test channel. */
@@ -52,11 +50,18 @@ final class BridgeClient {
   private final ServePorts ports;
   private final CoreDir dir;
   private final int slowTimeoutMs;
-  private final long createdNanos = System.nanoTime();
-  /** Released once the core's answer to a snapshot has been applied. */
-  private final CountDownLatch firstAnswer = new CountDownLatch(1);
+  /** When (System.nanoTime) the first snapshot the core answered was sent. */
+  private volatile long answeredSnapshotSentNanos;
+  /** Notified when a snapshot's answer has been applied and when the child exits: a start wait ends. */
+  private final Object startEvents = new Object();
+  /** Guarded by startEvents. */
+  private boolean answered;
   /** Wakes the scheduling loop (given by it when it starts). */
   private volatile Runnable wakeLoop = () -> { };
+  /** Child mode: wakes the loop when the child writes its port file; null when it cannot. */
+  private PortFileWatch portWatch;
+  /** ServePorts.seenNanos of the child the loop last found listening (the loop's thread only). */
+  private long listeningSince;
   /**
    * Incremented by every snapshot and sent with every request: the core refuses requests of an
    * older epoch, so a request that timed out here but reaches Python late cannot change the
@@ -112,12 +117,49 @@ final class BridgeClient {
     }
   }
 
+  /**
+   * Child mode, before the first child starts: the loop is woken the moment a child writes its
+   * port file, and ends a start wait when a child exits. Where the directory cannot be watched
+   * the loop calls the core as it starts, spaced by the backoff.
+   */
+  void watchChild() {
+    supervisor.whenExited(this::startEvent);
+    try {
+      portWatch = PortFileWatch.start(dir.portFile(), () -> wakeLoop.run());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("yarn-drf: cannot watch {} for the core's ports ({}); calling the core while it "
+          + "starts, with backoff", dir.portFile(), e.toString());
+    }
+  }
+
   boolean needsResync() {
     return session.needsResync();
   }
 
-  boolean mayCall() {
-    return session.mayCall();
+  /**
+   * Whether the core listens: always in external mode (or where its port file cannot be watched);
+   * in child mode once the current child has written its port file. The loop's thread only: a
+   * child found listening anew (the first, or one the supervisor restarted) is called at once,
+   * not after the backoff that the calls made while it was not there built up.
+   */
+  boolean coreListening() {
+    if (portWatch == null) {
+      return true;
+    }
+    if (!ports.reported()) {
+      return false;
+    }
+    long seen = ports.seenNanos();
+    if (seen != listeningSince) {
+      listeningSince = seen;
+      session.retryNow();
+    }
+    return true;
+  }
+
+  /** Whether a snapshot may be sent now: the core listens and no backoff holds calls back. */
+  boolean mayResync() {
+    return coreListening() && session.mayCall();
   }
 
   long retryInMs() {
@@ -128,13 +170,23 @@ final class BridgeClient {
     session.resyncNext(why);
   }
 
+  /** Nodes, apps, containers and asks: what the core's work on a snapshot grows with. */
+  private static long items(RequestValues.Snapshot s) {
+    return s.nodes.size() + s.apps.size() + s.containers.size() + s.asks.size();
+  }
+
   /** Sends YARN's full state; returns the core's queue tree, or null if the core did not take it. */
-  List<QueueSettings> resync(Messages.Snapshot snapshot) {
-    int timeoutMs = snapshotChannel == null ? slowTimeoutMs : snapshotChannel.sizeFor(snapshot.items());
+  List<QueueSettings> resync(RequestValues.Snapshot snapshot) {
+    int timeoutMs = snapshotChannel == null ? slowTimeoutMs
+        : snapshotChannel.sizeFor(items(snapshot));
+    long sent = System.nanoTime();
     List<QueueSettings> queues = session.exchangeSlow("snapshot", Messages.encode(snapshot),
         Messages::snapshotReply);
     if (queues == null) {
       return null;
+    }
+    if (answeredSnapshotSentNanos == 0) {
+      answeredSnapshotSentNanos = sent;
     }
     session.resynced();
     LOG.info("yarn-drf bridge: core resynchronised ({} nodes, {} apps, {} containers, {} asks; "
@@ -151,7 +203,7 @@ final class BridgeClient {
    * when the last retry times out too, or the core refuses the request, is its state unknown:
    * then the session needs a resync.
    */
-  ReplyValues.ScheduleReply schedule(Messages.Schedule request) {
+  ReplyValues.ScheduleReply schedule(RequestValues.Schedule request) {
     if (lastRoundTripNanos > 0) {
       request.rttMs = lastRoundTripNanos / 1e6;
     }
@@ -194,15 +246,18 @@ final class BridgeClient {
 
   /** `yarn rmadmin -refreshQueues`: the core re-reads its queue file (`path`: what YARN names). */
   ReloadOutcome reload(String path) {
-    Messages.ReloadReply reply = session.exchangeSlow("reload",
-        Messages.encode(new Messages.Reload(epoch, path)), Messages::reloadReply);
+    RequestValues.Reload request = new RequestValues.Reload(epoch);
+    request.path = path;
+    ReplyValues.ReloadReply reply = session.exchangeSlow("reload", Messages.encode(request),
+        Messages::reloadReply);
     return new ReloadOutcome(reply, reply == null && session.lastCallTimedOut());
   }
 
   /** `yarn application -movetoqueue`: the core's answer, or null after a failure. */
   ReplyValues.MoveReply move(String app, String queue, String user, List<String> groups) {
-    return session.exchangeSlow("move", Messages.encode(new Messages.Move(epoch, app, queue, user,
-        groups)), Messages::moveReply);
+    RequestValues.Move request = new RequestValues.Move(epoch, app, queue, user);
+    request.groups.addAll(groups);
+    return session.exchangeSlow("move", Messages.encode(request), Messages::moveReply);
   }
 
   /** How long a snapshot or reload call may take now, in milliseconds. */
@@ -212,35 +267,44 @@ final class BridgeClient {
 
   /** The core's answer to a snapshot is applied (YARN's queue tree is the core's): a start wait ends. */
   void snapshotApplied() {
-    firstAnswer.countDown();
+    synchronized (startEvents) {
+      answered = true;
+      startEvents.notifyAll();
+    }
+  }
+
+  private void startEvent() {
+    synchronized (startEvents) {
+      startEvents.notifyAll();
+    }
   }
 
   /**
    * Waits until the core has answered its first snapshot, at most `timeoutMs`; a child that exits
    * meanwhile ends the wait at once (the supervisor starts another, but the reason is the
-   * operator's to see now). Says in the RM's log how long the core took, or why it has not
-   * answered. Returns whether it answered.
+   * operator's to see now). Says in the RM's log how long the core took from `sinceNanos` (the
+   * scheduler's start, System.nanoTime) and where that time went, or why it has not answered.
+   * Returns whether it answered.
    */
-  boolean awaitFirstAnswer(long timeoutMs) throws InterruptedException {
+  boolean awaitFirstAnswer(long sinceNanos, long timeoutMs) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     String exited = null;
-    boolean listening = false;
-    while (!firstAnswer.await(EXIT_POLL_MS, TimeUnit.MILLISECONDS)) {
-      exited = supervisor == null ? null : supervisor.lastExit();
-      if (exited != null || System.nanoTime() - deadline >= 0) {
-        break;
+    boolean done;
+    synchronized (startEvents) {
+      while (!answered) {
+        exited = supervisor == null ? null : supervisor.lastExit();
+        long leftNanos = deadline - System.nanoTime();
+        if (exited != null || leftNanos <= 0) {
+          break;
+        }
+        startEvents.wait(TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1);
       }
-      if (!listening && ports != null && ports.reported()) {
-        // The child listens now: call at once, not after the backoff its absence built up.
-        listening = true;
-        session.retryNow();
-        wakeLoop.run();
-      }
+      done = answered;
     }
-    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - createdNanos);
-    if (firstAnswer.getCount() == 0) {
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sinceNanos);
+    if (done) {
       LOG.info("yarn-drf: the core answered its first call {} ms after the scheduler started{}",
-          tookMs, ports == null ? "" : " (bridge port " + ports.bridgePort() + ")");
+          tookMs, startBreakdown(sinceNanos));
       return true;
     }
     LOG.error("yarn-drf: the core has not answered {} ms after the scheduler started: {}. The "
@@ -248,6 +312,21 @@ final class BridgeClient {
         exited != null ? "the core service ended, " + exited : notAnsweredBecause(timeoutMs),
         session.counters());
     return false;
+  }
+
+  /** Where a start's time went: the child's spawn, its port reported, the snapshot it answered. */
+  private String startBreakdown(long sinceNanos) {
+    if (ports == null) {
+      return "";
+    }
+    return " (bridge port " + ports.bridgePort() + "; child started at "
+        + msSince(sinceNanos, supervisor.startedNanos()) + ", reported its port at "
+        + msSince(sinceNanos, ports.seenNanos()) + ", answered a snapshot sent at "
+        + msSince(sinceNanos, answeredSnapshotSentNanos) + ")";
+  }
+
+  private static String msSince(long sinceNanos, long nanos) {
+    return nanos == 0 ? "?" : TimeUnit.NANOSECONDS.toMillis(nanos - sinceNanos) + " ms";
   }
 
   private String notAnsweredBecause(long timeoutMs) {
@@ -281,6 +360,9 @@ final class BridgeClient {
   void close() {
     if (supervisor != null) {
       supervisor.stop();
+    }
+    if (portWatch != null) {
+      portWatch.close();
     }
     LOG.info("yarn-drf bridge stopping: {}", session.counters());
     session.close();

@@ -2,18 +2,16 @@
 // Do not edit: edit the spec and regenerate.
 package org.yarndrf.shim;
 
-import com.fasterxml.jackson.core.JsonGenerator;
-import java.io.IOException;
-
 /**
  * The bridge's wire contract as the spec states it: the version, the request types, the delta
- * ops, every object's field names and every row's positions. {@link Messages} builds and reads
- * the messages with these; ContractSpecTest checks {@link #SPEC_SHA256} against the spec.
+ * ops, every object's field names and every row's positions. The generated value classes
+ * (RequestValues, ReplyValues) write and read the messages with these; ContractSpecTest checks
+ * {@link #SPEC_SHA256} against the spec.
  */
 public final class Contract {
   public static final int VERSION = 7;
   /** The SHA-256 of the spec's bytes this file was generated from. */
-  public static final String SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0";
+  public static final String SPEC_SHA256 = "4df3e377dd8aa1003436126207094277582e10e71ed1e30d8919466c12f4526a";
 
   private Contract() {
   }
@@ -294,16 +292,6 @@ public final class Contract {
        */
       public static final int TAIL = 6;
 
-      /** Writes the row's fixed elements, in position order; its tail is the caller's. */
-      static void writeFixed(JsonGenerator g, Messages.ContainerRow r) throws IOException {
-        g.writeString(r.container);
-        g.writeString(r.app);
-        g.writeString(r.node);
-        g.writeNumber(r.priority);
-        g.writeNumber(r.allocationId);
-        g.writeString(r.assignmentId);
-      }
-
       private ContainerRow() {
       }
     }
@@ -324,17 +312,6 @@ public final class Contract {
        */
       public static final int TAIL = 7;
 
-      /** Writes the row's fixed elements, in position order; its tail is the caller's. */
-      static void writeFixed(JsonGenerator g, Messages.AskRow r) throws IOException {
-        g.writeNumber(r.id);
-        g.writeNumber(r.count);
-        g.writeString(r.app);
-        g.writeNumber(r.priority);
-        g.writeNumber(r.allocationId);
-        g.writeString(r.location);
-        g.writeBoolean(r.relax);
-      }
-
       private AskRow() {
       }
     }
@@ -347,11 +324,6 @@ public final class Contract {
        * `resources` order
        */
       public static final int TAIL = 1;
-
-      /** Writes the row's fixed elements, in position order; its tail is the caller's. */
-      static void writeFixed(JsonGenerator g, Messages.NodeRow r) throws IOException {
-        g.writeString(r.node);
-      }
 
       private NodeRow() {
       }
@@ -457,6 +429,7 @@ public final class Contract {
       public static final String PREEMPTION_STATE = "preemption_state";
       public static final String HOLDS = "holds";
       public static final String HOLDS_ENDED = "holds_ended";
+      public static final String CARRIED = "carried";
 
       private Schedule() {
       }

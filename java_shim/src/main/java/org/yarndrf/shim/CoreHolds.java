@@ -60,7 +60,7 @@ final class CoreHolds {
   private void reserve(FiCaSchedulerNode node, Messages.Hold h) {
     ApplicationId appId = AssignmentCommitter.applicationId(h.app);
     ShimAppAttempt attempt = appId == null ? null : scheduler.currentAttempt(appId);
-    Resource size = Messages.resource(h.amounts);
+    Resource size = YarnRecords.resource(h.amounts);
     if (attempt == null || attempt.isStopped() || size == null) {
       LOG.debug("yarn-drf: hold of {} for {} not shown: no live attempt", h.node, h.app);
       return;  // the core lets it go once it hears the app or attempt ended

@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
@@ -79,24 +80,41 @@ final class CoreLauncher {
       token = TokenFile.read(new File(tokenFile).toPath(), ShimConf.TOKEN_FILE);
     }
     ServePorts ports = child ? new ServePorts(dir.portFile(), port) : null;
-    IntSupplier bridgePort = ports == null ? () -> port : ports::bridgePort;
-    InetAddress loopback = InetAddress.getByName("127.0.0.1");
-    SizedTimeoutChannel snapshotChannel = new SizedTimeoutChannel(
-        ms -> new Py4jChannel(loopback, bridgePort, token, ms), slowTimeoutMs(conf),
-        conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS,
-            ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS));
-    SizedTimeoutChannel scheduleChannel = new SizedTimeoutChannel(
-        ms -> new Py4jChannel(loopback, bridgePort, token, ms), timeoutMs, 0);
-    CoreSession session = session(conf, scheduleChannel, snapshotChannel);
     ServeSupervisor supervisor = null;
     if (child) {
-      supervisor = supervise(conf, port, tokenFile, dir, ports, queuesFile, session);
+      // First: the child's start (Python's imports) overlaps the rest of this one.
+      supervisor = supervisor(conf, port, tokenFile, dir, ports, queuesFile);
+      supervisor.start();
+      warmUp(token);
     }
-    LOG.info("yarn-drf bridge: mode={} port={} timeout={}ms", mode,
-        port == 0 ? "any (the child reports it)" : port, timeoutMs);
-    return new BridgeClient(session, scheduleChannel, snapshotChannel,
-        new CallTimeouts(timeoutMs, snapshotChannel::timeoutMs), supervisor, ports, dir,
-        slowTimeoutMs(conf));
+    try {
+      IntSupplier bridgePort = ports == null ? () -> port : ports::bridgePort;
+      InetAddress loopback = InetAddress.getByName("127.0.0.1");
+      SizedTimeoutChannel snapshotChannel = new SizedTimeoutChannel(
+          ms -> new Py4jChannel(loopback, bridgePort, token, ms), slowTimeoutMs(conf),
+          conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS,
+              ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_PER_1000_ITEMS_MS));
+      SizedTimeoutChannel scheduleChannel = new SizedTimeoutChannel(
+          ms -> new Py4jChannel(loopback, bridgePort, token, ms), timeoutMs, 0);
+      CoreSession session = session(conf, scheduleChannel, snapshotChannel);
+      if (supervisor != null) {
+        restartWhenUnresponsive(conf, supervisor, session);
+      }
+      LOG.info("yarn-drf bridge: mode={} port={} timeout={}ms", mode,
+          port == 0 ? "any (the child reports it)" : port, timeoutMs);
+      BridgeClient client = new BridgeClient(session, scheduleChannel, snapshotChannel,
+          new CallTimeouts(timeoutMs, snapshotChannel::timeoutMs), supervisor, ports, dir,
+          slowTimeoutMs(conf));
+      if (supervisor != null) {
+        client.watchChild();  // before the scheduling loop starts, which looks for the file first
+      }
+      return client;
+    } catch (IOException | RuntimeException e) {
+      if (supervisor != null) {
+        supervisor.stop();  // no child outlives a start that failed
+      }
+      throw e;
+    }
   }
 
   /** For tests: a bridge over `channel` (a fake core), with the configured backoff. */
@@ -120,8 +138,9 @@ final class CoreLauncher {
         conf.getInt(ShimConf.SNAPSHOT_TIMEOUT_MS, ShimConf.DEFAULT_SNAPSHOT_TIMEOUT_MS));
   }
 
-  private static ServeSupervisor supervise(Configuration conf, int port, String tokenFile,
-      CoreDir dir, ServePorts ports, QueuesFile queuesFile, CoreSession session) {
+  /** The supervisor of the children, not started yet. */
+  private static ServeSupervisor supervisor(Configuration conf, int port, String tokenFile,
+      CoreDir dir, ServePorts ports, QueuesFile queuesFile) {
     List<String> base = Arrays.asList(
         conf.getTrimmed(ShimConf.SERVE_COMMAND, ShimConf.DEFAULT_SERVE_COMMAND).split("\\s+"));
     List<String> bridgeArgs = Arrays.asList("--port", String.valueOf(port), "--port-file",
@@ -142,17 +161,34 @@ final class CoreLauncher {
       return line;
     };
     String log = conf.getTrimmed(ShimConf.SERVE_LOG);
-    ServeSupervisor supervisor = new ServeSupervisor(command, ports, port,
+    return new ServeSupervisor(command, ports, port,
         log == null || log.isEmpty() ? null : new File(log),
         new Backoff(500, conf.getLong(ShimConf.BACKOFF_MAX_MS, ShimConf.DEFAULT_BACKOFF_MAX_MS)));
+  }
+
+  /** A child alive but silent for long is killed (the supervisor starts another). */
+  private static void restartWhenUnresponsive(Configuration conf, ServeSupervisor supervisor,
+      CoreSession session) {
     long afterMs = conf.getLong(ShimConf.RESTART_AFTER_MS, ShimConf.DEFAULT_RESTART_AFTER_MS);
     if (afterMs > 0) {
       session.whenUnresponsive(
           conf.getInt(ShimConf.RESTART_AFTER_FAILURES, ShimConf.DEFAULT_RESTART_AFTER_FAILURES),
           afterMs, why -> supervisor.restartUnresponsive(why, afterMs));
     }
-    supervisor.start();
-    return supervisor;
+  }
+
+  /**
+   * While the child starts, a thread loads what the first call needs on this side (the JSON codec,
+   * py4j's client, the handshake's crypto): in a fresh RM under load the first snapshot took
+   * seconds from the child's port file to its answer, nearly all of it here.
+   */
+  private static void warmUp(String token) {
+    Thread t = new Thread(() -> {
+      Messages.encode(new RequestValues.Snapshot(0, Collections.<String>emptyList()));
+      Py4jChannel.warmUp(InetAddress.getLoopbackAddress(), token);
+    }, "yarn-drf-warm-up");
+    t.setDaemon(true);
+    t.start();
   }
 
   private static String newToken() {

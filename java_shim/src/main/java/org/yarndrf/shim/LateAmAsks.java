@@ -13,8 +13,9 @@ import org.apache.hadoop.yarn.api.records.Resource;
  * window by a queue below the one an assignment goes to is what DRF serves first, and committing
  * the assignment hands its room to the higher queue. On the SLS trace that was most of yarn-drf's
  * DRF violations (benchmarks/RESULTS.md, "DRF violations: AMs asked for while a call was out").
- * The committer gives each such assignment back (the rest of the reply it commits); the next
- * call, made at once, decides again with the AM in view. An AM ask cuts at most the replies of the one
+ * The committer gives each such assignment back (the rest of the reply it commits), at most
+ * yarn-drf.scheduler.max-deferred-share of its work (DeferralBudget); the next call, made at
+ * once, decides again with the AM in view. An AM ask cuts at most the replies of the one
  * call it arrived during: from the next collection on the core knows it.
  *
  * <p>"Below" is hierarchical DRF's comparison, between the two leaves' ancestors just under their

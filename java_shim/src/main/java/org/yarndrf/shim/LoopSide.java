@@ -52,19 +52,19 @@ final class LoopSide implements SchedulingLoop.Yarn {
   }
 
   @Override
-  public Messages.Snapshot snapshot(long epoch) {
+  public RequestValues.Snapshot snapshot(long epoch) {
     List<String> types = new ArrayList<>();
     for (ResourceInformation ri : ResourceUtils.getResourceTypesArray()) {
       types.add(ri.getName());
     }
-    Messages.Snapshot s = new Messages.Snapshot(epoch, types);
+    RequestValues.Snapshot s = new RequestValues.Snapshot(epoch, types);
     scheduler.holds.releaseAll();  // the new core tells its own
     s.preemptionState = scheduler.preemptionStore.latest();
     s.labels.putAll(scheduler.nodeLabels.forSnapshot());
     for (FiCaSchedulerNode n : scheduler.getNodeTracker().getAllNodes()) {
-      s.nodes.add(new Messages.NodeInfo(YarnDrfScheduler.bridgeName(n.getNodeID()),
-          Messages.amounts(n.getTotalResource()), n.getRackName(),
-          scheduler.nodeCards.of(n.getNodeID()), n.getPartition()));
+      s.nodes.add(new RequestValues.NodeInfo(YarnDrfScheduler.bridgeName(n.getNodeID()),
+          YarnRecords.amounts(n.getTotalResource())).withRack(n.getRackName())
+          .withCards(scheduler.nodeCards.of(n.getNodeID())).withLabel(n.getPartition()));
     }
     // The snapshot supersedes everything queued before it; every ask goes in full.
     scheduler.dropQueuedChanges();
@@ -73,15 +73,16 @@ final class LoopSide implements SchedulingLoop.Yarn {
         : scheduler.getSchedulerApplications().entrySet()) {
       SchedulerApplication<ShimAppAttempt> app = e.getValue();
       ShimAppAttempt attempt = app.getCurrentAppAttempt();
-      s.apps.add(new Messages.AppInfo(e.getKey().toString(), app.getUser(),
-          app.getQueue().getQueueName(), YarnDrfScheduler.groupsOf(app.getUser()),
-          app.getPriority() == null ? 0 : app.getPriority().getPriority(), attempt == null
+      s.apps.add(new RequestValues.AppInfo(e.getKey().toString(), app.getUser(),
+          app.getQueue().getQueueName()).withGroups(YarnDrfScheduler.groupsOf(app.getUser()))
+          .withPriority(app.getPriority() == null ? 0 : app.getPriority().getPriority())
+          .withBlacklist(attempt == null
               ? Collections.<String>emptyList() : blacklistOf(attempt, nodesByName)));
       if (attempt == null) {
         continue;
       }
       for (RMContainer c : attempt.getLiveContainers()) {
-        s.containers.add(Messages.containerRow(c, null));
+        s.containers.add(YarnRecords.containerRow(c, null));
       }
       synchronized (attempt) {
         scheduler.askMirror.diff(e.getKey().toString(),
@@ -94,6 +95,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
 
   @Override
   public void resynced(List<QueueSettings> tree) {
+    scheduler.nodeOffers.coreCarries(0);  // a new core, or none: no node waits in it
     if (tree == null) {
       // The next snapshot carries everything: what was queued meanwhile would only pile up.
       scheduler.nodeLabels.forget();
@@ -109,8 +111,8 @@ final class LoopSide implements SchedulingLoop.Yarn {
   }
 
   @Override
-  public Messages.Schedule collect(long epoch, long seq, boolean force) {
-    Messages.Schedule req = new Messages.Schedule(epoch, seq);
+  public RequestValues.Schedule collect(long epoch, long seq, boolean force) {
+    RequestValues.Schedule req = new RequestValues.Schedule(epoch, seq);
     scheduler.tellLabels();  // labels added or removed by rmadmin: no scheduler event says so
     scheduler.readNodeLabels();
     scheduler.events.moveInto(req);
@@ -119,11 +121,17 @@ final class LoopSide implements SchedulingLoop.Yarn {
     collectAsks(req);
     scheduler.submissions.addTo(req);
     offerNodes(req);
-    if (!force && !req.hasChanges() && req.nodes.isEmpty()) {
+    if (!force && !hasChanges(req) && req.nodes.isEmpty()) {
       return null;
     }
     req.heartbeats = scheduler.heartbeats.getAndSet(0);
     return req;
+  }
+
+  /** Whether a call carries any change: without one, it could only repeat the last decision. */
+  private static boolean hasChanges(RequestValues.Schedule s) {
+    return !(s.deltas.isEmpty() && s.started.isEmpty() && s.finished.isEmpty() && s.asks.isEmpty()
+        && s.counts.isEmpty() && s.submissions.isEmpty());
   }
 
   /**
@@ -132,7 +140,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
    * heartbeat, and YARN shows the reservation: CoreHolds), into the request; the others due one are passed over until their next heartbeat, as a heartbeat
    * on which CapacityScheduler finds nothing to place is.
    */
-  private void offerNodes(Messages.Schedule req) {
+  private void offerNodes(RequestValues.Schedule req) {
     if (scheduler.offerBetweenHeartbeats) {
       scheduler.nodeOffers.everyNode(nodeIds());
     }
@@ -147,7 +155,8 @@ final class LoopSide implements SchedulingLoop.Yarn {
       if (free == null || !fitsAny(floors, free) && !mayHold(n, free, floors)) {
         return false;
       }
-      req.nodes.add(new Messages.NodeRow(YarnDrfScheduler.bridgeName(id), Messages.vector(free)));
+      req.nodes.add(new RequestValues.NodeRow(YarnDrfScheduler.bridgeName(id),
+          YarnRecords.vector(free)));
       return true;
     });
   }
@@ -181,7 +190,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
     Resource minimum = scheduler.getMinimumResourceCapability();
     List<Resource> out = new ArrayList<>();
     for (long[] wanted : scheduler.askMirror.wantedFloors()) {
-      Resource ask = Messages.resource(wanted);
+      Resource ask = YarnRecords.resource(wanted);
       out.add(ask == null ? minimum : Resources.componentwiseMax(minimum, ask));
     }
     return out;
@@ -204,7 +213,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
    * call (NodeOffers), made at once once those nodes were looked at; a held AM ask counts as
    * late for this call's commit (LateAmAsks), as one made while it was out would.
    */
-  private void collectAsks(Messages.Schedule req) {
+  private void collectAsks(RequestValues.Schedule req) {
     long latestDue = scheduler.offerBetweenHeartbeats ? Long.MAX_VALUE
         : scheduler.nodeOffers.latestDue();
     for (ApplicationId appId : new ArrayList<>(scheduler.dirtyApps)) {
@@ -228,7 +237,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
   }
 
   /** The whole blacklist of each app whose blacklist changed since the last call, as a delta. */
-  private void collectBlacklists(Messages.Schedule req) {
+  private void collectBlacklists(RequestValues.Schedule req) {
     if (scheduler.blacklistChanged.isEmpty()) {
       return;
     }
@@ -237,7 +246,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
       scheduler.blacklistChanged.remove(appId);
       ShimAppAttempt attempt = scheduler.currentAttempt(appId);
       if (attempt != null) {
-        req.deltas.add(Messages.Delta.blacklist(appId.toString(),
+        req.deltas.add(RequestValues.Delta.blacklist(appId.toString(),
             blacklistOf(attempt, nodesByName)));
       }
     }
@@ -255,6 +264,7 @@ final class LoopSide implements SchedulingLoop.Yarn {
       scheduler.submissions.placed(p);
     }
     scheduler.committer.commit(reply.assignments);
+    scheduler.nodeOffers.coreCarries(reply.carried);
     scheduler.holds.apply(reply.holdsEnded, reply.holds);  // after: a hold served ends with it
     scheduler.preemptions.apply(reply.preempt, reply.kill);
     if (reply.preemptionState != null) {  // after the kills: a saved kill has reached YARN

@@ -15,17 +15,17 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
  * into the next request ({@link #moveInto}), all under that lock.
  */
 final class PendingEvents {
-  private List<Messages.Delta> deltas = new ArrayList<>();
-  private List<Messages.ContainerRow> started = new ArrayList<>();
+  private List<RequestValues.Delta> deltas = new ArrayList<>();
+  private List<RequestValues.ContainerRow> started = new ArrayList<>();
   private List<String> finished = new ArrayList<>();
 
-  void add(Messages.Delta delta) {
+  void add(RequestValues.Delta delta) {
     deltas.add(delta);
   }
 
   /** A container YARN started: one the core assigned (`assignmentId`) or recovered (null). */
   void started(RMContainer c, String assignmentId) {
-    started.add(Messages.containerRow(c, assignmentId));
+    started.add(YarnRecords.containerRow(c, assignmentId));
   }
 
   void finished(String containerId, String state) {
@@ -38,7 +38,7 @@ final class PendingEvents {
   }
 
   /** Moves everything into the request, leaving this empty. */
-  void moveInto(Messages.Schedule request) {
+  void moveInto(RequestValues.Schedule request) {
     request.deltas.addAll(deltas);
     request.started.addAll(started);
     request.finished.addAll(finished);

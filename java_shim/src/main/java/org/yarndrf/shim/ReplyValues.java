@@ -14,7 +14,7 @@ import org.yarndrf.shim.bridge.MalformedReplyException;
  */
 public final class ReplyValues {
   /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */
-  static final String SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0";
+  static final String SPEC_SHA256 = "4df3e377dd8aa1003436126207094277582e10e71ed1e30d8919466c12f4526a";
 
   private ReplyValues() {
   }
@@ -69,12 +69,18 @@ public final class ReplyValues {
      * the shim has (it drops them all)
      */
     public final List<String> holdsEnded;
+    /**
+     * how many nodes the core goes on with in its next calls, first (a call stopped at its limit
+     * before finishing them): the shim lists fewer new nodes while they wait; absent for none
+     */
+    public final long carried;
 
     public ScheduleReply(long seq, List<Assignment> assignments, List<Placement> placements,
         List<QueueSettings> queues, List<QueueSettings> queuesBuilt,
         Map<String, List<String>> queuesCreated, Map<String, long[]> headroom,
         Map<String, String> amDiagnostics, List<Preemption> preempt, List<Preemption> kill,
-        long callInMs, String preemptionState, List<Messages.Hold> holds, List<String> holdsEnded) {
+        long callInMs, String preemptionState, List<Messages.Hold> holds, List<String> holdsEnded,
+        long carried) {
       this.seq = seq;
       this.assignments = assignments;
       this.placements = placements;
@@ -89,6 +95,7 @@ public final class ReplyValues {
       this.preemptionState = preemptionState;
       this.holds = holds;
       this.holdsEnded = holdsEnded;
+      this.carried = carried;
     }
 
     /** Reads one, every field checked. */
@@ -110,7 +117,36 @@ public final class ReplyValues {
           Messages.callInMs(n, Contract.Replies.Schedule.CALL_IN_MS),
           Messages.preemptionState(n, Contract.Replies.Schedule.PREEMPTION_STATE),
           Messages.holds(n, Contract.Replies.Schedule.HOLDS),
-          Messages.holdsEnded(n, Contract.Replies.Schedule.HOLDS_ENDED));
+          Messages.holdsEnded(n, Contract.Replies.Schedule.HOLDS_ENDED),
+          Messages.countOrZero(n, Contract.Replies.Schedule.CARRIED));
+    }
+  }
+
+  /** A reload applied or refused. */
+  public static final class ReloadReply {
+    /** whether the file was installed */
+    public final boolean accepted;
+    /** accepted: queues added, removed, changed and draining */
+    public final String changes;
+    /** accepted: the new tree */
+    public final List<QueueSettings> queues;
+    /** refused: every error, each naming its field and line */
+    public final List<String> errors;
+
+    public ReloadReply(boolean accepted, String changes, List<QueueSettings> queues,
+        List<String> errors) {
+      this.accepted = accepted;
+      this.changes = changes;
+      this.queues = queues;
+      this.errors = errors;
+    }
+
+    /** Reads one, every field checked. */
+    static ReloadReply read(JsonNode n) throws MalformedReplyException {
+      return new ReloadReply(Messages.bool(n, Contract.Replies.Reload.ACCEPTED),
+          Messages.jsonText(n, Contract.Replies.Reload.CHANGES),
+          Messages.queuesIfAccepted(n, Contract.Replies.Reload.QUEUES),
+          Messages.errorsIfRefused(n, Contract.Replies.Reload.ERRORS));
     }
   }
 

@@ -55,7 +55,7 @@ public final class SchedulingLoop implements Runnable {
     boolean hasOutstandingAsks();
 
     /** YARN's whole state; everything queued before it is superseded by it. */
-    Messages.Snapshot snapshot(long epoch);
+    RequestValues.Snapshot snapshot(long epoch);
 
     /** After a snapshot: the core's queue tree, or null if the core did not take it. */
     void resynced(List<QueueSettings> queues);
@@ -65,7 +65,7 @@ public final class SchedulingLoop implements Runnable {
      * while !mayAllocate), or
      * null when nothing changed and `force` is false.
      */
-    Messages.Schedule collect(long epoch, long seq, boolean force);
+    RequestValues.Schedule collect(long epoch, long seq, boolean force);
 
     /** Re-checks and commits the core's answer. */
     void commit(ReplyValues.ScheduleReply reply);
@@ -94,8 +94,8 @@ public final class SchedulingLoop implements Runnable {
     public final long callNanos;
     public final long commitNanos;
 
-    CallRecord(Messages.Schedule req, ReplyValues.ScheduleReply reply, long applied, long refused,
-        long collectNanos, long callNanos, long commitNanos) {
+    CallRecord(RequestValues.Schedule req, ReplyValues.ScheduleReply reply, long applied,
+        long refused, long collectNanos, long callNanos, long commitNanos) {
       this.nodes = req.nodes.size();
       this.heartbeats = req.heartbeats;
       this.changes = req.deltas.size() + req.started.size() + req.finished.size() / 2
@@ -215,6 +215,11 @@ public final class SchedulingLoop implements Runnable {
     return t == null || !t.isAlive();
   }
 
+  /** What the loop's thread is doing (WAITING: until woken, TIMED_WAITING: a timer): for tests. */
+  synchronized Thread.State threadState() {
+    return thread == null ? Thread.State.NEW : thread.getState();
+  }
+
   /** Something changed in YARN: the loop makes a call soon. Cheap; any thread. */
   public synchronized void wake() {
     if (!work) {
@@ -293,11 +298,11 @@ public final class SchedulingLoop implements Runnable {
       return;
     }
     if (bridge.needsResync()) {
-      if (!bridge.mayCall() && pending.isEmpty()) {
-        return;  // backing off after a failure; awaitWork waits out the rest
+      if (!bridge.mayResync() && pending.isEmpty()) {
+        return;  // the child is not listening yet, or backing off after a failure: awaitWork waits
       }
       clock.enter(LoopClock.Part.RESYNC);
-      Messages.Snapshot snapshot;
+      RequestValues.Snapshot snapshot;
       synchronized (schedulerLock) {
         snapshot = yarn.snapshot(bridge.newEpoch());
       }
@@ -318,7 +323,7 @@ public final class SchedulingLoop implements Runnable {
     }
     clock.enter(LoopClock.Part.COLLECT);
     long start = System.nanoTime();
-    Messages.Schedule request;
+    RequestValues.Schedule request;
     synchronized (schedulerLock) {
       request = yarn.collect(bridge.epoch(), ++seq, force);
     }
@@ -373,10 +378,11 @@ public final class SchedulingLoop implements Runnable {
     }
     long waitMs = 0;  // 0: until woken
     if (bridge.needsResync()) {
-      if (bridge.mayCall()) {
+      if (bridge.mayResync()) {
         return true;  // a snapshot is due (a failed reload, a restarted core): no change may come
       }
-      waitMs = Math.max(1, bridge.retryInMs());
+      // Not listening yet: until its port file wakes the loop (BridgeClient.watchChild).
+      waitMs = bridge.coreListening() ? Math.max(1, bridge.retryInMs()) : 0;
     } else if (!ready) {
       waitMs = READY_POLL_MS;
     } else {

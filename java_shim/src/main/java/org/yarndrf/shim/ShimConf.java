@@ -99,6 +99,14 @@ public final class ShimConf {
   public static final boolean DEFAULT_OFFER_BETWEEN_HEARTBEATS = false;
 
   /**
+   * The most of the scheduling loop's assignments that commits give back behind AMs asked for
+   * while a call was out (LateAmAsks, DeferralBudget): 1 (default) every such assignment, 0 none
+   * (the AM waits for the next call while the reply is committed whole).
+   */
+  public static final String MAX_DEFERRED_SHARE = PREFIX + "scheduler.max-deferred-share";
+  public static final double DEFAULT_MAX_DEFERRED_SHARE = 1.0;
+
+  /**
    * The RM id whose per-RM keys apply: this RM's HA id (HAUtil, as for its addresses), or null
    * without HA.
    */

@@ -27,9 +27,9 @@ final class Submissions {
   /** A submitted app, as the core will be asked to place it. */
   private static final class Submission {
     final boolean unmanagedAM;
-    final Messages.AppInfo message;
+    final RequestValues.AppInfo message;
 
-    Submission(boolean unmanagedAM, Messages.AppInfo message) {
+    Submission(boolean unmanagedAM, RequestValues.AppInfo message) {
       this.unmanagedAM = unmanagedAM;
       this.message = message;
     }
@@ -43,7 +43,7 @@ final class Submissions {
   }
 
   /** The loop asks the core to place the app with its next call. */
-  void add(ApplicationId appId, boolean unmanagedAM, Messages.AppInfo message) {
+  void add(ApplicationId appId, boolean unmanagedAM, RequestValues.AppInfo message) {
     awaiting.put(appId, new Submission(unmanagedAM, message));
   }
 
@@ -57,7 +57,7 @@ final class Submissions {
   }
 
   /** Every app still awaiting placement, into the request. */
-  void addTo(Messages.Schedule req) {
+  void addTo(RequestValues.Schedule req) {
     for (Submission sub : awaiting.values()) {
       req.submissions.add(sub.message);
     }
@@ -73,7 +73,7 @@ final class Submissions {
     Submission sub = appId == null ? null : awaiting.remove(appId);
     if (sub == null) {
       if (p.accepted) {
-        scheduler.events.add(Messages.Delta.appRemoved(p.app));
+        scheduler.events.add(RequestValues.Delta.appRemoved(p.app));
       }
       return;
     }
@@ -89,7 +89,8 @@ final class Submissions {
         + ", queue " + sub.message.queue + "): " + refusal;
     LOG.info(msg);
     if (p.accepted) {
-      scheduler.events.add(Messages.Delta.appRemoved(p.app));  // the core took it; YARN does not
+      // the core took it; YARN does not
+      scheduler.events.add(RequestValues.Delta.appRemoved(p.app));
     }
     scheduler.rmContext().getDispatcher().getEventHandler()
         .handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, msg));

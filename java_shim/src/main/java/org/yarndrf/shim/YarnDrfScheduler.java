@@ -154,6 +154,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   int callBudgetMs;
   /** yarn-drf.scheduler.offer-between-heartbeats. */
   boolean offerBetweenHeartbeats;
+  /** ShimConf.MAX_DEFERRED_SHARE (the committer's DeferralBudget). */
+  double maxDeferredShare;
 
   public final AtomicLong eventErrors = new AtomicLong();
 
@@ -200,6 +202,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.callBudgetMs = this.conf.getInt(ShimConf.TIMEOUT_MS, ShimConf.DEFAULT_TIMEOUT_MS);
     this.offerBetweenHeartbeats = this.conf.getBoolean(ShimConf.OFFER_BETWEEN_HEARTBEATS,
         ShimConf.DEFAULT_OFFER_BETWEEN_HEARTBEATS);
+    this.maxDeferredShare = this.conf.getDouble(ShimConf.MAX_DEFERRED_SHARE,
+        ShimConf.DEFAULT_MAX_DEFERRED_SHARE);
     this.committer = newCommitter(events, dirtyApps);
     this.queuesFile = new QueuesFile(this.conf.getTrimmed(ShimConf.QUEUES_FILE), this.conf,
         rmContext);
@@ -221,6 +225,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    */
   @Override
   public void serviceStart() throws Exception {
+    long started = System.nanoTime();
     if (bridge == null) {
       bridge = CoreLauncher.connect(conf, queuesFile);
     }
@@ -231,7 +236,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     loop = new SchedulingLoop(this, new LoopSide(this), bridge, committer,
         conf.getLong(ShimConf.RECHECK_MS, ShimConf.DEFAULT_RECHECK_MS));
     loop.start();
-    bridge.awaitFirstAnswer(
+    bridge.awaitFirstAnswer(started,
         conf.getLong(ShimConf.START_TIMEOUT_MS, ShimConf.DEFAULT_START_TIMEOUT_MS));
     if (awaitingNodes && rmContext instanceof RMContextImpl) {
       // YARN starts a restarted RM's wait for its NodeManagers when it recovers, before it starts
@@ -680,9 +685,10 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         rmNode.getNodeLabels());
     nodeTracker.addNode(node);
     tellLabels();  // the core knows the node's label before the node
-    events.add(Messages.Delta.nodeAdded(new Messages.NodeInfo(bridgeName(rmNode.getNodeID()),
-        Messages.amounts(rmNode.getTotalCapability()), rmNode.getRackName(),
-        nodeCards.added(rmNode.getNodeID()), node.getPartition())));
+    events.add(RequestValues.Delta.nodeAdded(new RequestValues.NodeInfo(
+        bridgeName(rmNode.getNodeID()), YarnRecords.amounts(rmNode.getTotalCapability()))
+        .withRack(rmNode.getRackName()).withCards(nodeCards.added(rmNode.getNodeID()))
+        .withLabel(node.getPartition())));
     // Recovered containers reach the core through ShimQueue.recoverContainer.
     recoverContainersOnNode(recovered, rmNode);
   }
@@ -701,7 +707,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         continue;
       }
       node.updateLabels(e.getValue());
-      events.add(Messages.Delta.nodeLabel(bridgeName(e.getKey()),
+      events.add(RequestValues.Delta.nodeLabel(bridgeName(e.getKey()),
           NodeLabels.partitionOf(e.getValue())));
     }
   }
@@ -731,7 +737,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   void tellLabels() {
     Map<String, Boolean> labels = nodeLabels.changed();
     if (labels != null) {
-      events.add(Messages.Delta.labels(labels));
+      events.add(RequestValues.Delta.labels(labels));
     }
   }
 
@@ -755,15 +761,15 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     nodeTracker.removeNode(rmNode.getNodeID());
     nodeOffers.removed(rmNode.getNodeID());
     nodeCards.removed(rmNode.getNodeID());
-    events.add(Messages.Delta.nodeRemoved(bridgeName(rmNode.getNodeID())));
+    events.add(RequestValues.Delta.nodeRemoved(bridgeName(rmNode.getNodeID())));
   }
 
   private synchronized void resizeNode(NodeResourceUpdateSchedulerEvent e) {
     updateNodeResource(e.getRMNode(), e.getResourceOption());
     FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(e.getRMNode().getNodeID());
     if (node != null) {
-      events.add(Messages.Delta.nodeUpdated(bridgeName(node.getNodeID()),
-          Messages.amounts(node.getTotalResource()), null));
+      events.add(RequestValues.Delta.nodeUpdated(bridgeName(node.getNodeID()),
+          YarnRecords.amounts(node.getTotalResource()), null));
     }
   }
 
@@ -777,8 +783,8 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         List<Long> cards = nodeCards.changed(node.getNodeID());
         if (cards != null) {
           LOG.info("yarn-drf: node {} GPU cards now {}", node.getNodeID(), cards);
-          events.add(Messages.Delta.nodeUpdated(bridgeName(node.getNodeID()),
-              Messages.amounts(node.getTotalResource()), cards));
+          events.add(RequestValues.Delta.nodeUpdated(bridgeName(node.getNodeID()),
+              YarnRecords.amounts(node.getTotalResource()), cards));
         }
       }
     }
@@ -809,15 +815,15 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     int p = priority == null ? 0 : priority.getPriority();
     if (!recovering) {
       // The loop asks the core to place it with its next call; it waits in SUBMITTED till then.
-      submissions.add(appId, unmanagedAM, new Messages.AppInfo(appId.toString(), user,
-          queueName, groupsOf(user), p, Collections.<String>emptyList(), amLabel(appId)));
+      submissions.add(appId, unmanagedAM, new RequestValues.AppInfo(appId.toString(), user,
+          queueName).withGroups(groupsOf(user)).withPriority(p).withLabel(amLabel(appId)));
       return;
     }
     // Accepted before the restart and running in this queue: the core takes it there, without
     // placement or ACLs (they may have changed since; its containers run where they run).
     ShimQueue queue = queues.findOrPlaceholder(queueName);
-    events.add(Messages.Delta.appAdded(new Messages.AppInfo(appId.toString(), user,
-        queue.getQueueName(), groupsOf(user), p, Collections.<String>emptyList())));
+    events.add(RequestValues.Delta.appAdded(new RequestValues.AppInfo(appId.toString(), user,
+        queue.getQueueName()).withGroups(groupsOf(user)).withPriority(p)));
     register(appId, queue, user, true, unmanagedAM, p);
   }
 
@@ -901,7 +907,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     application.setCurrentAppAttempt(attempt);
     queue.getMetrics().submitAppAttempt(application.getUser(), application.isUnmanagedAM());
     askMirror.forget(attemptId.getApplicationId().toString());
-    events.add(Messages.Delta.attemptAdded(attemptId.getApplicationId().toString()));
+    events.add(RequestValues.Delta.attemptAdded(attemptId.getApplicationId().toString()));
     if (previous != null) {
       // YARN's blacklist belongs to the attempt: a new one starts empty, or with the previous
       // one's when it keeps its containers. The core still holds the previous attempt's, so it
@@ -946,7 +952,7 @@ public class YarnDrfScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     askMirror.forget(appId.toString());
     dirtyApps.remove(appId);
     blacklistChanged.remove(appId);
-    events.add(Messages.Delta.appRemoved(appId.toString()));
+    events.add(RequestValues.Delta.appRemoved(appId.toString()));
   }
 
   @Override

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 class AskMirrorTest {
   private final AskMirror mirror = new AskMirror();
-  private List<Messages.AskRow> asks;
+  private List<RequestValues.AskRow> asks;
   private List<Long> counts;
   private List<Long> amAsks;
 
@@ -65,7 +65,7 @@ class AskMirrorTest {
     diff("app_1", Arrays.asList(rr("*", 3), rr("/rack1", 3)));
     assertEquals(2, asks.size());
     assertEquals(0, counts.size());
-    Messages.AskRow any = asks.get(0);
+    RequestValues.AskRow any = asks.get(0);
     assertEquals(3, any.count);
     assertEquals("app_1", any.app);
     assertEquals("*", any.location);

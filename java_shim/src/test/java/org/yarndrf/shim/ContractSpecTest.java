@@ -9,11 +9,10 @@ import java.security.MessageDigest;
 import org.junit.jupiter.api.Test;
 
 /**
- * The generated {@link Contract}, {@link ReplyValues} and ReplyWriters are those of the spec now:
- * yarn_bridge/contract.yaml (a test resource, pom.xml) has the SHA-256 the generator wrote into
- * each. A spec edited
- * without `make contract` fails here, as the Python side's test_contract_spec.py fails for the
- * Python tables and the docs.
+ * The generated {@link Contract}, {@link ReplyValues}, ReplyWriters, {@link RequestValues} and
+ * RequestReaders are those of the spec now: yarn_bridge/contract.yaml (a test resource, pom.xml)
+ * has the SHA-256 the generator wrote into each. A spec edited without `make contract` fails here,
+ * as the Python side's test_contract_spec.py fails for the Python tables and the docs.
  */
 class ContractSpecTest {
   @Test
@@ -38,6 +37,10 @@ class ContractSpecTest {
         "ReplyValues.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
     assertEquals(sha.toString(), ReplyWriters.SPEC_SHA256,
         "ReplyWriters.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
+    assertEquals(sha.toString(), RequestValues.SPEC_SHA256,
+        "RequestValues.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
+    assertEquals(sha.toString(), RequestReaders.SPEC_SHA256,
+        "RequestReaders.java is stale: run `make contract` (yarn_bridge/contract.yaml changed)");
     assertEquals(Contract.VERSION, Messages.VERSION);
   }
 }

@@ -40,7 +40,7 @@ class ContractTest {
     for (String type : Arrays.asList("snapshot", "schedule", "reload", "move")) {
       for (JsonNode example : examples(type + ".request.json")) {
         String golden = compact(example.get("message"));
-        Messages.Request parsed = ServiceCodec.parseRequest(golden);
+        RequestValues.Request parsed = ServiceCodec.parseRequest(golden);
         assertEquals(type, parsed.type);
         assertEquals(golden, Messages.encode(parsed), example.get("name").asText());
         seen++;
@@ -68,7 +68,7 @@ class ContractTest {
     }
     assertTrue(saved != null && saved.contains("\"deadline_ms\":1700000008500"), saved);
     JsonNode golden = examples("restart.request.json").get(0).get("message");
-    Messages.Snapshot s = (Messages.Snapshot) ServiceCodec.parseRequest(compact(golden));
+    RequestValues.Snapshot s = (RequestValues.Snapshot) ServiceCodec.parseRequest(compact(golden));
     s.preemptionState = PreemptionStore.checked(saved, "the reply");
     assertEquals(compact(golden), Messages.encode(s));
   }
@@ -76,17 +76,19 @@ class ContractTest {
   /** The snapshot as the shim's own code builds one, value by value (not from a parsed copy). */
   @Test
   void theGoldenSnapshotIsWhatTheShimBuildsFromYarnsValues() throws Exception {
-    Messages.Snapshot s = new Messages.Snapshot(1700000000000L,
+    RequestValues.Snapshot s = new RequestValues.Snapshot(1700000000000L,
         Arrays.asList("memory-mb", "vcores", "gpu-mem"));
-    s.nodes.add(new Messages.NodeInfo("host1:8041", capacity(16384, 16, 0), "/rack1"));
-    s.nodes.add(new Messages.NodeInfo("host2:8041", capacity(16384, 16, 16384), "/rack2",
-        Arrays.asList(8192L, 8192L)));
+    s.nodes.add(new RequestValues.NodeInfo("host1:8041", capacity(16384, 16, 0))
+        .withRack("/rack1"));
+    s.nodes.add(new RequestValues.NodeInfo("host2:8041", capacity(16384, 16, 16384))
+        .withRack("/rack2").withCards(Arrays.asList(8192L, 8192L)));
     String app = "application_1700000000000_0001";
-    s.apps.add(new Messages.AppInfo(app, "alice", "root.cpu", Collections.singletonList("staff"),
-        0, Collections.singletonList("/rack2")));
-    s.containers.add(new Messages.ContainerRow("container_1700000000000_0001_01_000001", app,
+    s.apps.add(new RequestValues.AppInfo(app, "alice", "root.cpu")
+        .withGroups(Collections.singletonList("staff"))
+        .withBlacklist(Collections.singletonList("/rack2")));
+    s.containers.add(new RequestValues.ContainerRow("container_1700000000000_0001_01_000001", app,
         "host1:8041", 0, 0, null, new long[] {1024, 1, 0}));
-    s.asks.add(new Messages.AskRow(1, 2, app, 1, 0, "*", true, new long[] {2048, 2, 0}));
+    s.asks.add(new RequestValues.AskRow(1, 2, app, 1, 0, "*", true, new long[] {2048, 2, 0}));
     s.labels.put("gpu", true);
     assertEquals(compact(examples("snapshot.request.json").get(0).get("message")), Messages.encode(s));
   }
@@ -161,7 +163,7 @@ class ContractTest {
     }
     for (JsonNode example : examples("reload.reply.json")) {
       JsonNode message = example.get("message");
-      Messages.ReloadReply reply = Messages.reloadReply(compact(message));
+      ReplyValues.ReloadReply reply = Messages.reloadReply(compact(message));
       assertEquals(message.get("accepted").asBoolean(), reply.accepted);
       JsonNode detail = message.get(reply.accepted ? "changes" : "errors");
       if (reply.accepted) {

@@ -75,8 +75,8 @@ class ControlsTest {
       sb.append(a.getApplicationId()).append(" diag=[").append(a.getDiagnostics()).append("] attempt=")
           .append(a.getCurrentAppAttempt() == null ? null : a.getCurrentAppAttempt().getDiagnostics());
     }
-    for (Messages.Schedule s : core.requestsOf(Messages.Schedule.class)) {
-      for (Messages.AskRow r : s.asks) {
+    for (RequestValues.Schedule s : core.requestsOf(RequestValues.Schedule.class)) {
+      for (RequestValues.AskRow r : s.asks) {
         sb.append(" ask ").append(r.id).append(" p").append(r.priority).append(" ").append(r.location);
       }
       sb.append(" am=").append(s.amAsks);
@@ -91,17 +91,17 @@ class ControlsTest {
     RMApp app = submit();
     heartbeatUntil(() -> app.getDiagnostics().toString().contains(WHY));
     List<Long> named = new ArrayList<>();
-    List<Messages.AskRow> amRows = new ArrayList<>();
-    for (Messages.Schedule s : core.requestsOf(Messages.Schedule.class)) {
+    List<RequestValues.AskRow> amRows = new ArrayList<>();
+    for (RequestValues.Schedule s : core.requestsOf(RequestValues.Schedule.class)) {
       named.addAll(s.amAsks);
-      for (Messages.AskRow a : s.asks) {
+      for (RequestValues.AskRow a : s.asks) {
         if (s.amAsks.contains(a.id)) {
           amRows.add(a);
         }
       }
     }
     assertFalse(amRows.isEmpty(), "the AM ask is named in am_asks");
-    for (Messages.AskRow a : amRows) {
+    for (RequestValues.AskRow a : amRows) {
       assertEquals(0, a.priority);
       assertEquals(1024, a.amounts[0]);
     }
@@ -131,7 +131,7 @@ class ControlsTest {
             new ArrayList<>()));
     am.allocate(req);
     heartbeatUntil(() -> !core.deltasOf("blacklist").isEmpty());
-    Messages.Delta d = core.deltasOf("blacklist").get(0);
+    RequestValues.Delta d = core.deltasOf("blacklist").get(0);
     assertEquals(app.getApplicationId().toString(), d.app.app);
     assertEquals(java.util.Arrays.asList("/rack9", "127.0.0.1:1234"), d.places);
     am.allocate(AllocateRequest.newInstance(0, 0f, new ArrayList<>(), new ArrayList<>(),
@@ -145,7 +145,7 @@ class ControlsTest {
    * Blacklists 127.0.0.1 from the app's first attempt, fails its AM and returns the deltas about
    * the app the core got from then on: the second attempt's attempt_added and what follows.
    */
-  private List<Messages.Delta> blacklistThenFailTheAm(RMApp app) throws Exception {
+  private List<RequestValues.Delta> blacklistThenFailTheAm(RMApp app) throws Exception {
     MockAM am = AsyncApps.launch(rm, app);
     am.allocate(AllocateRequest.newInstance(0, 0f, new ArrayList<>(), new ArrayList<>(),
         ResourceBlacklistRequest.newInstance(Collections.singletonList("127.0.0.1"),
@@ -155,14 +155,14 @@ class ControlsTest {
     nm.nodeHeartbeat(am.getApplicationAttemptId(), 1, ContainerState.COMPLETE);
     heartbeatUntil(() -> core.deltasOf("blacklist").size() == 2);
     assertEquals(2, app.getCurrentAppAttempt().getAppAttemptId().getAttemptId());
-    List<Messages.Delta> seen = core.deltasOf("attempt_added", "blacklist");
+    List<RequestValues.Delta> seen = core.deltasOf("attempt_added", "blacklist");
     return seen.subList(before, seen.size());
   }
 
   @Test
   void aNewAttemptAfterAnAmFailureStartsWithAnEmptyBlacklistAndTheCoreIsToldSo() throws Exception {
     RMApp app = submit();
-    List<Messages.Delta> after = blacklistThenFailTheAm(app);
+    List<RequestValues.Delta> after = blacklistThenFailTheAm(app);
     assertEquals(java.util.Arrays.asList("attempt_added", "blacklist"), opsOf(after));
     assertEquals(app.getApplicationId().toString(), after.get(1).app.app);
     assertEquals(Collections.emptyList(), after.get(1).places);
@@ -172,14 +172,14 @@ class ControlsTest {
   void aNewAttemptThatKeepsItsContainersKeepsTheBlacklistYarnTransfersToIt() throws Exception {
     RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
         .withUser("alice").withQueue("a").withKeepContainers(true));
-    List<Messages.Delta> after = blacklistThenFailTheAm(app);
+    List<RequestValues.Delta> after = blacklistThenFailTheAm(app);
     assertEquals(java.util.Arrays.asList("attempt_added", "blacklist"), opsOf(after));
     assertEquals(Collections.singletonList("127.0.0.1:1234"), after.get(1).places);
   }
 
-  private static List<String> opsOf(List<Messages.Delta> deltas) {
+  private static List<String> opsOf(List<RequestValues.Delta> deltas) {
     List<String> ops = new ArrayList<>();
-    for (Messages.Delta d : deltas) {
+    for (RequestValues.Delta d : deltas) {
       ops.add(d.op);
     }
     return ops;
@@ -190,9 +190,9 @@ class ControlsTest {
       throws Exception {
     RMApp app = AsyncApps.submit(rm, MockRMAppSubmissionData.Builder.createWithMemory(1024, rm)
         .withUser("alice").withQueue("a").withAppPriority(Priority.newInstance(3)));
-    Messages.AppInfo submitted = null;
-    for (Messages.Schedule s : core.requestsOf(Messages.Schedule.class)) {
-      for (Messages.AppInfo a : s.submissions) {
+    RequestValues.AppInfo submitted = null;
+    for (RequestValues.Schedule s : core.requestsOf(RequestValues.Schedule.class)) {
+      for (RequestValues.AppInfo a : s.submissions) {
         submitted = a;
       }
     }
@@ -203,7 +203,7 @@ class ControlsTest {
             .newInstance(app.getApplicationId(), Priority.newInstance(9))));
     assertEquals(5, app.getApplicationPriority().getPriority(), "capped at the cluster's max");
     heartbeatUntil(() -> !core.deltasOf("app_priority").isEmpty());
-    Messages.Delta d = core.deltasOf("app_priority").get(0);
+    RequestValues.Delta d = core.deltasOf("app_priority").get(0);
     assertEquals(app.getApplicationId().toString(), d.app.app);
     assertEquals(5, d.priority);
   }
@@ -226,7 +226,7 @@ class ControlsTest {
     assertEquals("root.b", app.getQueue());
     assertEquals(0f, share("a"), "root.a's usage left with the app");
     assertEquals(before, share("b"), 1e-6f, "root.b has it");
-    Messages.Move asked = core.requestsOf(Messages.Move.class).get(0);
+    RequestValues.Move asked = core.requestsOf(RequestValues.Move.class).get(0);
     assertEquals(app.getApplicationId().toString(), asked.app);
     assertEquals("alice", asked.user);
     Exception refused = assertThrows(Exception.class, () -> moveAs("alice", app, "a"));

@@ -18,7 +18,7 @@ import org.yarndrf.shim.bridge.CoreUnavailableException;
 
 /**
  * An in-process stand-in for the Python core, reading requests and writing replies through
- * {@link Messages} (the one Java class of the format). It keeps the outstanding ANY asks it is
+ * {@link ServiceCodec} (the core's side of the format). It keeps the outstanding ANY asks it is
  * told about (by ask id) and, at each schedule call, assigns all of them (plus `extra` more),
  * spread over the call's nodes with room, a different node first each call, without checking
  * anything, so the shim's own re-checks are what the tests observe. A refused assignment gives
@@ -79,9 +79,9 @@ final class FakeCore implements CoreChannel {
   /** What each app with a held AM ask was last told. */
   private final Map<String, String> amTold = new LinkedHashMap<>();
   private ArrayNode queueTree = queues();
-  final List<Messages.Request> requests = new ArrayList<>();
-  final List<Messages.Delta> deltas = new ArrayList<>();
-  final List<Messages.ContainerRow> started = new ArrayList<>();
+  final List<RequestValues.Request> requests = new ArrayList<>();
+  final List<RequestValues.Delta> deltas = new ArrayList<>();
+  final List<RequestValues.ContainerRow> started = new ArrayList<>();
   /** Containers finished, as "container=state". */
   final List<String> finished = new ArrayList<>();
   private final Map<Long, Ask> asks = new LinkedHashMap<>();
@@ -92,10 +92,10 @@ final class FakeCore implements CoreChannel {
   private int firstNode;
 
   private static final class Ask {
-    final Messages.AskRow row;
+    final RequestValues.AskRow row;
     int count;
 
-    Ask(Messages.AskRow row) {
+    Ask(RequestValues.AskRow row) {
       this.row = row;
       this.count = row.count;
     }
@@ -106,7 +106,7 @@ final class FakeCore implements CoreChannel {
     if (mode == Mode.DOWN) {
       throw new CoreUnavailableException("fake core is down", null, false);
     }
-    Messages.Request req = received(message);
+    RequestValues.Request req = received(message);
     if (delayMs > 0) {
       try {
         Thread.sleep(delayMs);
@@ -114,13 +114,13 @@ final class FakeCore implements CoreChannel {
         Thread.currentThread().interrupt();
       }
     }
-    if (!(req instanceof Messages.Schedule)) {
+    if (!(req instanceof RequestValues.Schedule)) {
       return answer(req);
     }
     return scheduleOnce(message, req);
   }
 
-  private synchronized String scheduleOnce(String message, Messages.Request req)
+  private synchronized String scheduleOnce(String message, RequestValues.Request req)
       throws CoreUnavailableException {
     if (!message.equals(lastSchedule)) {
       lastScheduleReply = answer(req);
@@ -135,14 +135,14 @@ final class FakeCore implements CoreChannel {
     return lastScheduleReply;
   }
 
-  private synchronized Messages.Request received(String message) {
-    Messages.Request req = ServiceCodec.parseRequest(message);
+  private synchronized RequestValues.Request received(String message) {
+    RequestValues.Request req = ServiceCodec.parseRequest(message);
     requests.add(req);
     return req;
   }
 
-  private synchronized String answer(Messages.Request req) throws CoreUnavailableException {
-    if (req instanceof Messages.Reload && reloadThenTimeOut != null) {
+  private synchronized String answer(RequestValues.Request req) throws CoreUnavailableException {
+    if (req instanceof RequestValues.Reload && reloadThenTimeOut != null) {
       queueTree = reloadThenTimeOut;
       reloadThenTimeOut = null;
       throw new CoreUnavailableException("Read timed out", null, true);
@@ -153,39 +153,39 @@ final class FakeCore implements CoreChannel {
     if (mode == Mode.WRONG_VERSION) {
       return "{\"v\":99,\"ok\":true}";
     }
-    if (req instanceof Messages.Snapshot) {
-      Messages.Snapshot s = (Messages.Snapshot) req;
+    if (req instanceof RequestValues.Snapshot) {
+      RequestValues.Snapshot s = (RequestValues.Snapshot) req;
       restore(s);
       asks.clear();
       resourceTypes = s.resources;
       asks(s.asks, s.counts, s.amAsks);
       return ServiceCodec.snapshotReplyText(queueTree);
     }
-    if (req instanceof Messages.Move) {
-      Messages.Move m = (Messages.Move) req;
+    if (req instanceof RequestValues.Move) {
+      RequestValues.Move m = (RequestValues.Move) req;
       boolean ok = "b".equals(m.queue) || "root.b".equals(m.queue);
       return ServiceCodec.moveReplyText(ok, ok ? "root.b" : null,
           ok ? "" : "fake core: queue " + m.queue + " takes no moves");
     }
-    if (req instanceof Messages.Reload) {
+    if (req instanceof RequestValues.Reload) {
       ObjectNode changes = Messages.JSON.createObjectNode();
       changes.putArray("added");
       return ServiceCodec.reloadReplyText(true, changes, queueTree);
     }
-    return schedule((Messages.Schedule) req);
+    return schedule((RequestValues.Schedule) req);
   }
 
-  private String schedule(Messages.Schedule s) {
+  private String schedule(RequestValues.Schedule s) {
     scheduleNanos.add(System.nanoTime());
     deltas.addAll(s.deltas);
-    for (Messages.Delta d : s.deltas) {
+    for (RequestValues.Delta d : s.deltas) {
       Ask ask = "assignment_refused".equals(d.op) ? assigned.remove(d.assignmentId) : null;
       if (ask != null) {
         ask.count++;
       }
     }
     started.addAll(s.started);
-    for (Messages.ContainerRow row : s.started) {
+    for (RequestValues.ContainerRow row : s.started) {
       running.add(row.container);
     }
     for (int i = 0; i < s.finished.size(); i += 2) {
@@ -194,7 +194,7 @@ final class FakeCore implements CoreChannel {
     }
     asks(s.asks, s.counts, s.amAsks);
     List<ReplyValues.Placement> placements = new ArrayList<>();
-    for (Messages.AppInfo sub : s.submissions) {
+    for (RequestValues.AppInfo sub : s.submissions) {
       boolean ok = !"mallory".equals(sub.user);
       placements.add(new ReplyValues.Placement(sub.app, ok, ok ? "root.a" : null,
           ok ? "" : "user 'mallory' may not submit to queue 'root.a'"));
@@ -242,9 +242,9 @@ final class FakeCore implements CoreChannel {
   }
 
   /** The marks of a snapshot's preemption state, waiting for their containers. */
-  private void restore(Messages.Snapshot s) {
+  private void restore(RequestValues.Snapshot s) {
     running.clear();
-    for (Messages.ContainerRow row : s.containers) {
+    for (RequestValues.ContainerRow row : s.containers) {
       running.add(row.container);
     }
     restored.clear();
@@ -315,7 +315,7 @@ final class FakeCore implements CoreChannel {
     return out;
   }
 
-  private Map<String, Long> resources(Messages.AskRow row) {
+  private Map<String, Long> resources(RequestValues.AskRow row) {
     Map<String, Long> out = new LinkedHashMap<>();
     for (int i = 0; i < resourceTypes.size(); i++) {
       out.put(resourceTypes.get(i), row.amounts[i]);
@@ -324,8 +324,8 @@ final class FakeCore implements CoreChannel {
   }
 
   /** Asks anywhere ("*") by id; count changes by id. */
-  private void asks(List<Messages.AskRow> full, List<Long> counts, List<Long> am) {
-    for (Messages.AskRow a : full) {
+  private void asks(List<RequestValues.AskRow> full, List<Long> counts, List<Long> am) {
+    for (RequestValues.AskRow a : full) {
       if ("*".equals(a.location)) {
         asks.put(a.id, new Ask(a));
       }
@@ -375,10 +375,10 @@ final class FakeCore implements CoreChannel {
   }
 
   /** The deltas of these ops, in the order the core got them. */
-  synchronized List<Messages.Delta> deltasOf(String... ops) {
+  synchronized List<RequestValues.Delta> deltasOf(String... ops) {
     List<String> wanted = java.util.Arrays.asList(ops);
-    List<Messages.Delta> out = new ArrayList<>();
-    for (Messages.Delta d : deltas) {
+    List<RequestValues.Delta> out = new ArrayList<>();
+    for (RequestValues.Delta d : deltas) {
       if (wanted.contains(d.op)) {
         out.add(d);
       }
@@ -386,7 +386,7 @@ final class FakeCore implements CoreChannel {
     return out;
   }
 
-  synchronized List<Messages.ContainerRow> startedRows() {
+  synchronized List<RequestValues.ContainerRow> startedRows() {
     return new ArrayList<>(started);
   }
 
@@ -413,9 +413,9 @@ final class FakeCore implements CoreChannel {
 
   /** The requests of one type, in the order they came. */
   @SuppressWarnings("unchecked")
-  synchronized <T extends Messages.Request> List<T> requestsOf(Class<T> type) {
+  synchronized <T extends RequestValues.Request> List<T> requestsOf(Class<T> type) {
     List<T> out = new ArrayList<>();
-    for (Messages.Request r : requests) {
+    for (RequestValues.Request r : requests) {
       if (type.isInstance(r)) {
         out.add((T) r);
       }

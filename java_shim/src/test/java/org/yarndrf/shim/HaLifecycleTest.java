@@ -187,6 +187,34 @@ class HaLifecycleTest {
   }
 
   @Test
+  void untilTheChildListensTheLoopWaitsForItsPortFileWithNoTimerAndCallsNothing(@TempDir Path tmp)
+      throws Exception {
+    RealCore core = new RealCore(tmp);
+    Path silent = core.write("silent-serve", "#!/bin/sh\nexec sleep 600\n");
+    silent.toFile().setExecutable(true);
+    YarnConfiguration conf = core.rmConf(0);
+    conf.set(ShimConf.SERVE_COMMAND, silent.toString());
+    conf.setLong(ShimConf.START_TIMEOUT_MS, 200);
+    YarnDrfScheduler scheduler = scheduler(started(conf));  // starts without a core, after 200 ms
+    SchedulingLoop loop = scheduler.schedulingLoop();
+    Waits.until(() -> loop.threadState() == Thread.State.WAITING
+        || loop.threadState() == Thread.State.TIMED_WAITING, "the loop waiting");
+    // A timed wait here would be a poll or a backoff after calls to a core not listening.
+    assertEquals(Thread.State.WAITING, loop.threadState());
+    assertTrue(scheduler.bridgeCounters().startsWith("calls=0 failures=0 "),
+        scheduler.bridgeCounters());
+  }
+
+  @Test
+  void theChildIsCalledOnceItsPortFileIsWrittenAndNoCallFailsWhileItStarts(@TempDir Path tmp)
+      throws Exception {
+    RealCore core = new RealCore(tmp);
+    YarnDrfScheduler scheduler = scheduler(started(core.rmConf(0)));
+    assertTrue(scheduler.bridgeCounters().matches("calls=\\d+ failures=0 .*"),
+        "the snapshot went once the child listened: " + scheduler.bridgeCounters());
+  }
+
+  @Test
   void aCoreThatCannotStartEndsTheStartWaitAtOnceWithTheReason(@TempDir Path tmp)
       throws Exception {
     RealCore core = new RealCore(tmp);
@@ -208,7 +236,8 @@ class HaLifecycleTest {
       started(conf);
       assertTrue(log.lines.stream().anyMatch(l -> l.matches(
           "yarn-drf: the core answered its first call \\d+ ms after the scheduler started "
-          + "\\(bridge port \\d+\\)")), log.lines.toString());
+          + "\\(bridge port \\d+; child started at \\d+ ms, reported its port at \\d+ ms, "
+          + "answered a snapshot sent at \\d+ ms\\)")), log.lines.toString());
     }
   }
 

@@ -157,14 +157,14 @@ class HeartbeatOffersTest {
   }
 
   private int callsSoFar() {
-    return core.requestsOf(Messages.Schedule.class).size();
+    return core.requestsOf(RequestValues.Schedule.class).size();
   }
 
   /** How many schedule calls so far listed the node. */
   private int offersOf(String node) {
     int n = 0;
-    for (Messages.Schedule s : core.requestsOf(Messages.Schedule.class)) {
-      for (Messages.NodeRow row : s.nodes) {
+    for (RequestValues.Schedule s : core.requestsOf(RequestValues.Schedule.class)) {
+      for (RequestValues.NodeRow row : s.nodes) {
         if (row.node.equals(node)) {
           n++;
         }

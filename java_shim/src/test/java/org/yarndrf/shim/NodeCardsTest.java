@@ -69,7 +69,7 @@ class NodeCardsTest {
 
   private List<List<Long>> updatedCards() {
     List<List<Long>> out = new ArrayList<>();
-    for (Messages.Delta d : core.deltasOf("node_updated")) {
+    for (RequestValues.Delta d : core.deltasOf("node_updated")) {
       out.add(d.node.cards);
     }
     return out;
@@ -139,9 +139,9 @@ class NodeCardsTest {
     until(() -> core.count("schedule") > calls, "a schedule call met the malformed reply");
     core.mode = FakeCore.Mode.OK;
     until(() -> core.count("snapshot") > before, "the resync's snapshot");
-    List<Messages.Snapshot> snapshots = core.requestsOf(Messages.Snapshot.class);
+    List<RequestValues.Snapshot> snapshots = core.requestsOf(RequestValues.Snapshot.class);
     Map<String, List<Integer>> cards = new HashMap<>();
-    for (Messages.ContainerRow r : snapshots.get(snapshots.size() - 1).containers) {
+    for (RequestValues.ContainerRow r : snapshots.get(snapshots.size() - 1).containers) {
       cards.put(r.container, r.cards);
     }
     String amContainer = ContainerId.newContainerId(am.getApplicationAttemptId(), 1).toString();
@@ -183,7 +183,7 @@ class NodeCardsTest {
       until(() -> restartedCore.startedRows().size() == 2, "both containers recovered: "
           + restartedCore.startedRows().size());
       Map<String, List<Integer>> cards = new HashMap<>();
-      for (Messages.ContainerRow r : restartedCore.startedRows()) {
+      for (RequestValues.ContainerRow r : restartedCore.startedRows()) {
         assertNull(r.assignmentId, "recovered, not the core's");
         cards.put(r.container, r.cards);
       }

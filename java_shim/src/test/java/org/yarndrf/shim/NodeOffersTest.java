@@ -48,6 +48,33 @@ class NodeOffersTest {
   }
 
   @Test
+  void aCallListsOnlyTheNewNodesThatMakeUpTheBoundWithTheNodesTheCoreGoesOnWith() {
+    NodeOffers<Integer> offers = new NodeOffers<>(6);
+    NODES.forEach(offers::heartbeat);
+    offers.coreCarries(4);
+    assertEquals(Arrays.asList(0, 1), call(offers, set()), "the bound of 6 less the core's 4");
+    offers.coreCarries(9);
+    assertEquals(Collections.emptyList(), call(offers, set()), "the core has more than the bound");
+    assertTrue(offers.waiting(), "a node not looked at keeps its turn");
+    offers.coreCarries(0);
+    assertEquals(Arrays.asList(2, 3, 4, 5, 6, 7), call(offers, set()), "longest-waiting first");
+  }
+
+  @Test
+  void theLatestDueHeartbeatIsTheNewestOfTheNodesStillWaiting() {
+    NodeOffers<Integer> offers = new NodeOffers<>(1);
+    assertEquals(Long.MAX_VALUE, offers.latestDue(), "none waits");
+    offers.heartbeat(3);
+    offers.heartbeat(5);
+    offers.heartbeat(3);
+    assertEquals(3, offers.latestDue(), "3's second heartbeat");
+    assertEquals(Arrays.asList(3), call(offers, set()), "3 kept its turn");
+    assertEquals(2, offers.latestDue(), "the newest was offered: 5's");
+    offers.heartbeat(7);
+    assertEquals(4, offers.latestDue());
+  }
+
+  @Test
   void aNodeWithoutRoomIsPassedOverUntilItsNextHeartbeat() {
     NodeOffers<Integer> offers = new NodeOffers<>(10);
     offers.heartbeat(1);

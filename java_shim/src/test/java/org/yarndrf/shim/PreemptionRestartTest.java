@@ -120,7 +120,7 @@ class PreemptionRestartTest {
     after.setCoreChannel(newCore);
     restarted.start();
     until(() -> newCore.count("snapshot") >= 1, "the new core's first snapshot");
-    assertEquals(state, newCore.requestsOf(Messages.Snapshot.class).get(0).preemptionState,
+    assertEquals(state, newCore.requestsOf(RequestValues.Snapshot.class).get(0).preemptionState,
         "the restarted RM gives its new core the state the old one saved");
     nm.setResourceTrackerService(restarted.getResourceTrackerService());
     List<NMContainerStatus> running = new ArrayList<>();

@@ -5,12 +5,11 @@ package org.yarndrf.shim;
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.IOException;
 import java.util.List;
-import java.util.Map;
 
 /** Writes the objects of {@link ReplyValues} as the core does: the spec's fields in its order. */
 final class ReplyWriters {
   /** The SHA-256 of the spec's bytes this file was generated from (ContractSpecTest). */
-  static final String SPEC_SHA256 = "8534b98bf9608c886eca2fdd3c8ee3043ad40da6de1835728283064eb0fc8cc0";
+  static final String SPEC_SHA256 = "4df3e377dd8aa1003436126207094277582e10e71ed1e30d8919466c12f4526a";
 
   private ReplyWriters() {
   }
@@ -23,7 +22,7 @@ final class ReplyWriters {
     g.writeStringField(Contract.ReplyItems.Assignment.QUEUE, x.queue);
     g.writeNumberField(Contract.ReplyItems.Assignment.PRIORITY, x.priority);
     g.writeNumberField(Contract.ReplyItems.Assignment.ALLOCATION_ID, x.allocationId);
-    writeAmounts(g, Contract.ReplyItems.Assignment.RESOURCES, x.resources);
+    RequestValues.writeAmounts(g, Contract.ReplyItems.Assignment.RESOURCES, x.resources);
     if (!(x.cards.isEmpty())) {
       writeInts(g, Contract.ReplyItems.Assignment.CARDS, x.cards);
     }
@@ -48,15 +47,6 @@ final class ReplyWriters {
     g.writeStringField(Contract.ReplyItems.Preemption.FOR_QUEUE, x.forQueue);
     g.writeStringField(Contract.ReplyItems.Preemption.REASON, x.reason);
     g.writeNumberField(Contract.ReplyItems.Preemption.KILL_IN_MS, x.killInMs);
-    g.writeEndObject();
-  }
-
-  private static void writeAmounts(JsonGenerator g, String field, Map<String, Long> amounts)
-      throws IOException {
-    g.writeObjectFieldStart(field);
-    for (Map.Entry<String, Long> e : amounts.entrySet()) {
-      g.writeNumberField(e.getKey(), e.getValue());
-    }
     g.writeEndObject();
   }
 

@@ -97,8 +97,8 @@ class SchedulingLoopTest {
     Thread.sleep(1000);
     long during = calls() - before;
     assertTrue(during >= 2 && during <= 8, during + " calls in 1 s at a 200 ms recheck: no spinning");
-    List<Messages.Schedule> recent = core.requestsOf(Messages.Schedule.class);
-    Messages.Schedule last = recent.get(recent.size() - 1);
+    List<RequestValues.Schedule> recent = core.requestsOf(RequestValues.Schedule.class);
+    RequestValues.Schedule last = recent.get(recent.size() - 1);
     assertTrue(last.nodes.isEmpty(), "the full node is not offered");
     // The ask withdrawn, nothing waits: no more calls.
     am.allocate("*", 1024, 0, new ArrayList<ContainerId>());
@@ -150,7 +150,7 @@ class SchedulingLoopTest {
     assertEquals(40, got.size());
     long calls = calls() - callsBefore;
     assertTrue(calls * 5 < beats, calls + " calls for " + beats + " heartbeats");
-    int widest = core.requestsOf(Messages.Schedule.class).stream().mapToInt(s -> s.nodes.size()).max().orElse(0);
+    int widest = core.requestsOf(RequestValues.Schedule.class).stream().mapToInt(s -> s.nodes.size()).max().orElse(0);
     assertEquals(20, widest, "a call lists every node with room");
     java.util.Set<org.apache.hadoop.yarn.api.records.NodeId> used = new java.util.HashSet<>();
     got.forEach(c -> used.add(c.getNodeId()));
@@ -243,7 +243,7 @@ class SchedulingLoopTest {
   }
 
   private long reportedHeartbeats() {
-    return core.requestsOf(Messages.Schedule.class).stream().mapToLong(s -> s.heartbeats).sum();
+    return core.requestsOf(RequestValues.Schedule.class).stream().mapToLong(s -> s.heartbeats).sum();
   }
 
   @Test
@@ -255,7 +255,7 @@ class SchedulingLoopTest {
         .createWithMemory(1024, rm).withUser("alice").withQueue("a")
         .withWaitForAppAcceptedState(false).build());
     String id = app.getApplicationId().toString();
-    until(() -> core.requestsOf(Messages.Schedule.class).stream()
+    until(() -> core.requestsOf(RequestValues.Schedule.class).stream()
         .anyMatch(s -> s.submissions.stream().anyMatch(sub -> sub.app.equals(id))),
         "the submission on its way");
     rm.killApp(app.getApplicationId());

@@ -187,7 +187,7 @@ class SparkAsksTest {
       assertEquals(h2.getNodeId(), c.getNodeId(), c.toString());
     }
     List<String> refusedOn = new ArrayList<>();
-    for (Messages.Delta r : core.deltasOf("assignment_refused")) {
+    for (RequestValues.Delta r : core.deltasOf("assignment_refused")) {
       if (r.reason.contains("blacklisted")) {
         refusedOn.add(r.reason);
       }

@@ -177,9 +177,9 @@ class YarnDrfSchedulerTest {
     assertEquals(3, got.size());
     // AM + 3 tasks: each started container names the core's assignment it applied.
     heartbeatUntil(() -> core.startedRows().size() == 4);
-    List<Messages.ContainerRow> started = core.startedRows();
+    List<RequestValues.ContainerRow> started = core.startedRows();
     assertEquals(4, started.size());
-    for (Messages.ContainerRow s : started) {
+    for (RequestValues.ContainerRow s : started) {
       assertEquals(app.getApplicationId().toString(), s.app);
       assertTrue(s.assignmentId.startsWith("fake-"), s.assignmentId);
       // amounts in the snapshot's resource order: memory-mb, vcores, ...
@@ -191,10 +191,10 @@ class YarnDrfSchedulerTest {
     heartbeatUntil(() -> core.finishedPairs().contains(gone + "=released"));
     assertTrue(scheduler.bridgeCounters().contains("refused=0"), scheduler.bridgeCounters());
     // Every call after the first reports the previous call's round trip for the metrics.
-    List<Messages.Schedule> calls = core.requestsOf(Messages.Schedule.class);
+    List<RequestValues.Schedule> calls = core.requestsOf(RequestValues.Schedule.class);
     assertTrue(calls.size() > 1);
     assertEquals(null, calls.get(0).rttMs);
-    for (Messages.Schedule c : calls.subList(1, calls.size())) {
+    for (RequestValues.Schedule c : calls.subList(1, calls.size())) {
       assertTrue(c.rttMs != null && c.rttMs > 0, "rtt of call " + c.seq);
     }
   }
@@ -214,7 +214,7 @@ class YarnDrfSchedulerTest {
     // Two 3072 MB containers fit a node: the asks stay outstanding until all three took theirs.
     assertEquals(6, allocate(am, 6, 3072, 1).size());
     java.util.Set<String> offered = new java.util.HashSet<>();
-    for (Messages.Schedule c : core.requestsOf(Messages.Schedule.class)) {
+    for (RequestValues.Schedule c : core.requestsOf(RequestValues.Schedule.class)) {
       assertTrue(c.nodes.size() <= 1, "call " + c.seq + " offered " + c.nodes.size() + " nodes");
       c.nodes.forEach(n -> offered.add(n.node));
     }
@@ -225,13 +225,13 @@ class YarnDrfSchedulerTest {
   void aCallListsOnlyNodesWhoseRoomFitsAnOutstandingAsk() throws Exception {
     MockNM small = rm.registerNode("127.0.0.1:1235", 2048, 8);
     MockAM am = AsyncApps.launch(rm, submit("alice", "a"));
-    int before = core.requestsOf(Messages.Schedule.class).size();
+    int before = core.requestsOf(RequestValues.Schedule.class).size();
     // The small node has room for YARN's minimum allocation (1024 MB), not for a 3072 MB ask.
     assertEquals(2, allocate(am, 2, 3072, 1).size());
-    List<Messages.Schedule> calls = core.requestsOf(Messages.Schedule.class);
+    List<RequestValues.Schedule> calls = core.requestsOf(RequestValues.Schedule.class);
     int big = firstCallAsking(calls, before, 3072);
     boolean bigListed = false;
-    for (Messages.Schedule c : calls.subList(big, calls.size())) {
+    for (RequestValues.Schedule c : calls.subList(big, calls.size())) {
       assertFalse(lists(c, small), "call " + c.seq + " lists the 2048 MB node for 3072 MB asks");
       bigListed |= lists(c, nm);
     }
@@ -239,20 +239,20 @@ class YarnDrfSchedulerTest {
     // A 1024 MB ask fits the small node: from the call that carries it, the node is offered.
     before = calls.size();
     assertEquals(1, allocate(am, 1, 1024, 1).size());
-    calls = core.requestsOf(Messages.Schedule.class);
+    calls = core.requestsOf(RequestValues.Schedule.class);
     assertTrue(lists(calls.get(firstCallAsking(calls, before, 1024)), small));
     // Once that ask is served no ask waits, and a call lists no node at all.
     heartbeatUntil(() -> {
-      List<Messages.Schedule> now = core.requestsOf(Messages.Schedule.class);
-      Messages.Schedule last = now.get(now.size() - 1);
+      List<RequestValues.Schedule> now = core.requestsOf(RequestValues.Schedule.class);
+      RequestValues.Schedule last = now.get(now.size() - 1);
       return last.counts.contains(0L) && last.nodes.isEmpty();
     });
   }
 
   /** The index of the first call from `from` on that sends an ask of `memory` MB in full. */
-  private static int firstCallAsking(List<Messages.Schedule> calls, int from, long memory) {
+  private static int firstCallAsking(List<RequestValues.Schedule> calls, int from, long memory) {
     for (int i = from; i < calls.size(); i++) {
-      for (Messages.AskRow a : calls.get(i).asks) {
+      for (RequestValues.AskRow a : calls.get(i).asks) {
         if (a.amounts[0] == memory && a.count > 0) {
           return i;
         }
@@ -261,7 +261,7 @@ class YarnDrfSchedulerTest {
     throw new AssertionError("no call asked for " + memory + " MB");
   }
 
-  private static boolean lists(Messages.Schedule call, MockNM node) {
+  private static boolean lists(RequestValues.Schedule call, MockNM node) {
     String name = node.getNodeId().toString();
     return call.nodes.stream().anyMatch(n -> n.node.equals(name));
   }
@@ -274,7 +274,7 @@ class YarnDrfSchedulerTest {
     List<Container> got = allocate(am, 2, 1024, 1);
     assertEquals(2, got.size(), "YARN hands out exactly what was asked");
     heartbeatUntil(() -> !core.deltasOf("assignment_refused").isEmpty());
-    List<Messages.Delta> refused = core.deltasOf("assignment_refused");
+    List<RequestValues.Delta> refused = core.deltasOf("assignment_refused");
     assertTrue(refused.get(refused.size() - 1).reason.contains("no longer outstanding"));
     assertEquals(4, rm.getResourceScheduler().getNodeReport(nm.getNodeId()).getNumContainers() + 1,
         "AM + 2 tasks on the node; refused assignments allocate nothing");
@@ -305,17 +305,10 @@ class YarnDrfSchedulerTest {
     String appId = app.getApplicationId().toString();
     String otherId = other.getApplicationId().toString();
     String node = nm.getNodeId().toString();
-    java.util.Map<String, Long> task = new java.util.HashMap<>();
-    task.put("memory-mb", 1024L);
-    task.put("vcores", 1L);
+    java.util.Map<String, Long> task = oneVcoreTask();
     AssignmentCommitter committer = HandCommitted.committer;
     synchronized (scheduler) {  // the lock the loop collects under: no collection in between
-      ShimQueue a = (ShimQueue) scheduler.currentAttempt(app.getApplicationId()).getQueue();
-      for (ShimQueue q : a.getParent().getChildren()) {
-        if (q.getQueueName().equals("root.b")) {
-          scheduler.lateAmAsks.asked(q);
-        }
-      }
+      amAskedSinceTheCollection(app, "root.b");
       committer.commit(java.util.Arrays.asList(
           new ReplyValues.Assignment("late-1", appId, node, "root.a", 5, 0, task),
           new ReplyValues.Assignment("below-1", otherId, node, "root.b", 5, 0, task),
@@ -328,7 +321,7 @@ class YarnDrfSchedulerTest {
     assertEquals(2, committer.deferred.get(), "once the AM ask is collected, nothing is deferred");
     heartbeatUntil(() -> core.deltasOf("assignment_refused").size() >= 4);
     java.util.Map<String, String> reasons = new java.util.HashMap<>();
-    for (Messages.Delta d : core.deltasOf("assignment_refused")) {
+    for (RequestValues.Delta d : core.deltasOf("assignment_refused")) {
       reasons.put(d.assignmentId, d.reason);
     }
     assertEquals(AssignmentCommitter.DEFERRED, reasons.get("late-1"));
@@ -336,6 +329,61 @@ class YarnDrfSchedulerTest {
     // committed, not deferred: re-checked against YARN, which holds no such ask of b's app
     assertTrue(reasons.get("below-1").contains("no longer outstanding"), reasons.get("below-1"));
     assertTrue(reasons.get("seen-1").contains("no longer outstanding"), reasons.get("seen-1"));
+  }
+
+  /** yarn-drf.scheduler.max-deferred-share 0. */
+  public static class NeverDeferring extends HandCommitted {
+    @Override
+    AssignmentCommitter newCommitter(PendingEvents pending, java.util.Set<ApplicationId> dirty) {
+      maxDeferredShare = 0;
+      return super.newCommitter(pending, dirty);
+    }
+  }
+
+  @Test
+  void withAMaxDeferredShareOfZeroAReplyIsCommittedWholeThoughAQueueBelowAskedForAnAm()
+      throws Exception {
+    stop();
+    start(NeverDeferring.class);
+    RMApp app = submit("alice", "a");
+    assertEquals(1, allocate(AsyncApps.launch(rm, app), 1, 1024, 1).size());
+    String appId = app.getApplicationId().toString();
+    AssignmentCommitter committer = HandCommitted.committer;
+    synchronized (scheduler) {
+      amAskedSinceTheCollection(app, "root.b");  // root.b (empty) is below root.a
+      committer.commit(java.util.Collections.singletonList(new ReplyValues.Assignment(
+          "late-1", appId, nm.getNodeId().toString(), "root.a", 5, 0, oneVcoreTask())));
+    }
+    assertEquals(0, committer.deferred.get());
+    heartbeatUntil(() -> refusalOf("late-1") != null);
+    // committed: re-checked against YARN, which holds no such ask any more
+    assertTrue(refusalOf("late-1").contains("no longer outstanding"), refusalOf("late-1"));
+  }
+
+  private static java.util.Map<String, Long> oneVcoreTask() {
+    java.util.Map<String, Long> task = new java.util.HashMap<>();
+    task.put("memory-mb", 1024L);
+    task.put("vcores", 1L);
+    return task;
+  }
+
+  /** An app of `leaf`, a sibling of `app`'s queue, asked for its AM since the collection. */
+  private void amAskedSinceTheCollection(RMApp app, String leaf) {
+    ShimQueue queue = (ShimQueue) scheduler.currentAttempt(app.getApplicationId()).getQueue();
+    for (ShimQueue q : queue.getParent().getChildren()) {
+      if (q.getQueueName().equals(leaf)) {
+        scheduler.lateAmAsks.asked(q);
+      }
+    }
+  }
+
+  private String refusalOf(String assignmentId) {
+    for (RequestValues.Delta d : core.deltasOf("assignment_refused")) {
+      if (assignmentId.equals(d.assignmentId)) {
+        return d.reason;
+      }
+    }
+    return null;
   }
 
   @Test
@@ -347,7 +395,7 @@ class YarnDrfSchedulerTest {
     assertEquals(3, got.size());
     heartbeatUntil(() -> !core.deltasOf("assignment_refused").isEmpty());
     boolean sawFit = false;
-    for (Messages.Delta r : core.deltasOf("assignment_refused")) {
+    for (RequestValues.Delta r : core.deltasOf("assignment_refused")) {
       sawFit |= r.reason.contains("does not fit node");
     }
     assertTrue(sawFit);
@@ -398,8 +446,8 @@ class YarnDrfSchedulerTest {
     long before = core.count("snapshot");
     core.mode = FakeCore.Mode.OK;
     heartbeatUntil(() -> core.count("snapshot") > before);
-    List<Messages.Snapshot> snapshots = core.requestsOf(Messages.Snapshot.class);
-    Messages.Snapshot snapshot = snapshots.get(snapshots.size() - 1);
+    List<RequestValues.Snapshot> snapshots = core.requestsOf(RequestValues.Snapshot.class);
+    RequestValues.Snapshot snapshot = snapshots.get(snapshots.size() - 1);
     assertEquals(2, snapshot.containers.size(), "AM + 1 task, as YARN runs them");
     assertTrue(snapshot.asks.stream().anyMatch(a -> "*".equals(a.location) && a.count == 2));
     assertEquals(2, allocate(am, 0, 1024, 1).size() + am.allocate(
@@ -466,15 +514,15 @@ class YarnDrfSchedulerTest {
     FaultyScheduler.failAllocations = 1;
     List<Container> got = allocate(am, 3, 1024, 1);
     assertEquals(3, got.size(), "the refused one is asked for again and allocated later");
-    List<Messages.Delta> refused = core.deltasOf("assignment_refused");
+    List<RequestValues.Delta> refused = core.deltasOf("assignment_refused");
     assertEquals(1, refused.size());
     String reason = refused.get(0).reason;
     assertTrue(reason.startsWith("the shim failed to apply it: java.lang.IllegalStateException: "
         + "injected fault in fake-"), reason);
     // The request that reports the refusal also starts the other two of the same reply.
-    Messages.Schedule report = null;
-    for (Messages.Schedule r : core.requestsOf(Messages.Schedule.class)) {
-      for (Messages.Delta d : r.deltas) {
+    RequestValues.Schedule report = null;
+    for (RequestValues.Schedule r : core.requestsOf(RequestValues.Schedule.class)) {
+      for (RequestValues.Delta d : r.deltas) {
         report = "assignment_refused".equals(d.op) ? r : report;
       }
     }
@@ -508,8 +556,8 @@ class YarnDrfSchedulerTest {
     List<Container> got = allocate(am, 2, 1024, 1);
     assertEquals(2, got.size(), "YARN gave both to the AM");
     heartbeatUntil(() -> core.count("snapshot") > snapshots);
-    List<Messages.Snapshot> all = core.requestsOf(Messages.Snapshot.class);
-    Messages.Snapshot snapshot = all.get(all.size() - 1);
+    List<RequestValues.Snapshot> all = core.requestsOf(RequestValues.Snapshot.class);
+    RequestValues.Snapshot snapshot = all.get(all.size() - 1);
     assertEquals(3, snapshot.containers.size(), "AM + 2: the snapshot carries YARN's live "
         + "containers, the failed one included");
     assertTrue(core.deltasOf("assignment_refused").isEmpty(), "not refused: YARN holds it");

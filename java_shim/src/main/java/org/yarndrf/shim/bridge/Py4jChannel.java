@@ -1,5 +1,6 @@
 package org.yarndrf.shim.bridge;
 
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.SocketTimeoutException;
 import java.util.function.IntSupplier;
@@ -54,6 +55,31 @@ public final class Py4jChannel implements CoreChannel {
     this.token = token;
     this.timeoutMs = timeoutMs;
     this.sockets = new VerifiedSockets(token, timeoutMs);
+  }
+
+  /**
+   * Loads what the first connection needs (py4j's client and its proxy of the core's endpoint, the
+   * handshake's crypto) without connecting anywhere: in a fresh ResourceManager under load that took
+   * seconds, after the core already listened. Best effort: a failure only leaves it to that call.
+   */
+  public static void warmUp(InetAddress address, String token) {
+    try {
+      new VerifiedSockets(token, 1000).warmUp();
+      ClientServer idle = new ClientServer.ClientServerBuilder()
+          .javaAddress(address)
+          .pythonAddress(address)
+          .authToken(token)
+          .autoStartJavaServer(false)
+          .enableMemoryManagement(false)
+          .build();
+      try {
+        idle.getPythonServerEntryPoint(new Class[] {CoreEndpoint.class});
+      } finally {
+        idle.shutdown();
+      }
+    } catch (IOException | RuntimeException e) {
+      // the first call loads what is left
+    }
   }
 
   @Override

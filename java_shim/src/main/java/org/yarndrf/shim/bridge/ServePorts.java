@@ -20,6 +20,8 @@ public final class ServePorts {
   private final Path file;
   private final int configuredBridgePort;
   private volatile Properties reported;
+  /** When (System.nanoTime) the shim first read the current child's file; 0 before. */
+  private volatile long seenNanos;
 
   /** @param configuredBridgePort the bridge port the child is told, or 0 for any */
   public ServePorts(Path file, int configuredBridgePort) {
@@ -42,9 +44,15 @@ public final class ServePorts {
     return statusPort() != UNKNOWN;
   }
 
+  /** When (System.nanoTime) the shim first found the current child's ports; 0 while it has not. */
+  public long seenNanos() {
+    return seenNanos;
+  }
+
   /** Forgets the last child's ports and its file, before a new child starts. */
   void forget() {
     reported = null;
+    seenNanos = 0;
     try {
       Files.deleteIfExists(file);
     } catch (IOException e) {
@@ -59,6 +67,7 @@ public final class ServePorts {
       if (p == null) {
         return UNKNOWN;
       }
+      seenNanos = System.nanoTime();
       reported = p;
     }
     try {

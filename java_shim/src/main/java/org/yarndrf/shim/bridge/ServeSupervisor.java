@@ -42,8 +42,11 @@ public final class ServeSupervisor {
   private volatile boolean stopping;
   private volatile Process process;
   private volatile long startedAtMs;
+  /** When (System.nanoTime) the current child was started; 0 before the first. */
+  private volatile long startedNanos;
   private volatile String killedBecause;
   private volatile Runnable onRestarted;
+  private volatile Runnable onExited = () -> { };
   /** Why the last child exited, or null while none has. */
   private volatile String lastExit;
   private Thread thread;
@@ -92,6 +95,7 @@ public final class ServeSupervisor {
           }
           process = pb.start();
           startedAtMs = System.currentTimeMillis();
+          startedNanos = System.nanoTime();
           killedBecause = null;
         }
         LOG.info("yarn-drf: started core service (start #{}): {}", starts.incrementAndGet(),
@@ -106,12 +110,14 @@ public final class ServeSupervisor {
         }
         lastExit = exitReason(code);
         logExit(code);
+        onExited.run();
       } catch (InterruptedException e) {
         return;
       } catch (Exception e) {
         lastExit = "it cannot be started: " + e.getMessage();
         LOG.error("yarn-drf: cannot start core service {}: {}",
             command == null ? "(no command line)" : command, e.toString());
+        onExited.run();
       }
       if (System.currentTimeMillis() - started > healthyAfterMs) {
         backoff.succeeded();
@@ -142,6 +148,11 @@ public final class ServeSupervisor {
     }
   }
 
+  /** When (System.nanoTime) the current child was started; 0 before the first start. */
+  public long startedNanos() {
+    return startedNanos;
+  }
+
   /** Why the last child exited, in a few words, or null while none has exited. */
   public String lastExit() {
     return lastExit;
@@ -162,6 +173,11 @@ public final class ServeSupervisor {
       default:
         return "it exited with status " + code;
     }
+  }
+
+  /** Runs `action` on the supervising thread whenever a child exits or cannot be started. */
+  public void whenExited(Runnable action) {
+    onExited = action;
   }
 
   /** Runs `action` after every start but the first: the new service knows nothing yet. */

@@ -6,10 +6,10 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
 import org.yarndrf.shim.Messages;
+import org.yarndrf.shim.RequestValues;
 import org.yarndrf.shim.bridge.Backoff;
 import org.yarndrf.shim.bridge.CoreSession;
 import org.yarndrf.shim.bridge.Py4jChannel;
@@ -53,7 +53,7 @@ public final class BridgeBench {
         throw new IllegalStateException("snapshot refused: " + session.counters());
       }
       for (int i = 0; i < warmup + calls; i++) {
-        Messages.Schedule call = schedule(epoch, i, deltas, kind, nodes);
+        RequestValues.Schedule call = schedule(epoch, i, deltas, kind, nodes);
         long t0 = System.nanoTime();
         String msg = Messages.encode(call);
         bytes = msg.length();
@@ -120,43 +120,43 @@ public final class BridgeBench {
    * container each, so the asks stay pending: decisions, no churn. Each app has one ANY ask,
    * id = app index + 1, sent in full here.
    */
-  private static Messages.Snapshot snapshot(long epoch, int nodes) {
-    Messages.Snapshot s = new Messages.Snapshot(epoch, TYPES);
+  private static RequestValues.Snapshot snapshot(long epoch, int nodes) {
+    RequestValues.Snapshot s = new RequestValues.Snapshot(epoch, TYPES);
     for (int n = 0; n < nodes; n++) {
       Map<String, Long> capacity = new TreeMap<>();
       capacity.put("memory-mb", APPS * 1024L);
       capacity.put("vcores", (long) APPS);
       capacity.put("gpu-mem", 0L);
-      s.nodes.add(new Messages.NodeInfo(node(n), capacity, "/default-rack"));
+      s.nodes.add(new RequestValues.NodeInfo(node(n), capacity).withRack("/default-rack"));
       if (n > 0) {
-        s.containers.add(new Messages.ContainerRow("container_2_" + n, "application_1_0", node(n),
-            1, 0, null, new long[] {APPS * 1024L, APPS, 0}));
+        s.containers.add(new RequestValues.ContainerRow("container_2_" + n, "application_1_0",
+            node(n), 1, 0, null, new long[] {APPS * 1024L, APPS, 0}));
       }
     }
     for (int a = 0; a < APPS; a++) {
-      s.apps.add(new Messages.AppInfo("application_1_" + a, "bench",
-          a % 2 == 0 ? "root.cpu" : "root.mem", Collections.<String>emptyList()));
+      s.apps.add(new RequestValues.AppInfo("application_1_" + a, "bench",
+          a % 2 == 0 ? "root.cpu" : "root.mem"));
       s.containers.add(container("container_1_" + a, a));
       s.asks.add(fullAsk(a, 1));
     }
     return s;
   }
 
-  private static Messages.AskRow fullAsk(int app, int count) {
-    return new Messages.AskRow(app + 1, count, "application_1_" + app, 1, 0, "*", true,
+  private static RequestValues.AskRow fullAsk(int app, int count) {
+    return new RequestValues.AskRow(app + 1, count, "application_1_" + app, 1, 0, "*", true,
         new long[] {1024, 1, 0});
   }
 
   /** A container the core did not assign (a recovered one), on the first node. */
-  private static Messages.ContainerRow container(String container, int app) {
-    return new Messages.ContainerRow(container, "application_1_" + app, node(0), 1, 0, null,
+  private static RequestValues.ContainerRow container(String container, int app) {
+    return new RequestValues.ContainerRow(container, "application_1_" + app, node(0), 1, 0, null,
         new long[] {1024, 1, 0});
   }
 
   /** A call with `deltas` changes of the given kind (ask counts alternate 1 and 2). */
-  private static Messages.Schedule schedule(long epoch, int seq, int deltas, String kind,
+  private static RequestValues.Schedule schedule(long epoch, int seq, int deltas, String kind,
       int nodes) {
-    Messages.Schedule s = new Messages.Schedule(epoch, seq);
+    RequestValues.Schedule s = new RequestValues.Schedule(epoch, seq);
     if ("containers".equals(kind)) {
       // container j of call seq replaces container j of call seq - 1 (or the snapshot's)
       for (int j = 0; j < deltas / 2; j++) {
@@ -176,7 +176,7 @@ public final class BridgeBench {
       }
     }
     for (int n = 0; n < nodes; n++) {
-      s.nodes.add(new Messages.NodeRow(node(n), new long[] {0, 0, 0}));
+      s.nodes.add(new RequestValues.NodeRow(node(n), new long[] {0, 0, 0}));
     }
     s.heartbeats = nodes;
     return s;
