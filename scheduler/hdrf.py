@@ -294,18 +294,18 @@ class HdrfKeys(CoreState):
         if len(aside) >= UNBLOCK_BUDGET:
             return  # (the first blocked queue would find the budget spent and change nothing)
         while True:
-            # Deepest first, by path (the sequence number keeps a sort's stability), taken off a
-            # heap as they come: the budget often ends the pass after a few of hundreds blocked,
-            # and sorting them all cost more than the set-asides themselves.
-            blocked = [(-q.depth, q.path, i, q) for i, q in
-                       enumerate(q for mask in heads if not mask & fit for q in heads[mask])]
+            # Deepest first, by path, taken off a heap as they come: the budget often ends the pass
+            # after a few of hundreds blocked, and sorting them all cost more than the set-asides
+            # themselves. Heaped by one string each (Queue.deepest_first), not by tuples.
+            blocked = [q.deepest_first for mask in heads if not mask & fit for q in heads[mask]]
             if not blocked:
                 return
             heapify(blocked)
             changed: list[Queue] = []
-            depth = blocked[0][3].depth
+            queues = self.queues
+            depth = queues[blocked[0][1:]].depth
             while blocked:
-                q = heappop(blocked)[3]
+                q = queues[heappop(blocked)[1:]]
                 if q.depth != depth:
                     depth = q.depth
                     self._rekey_above(changed)

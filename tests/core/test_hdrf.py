@@ -351,3 +351,15 @@ queues:
     usage = {a: info["usage"] for a, info in core.snapshot()["apps"].items()}
     assert usage["c1"]["vcores"] == usage["c2"]["vcores"] == usage["c31"]["vcores"] == 10
     assert abs(usage["g32"]["gpu-mem"] - usage["g4"]["gpu-mem"]) <= 1
+
+
+@given(st.lists(st.lists(st.text("ab.9_-", min_size=1, max_size=3), min_size=1, max_size=5),
+                min_size=2, max_size=12, unique_by=tuple))
+def test_one_string_per_queue_orders_blocked_queues_deepest_first_then_by_path(names):
+    # The heartbeat sets blocked queues aside in this order (hdrf._unblock): the string must sort
+    # as the (-depth, path) tuple it stands for, or the same state would decide differently.
+    from scheduler.config import QueueSpec
+    from scheduler.model import Queue
+    queues = [Queue(QueueSpec(path="root." + ".".join(parts)), None, (0, 0, 0)) for parts in names]
+    by_string = sorted(queues, key=lambda q: q.deepest_first)
+    assert by_string == sorted(queues, key=lambda q: (-q.depth, q.path))
