@@ -55,19 +55,20 @@ def _subcluster(text: str) -> tuple[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     applied: dict[str, str] = {}  # queue name -> the spec saved last (an unchanged one is not saved again)
+    seen: dict[str, frozenset[int]] = {}  # leaf -> the resources its demand has used (federation_policy.plan)
     while True:
-        ok = one_round(args.subcluster, args.routeradmin, args.headroom_alpha, args.dry_run, applied)
+        ok = one_round(args.subcluster, args.routeradmin, args.headroom_alpha, args.dry_run, applied, seen)
         if args.once:
             return 0 if ok else 2
         time.sleep(args.interval)
 
 
 def one_round(subclusters: list[tuple[str, str]], routeradmin: str, alpha: float, dry_run: bool,
-              applied: dict[str, str]) -> bool:
+              applied: dict[str, str], seen: dict[str, frozenset[int]] | None = None) -> bool:
     try:
         statuses = [fetch_status(sc_id, url) for sc_id, url in subclusters]
         demands = [fetch_demand(s, url) for s, (_, url) in zip(statuses, subclusters)]
-        plans, unfit = plan(statuses, demands)
+        plans, unfit = plan(statuses, demands, seen)
     except StatusError as exc:
         print(f"error: {exc}; no policy changed", file=sys.stderr)
         return False

@@ -200,10 +200,14 @@ def parse_demand(sc_id: str, doc: Any, types: tuple[str, ...]) -> SubClusterDema
 
 # ---------------------------------------------------------------------------- the plan
 
-def plan(statuses: list[SubClusterStatus], demands: list[SubClusterDemand] | None = None
-         ) -> tuple[dict[str, QueuePlan], list[str]]:
+def plan(statuses: list[SubClusterStatus], demands: list[SubClusterDemand] | None = None,
+         seen: dict[str, frozenset[int]] | None = None) -> tuple[dict[str, QueuePlan], list[str]]:
     """Every leaf with demand: its federation-wide share, target (shape-aware with `demands`,
-    pooled without) and weights; and the leaves that fit no sub-cluster (they get no policy)."""
+    pooled without) and weights; and the leaves that fit no sub-cluster (they get no policy).
+    `seen`, kept by the caller from round to round: the resources (by index) each leaf's demand has
+    used since it last had none, updated here. A leaf fits only where all of them are: a GPU queue
+    whose apps ask only for their AMs for a round is still a GPU queue, and its weights stay off
+    the sub-clusters without cards, where its next asks could not run."""
     if not statuses:
         raise StatusError("no sub-cluster status to plan from")
     types = statuses[0].types
@@ -218,7 +222,12 @@ def plan(statuses: list[SubClusterStatus], demands: list[SubClusterDemand] | Non
     demand = {n: tuple(sum(col) for col in zip(*(s.queues[n].demand for s in statuses if n in s.queues)))
               for n in usage}
     active = [n for n in usage if any(demand[n])]
-    fits = {n: [s for s in statuses if all(c > 0 for c, d in zip(s.capacity, demand[n]) if d > 0)] for n in active}
+    before = seen if seen is not None else {}
+    uses = {n: before.get(n, frozenset()) | {i for i, d in enumerate(demand[n]) if d > 0} for n in active}
+    if seen is not None:
+        seen.clear()
+        seen.update(uses)
+    fits = {n: [s for s in statuses if all(s.capacity[i] > 0 for i in uses[n])] for n in active}
     if demands is not None:
         target, placed = reachable_targets(queues, demand, types, demands)
     else:

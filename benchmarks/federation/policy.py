@@ -182,8 +182,9 @@ def policy_rounds(fed, interval: float, stop: threading.Event, applied: dict[str
     from yarn_bridge.federation_cli import one_round
     urls = [(sc_id, f"http://127.0.0.1:{sc.status_port()}") for sc_id, sc in fed.subclusters.items()]
     routeradmin = f"docker exec {fed.volume}-client yarn routeradmin"
+    seen: dict[str, frozenset[int]] = {}  # as the service keeps it while it runs
     while not stop.is_set():
-        one_round(urls, routeradmin, 0.0, False, applied)
+        one_round(urls, routeradmin, 0.0, False, applied, seen)
         stop.wait(interval)
 
 

@@ -387,6 +387,31 @@ def test_a_gpu_queue_gets_all_its_weight_on_the_gpu_subcluster_and_a_cpu_queue_i
     assert plans["root.prod"].share == pytest.approx(24 / 28)
 
 
+def test_a_gpu_queue_asking_only_for_its_ams_for_a_round_keeps_its_weights_on_the_gpu_subcluster():
+    def round_(ml_demand):
+        sc1 = status((40960, 20, 0), [queue("root.prod", "root", weight=2, usage=(8192, 16, 0), demand=(40960, 40, 0)),
+                                      queue("root.ml", "root", weight={"gpu-mem": 2})])
+        sc2 = status((16384, 8, 20480), [queue("root.prod", "root", weight=2, demand=(8192, 8, 0)),
+                                         queue("root.ml", "root", weight={"gpu-mem": 2}, demand=ml_demand)])
+        return [parse_status("SC-1", sc1), parse_status("SC-2", sc2)]
+
+    gpu, ams_only, none = (8192, 4, 20480), (1024, 1, 0), (0, 0, 0)
+    seen: dict[str, frozenset[int]] = {}
+    plans, _ = plan(round_(gpu), seen=seen)
+    assert plans["root.ml"].weights == {"SC-1": 0.0, "SC-2": 1.0}
+    # a round in which ml's apps ask only for their AMs: without memory it is a CPU queue ...
+    forgetful, _ = plan(round_(ams_only))
+    assert forgetful["root.ml"].weights["SC-1"] > 0
+    # ... with it, still a GPU queue
+    plans, _ = plan(round_(ams_only), seen=seen)
+    assert plans["root.ml"].weights == {"SC-1": 0.0, "SC-2": 1.0}
+    # a leaf that has had no demand for a round starts afresh: what it asks for next decides
+    plan(round_(none), seen=seen)
+    assert "root.ml" not in seen
+    plans, _ = plan(round_(ams_only), seen=seen)
+    assert plans["root.ml"].weights["SC-1"] > 0
+
+
 @given(st.dictionaries(st.sampled_from(["SC-1", "SC-2", "SC-3", "SC-4"]),
                        st.floats(min_value=1e-9, max_value=1e6), min_size=1))
 def test_normalized_weights_sum_to_one_within_what_routeradmin_accepts(raw):
